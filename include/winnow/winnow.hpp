@@ -1,0 +1,12 @@
+#pragma once
+/// @file winnow.hpp
+/// Everything in one include.
+#include "winnow/backend.hpp"
+#include "winnow/compact.hpp"
+#include "winnow/error.hpp"
+#include "winnow/image.hpp"
+#include "winnow/image_compact.hpp"
+#include "winnow/io.hpp"
+#include "winnow/label.hpp"
+#include "winnow/progress.hpp"
+#include "winnow/puzzle.hpp"
