@@ -1,1 +1,494 @@
-// placeholder
+// Image files in and out. Each decoder produces a Decoded raster (interleaved 8/16-bit samples,
+// or floats for FITS) that the two public readers convert. Library error callbacks record the
+// message and long-jump back so a corrupt file becomes one InputError naming the file.
+#include <algorithm>
+#include <cerrno>
+#include <csetjmp>
+#include <cstdarg>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <jpeglib.h>
+#include <png.h>
+#ifdef WINNOW_HAVE_TIFF
+#include <tiffio.h>
+#endif
+#ifdef WINNOW_HAVE_FITS
+#include <fitsio.h>
+#endif
+
+#include "winnow/error.hpp"
+#include "winnow/io.hpp"
+
+namespace winnow::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Decoded {
+  std::int64_t width = 0, height = 0;
+  int channels = 0;                 // 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA
+  int bits = 8;                     // 8 or 16 for `samples`
+  std::vector<std::uint16_t> samples;  // interleaved, row-major
+  std::vector<float> values;        // FITS: grey already scaled to [0, 255]; NaN -> 0
+  ImageInfo info;
+};
+
+[[noreturn]] void fail(const fs::path& path, const std::string& what) {
+  throw InputError(path.string() + ": " + what);
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+File open_for_read(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail(path, "no such file");
+  if (fs::is_directory(path, ec)) fail(path, "is a directory, not an image file");
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  return f;
+}
+
+enum class Format { png, jpeg, tiff, fits, unknown };
+
+Format sniff(const fs::path& path) {
+  File f = open_for_read(path);
+  unsigned char m[9] = {};
+  const std::size_t got = std::fread(m, 1, sizeof m, f.get());
+  if (got == 0) fail(path, "empty file");
+  if (got >= 8 && std::memcmp(m, "\x89PNG\r\n\x1a\n", 8) == 0) return Format::png;
+  if (got >= 3 && m[0] == 0xFF && m[1] == 0xD8 && m[2] == 0xFF) return Format::jpeg;
+  if (got >= 4 && ((m[0] == 'I' && m[1] == 'I' && m[2] == 42 && m[3] == 0) ||
+                   (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && m[3] == 42)))
+    return Format::tiff;
+  if (got >= 9 && std::memcmp(m, "SIMPLE  =", 9) == 0) return Format::fits;
+  return Format::unknown;
+}
+
+void check_size(const fs::path& path, std::int64_t w, std::int64_t h) {
+  if (w <= 0 || h <= 0) fail(path, "image has zero width or height");
+}
+
+// ---- PNG (classic API: keeps 16-bit samples as they are, no gamma conversion) ---------------
+struct PngErr {
+  std::jmp_buf jump;
+  char message[256] = {};
+};
+void png_error_fn(png_structp png, png_const_charp msg) {
+  auto* e = static_cast<PngErr*>(png_get_error_ptr(png));
+  std::snprintf(e->message, sizeof e->message, "%s", msg);
+  std::longjmp(e->jump, 1);
+}
+void png_warning_fn(png_structp, png_const_charp) {}
+
+Decoded read_png(const fs::path& path) {
+  File f = open_for_read(path);
+  Decoded d;
+  PngErr err;
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &err, png_error_fn, png_warning_fn);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!png || !info) fail(path, "out of memory");
+  std::vector<png_bytep> rows;  // declared before setjmp so a long jump skips no constructor
+  std::vector<unsigned char> raw;
+  if (setjmp(err.jump)) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    fail(path, std::string("corrupt or truncated PNG: ") + err.message);
+  }
+  png_init_io(png, f.get());
+  png_read_info(png, info);
+  const auto w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+  const int depth = png_get_bit_depth(png, info), color = png_get_color_type(png, info);
+  d.info = {"png", 0, depth};
+  png_set_expand(png);  // palette -> RGB, grey < 8 bits -> 8 bits, tRNS -> alpha
+  if (depth == 16) png_set_swap(png);  // host (little-endian) order for uint16_t
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  d.width = w;
+  d.height = h;
+  d.channels = png_get_channels(png, info);
+  d.bits = png_get_bit_depth(png, info);
+  d.info.channels = (color == PNG_COLOR_TYPE_PALETTE) ? (png_get_valid(png, info, PNG_INFO_tRNS) ? 4 : 3) : d.channels;
+  if (w == 0 || h == 0) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    check_size(path, w, h);
+  }
+  const std::size_t rowbytes = png_get_rowbytes(png, info);
+  raw.resize(rowbytes * h);
+  rows.resize(h);
+  for (png_uint_32 y = 0; y < h; ++y) rows[y] = raw.data() + y * rowbytes;
+  png_read_image(png, rows.data());
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  const std::size_t count = static_cast<std::size_t>(w) * h * d.channels;
+  d.samples.resize(count);
+  if (d.bits == 16) {
+    std::memcpy(d.samples.data(), raw.data(), count * 2);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) d.samples[i] = raw[i];
+  }
+  return d;
+}
+
+// ---- JPEG ------------------------------------------------------------------------------------
+struct JpegErr {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX] = {};
+  int warnings = 0;
+};
+void jpeg_error_exit(j_common_ptr cinfo) {
+  auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, e->message);
+  std::longjmp(e->jump, 1);
+}
+void jpeg_emit(j_common_ptr cinfo, int level) {
+  auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
+  if (level < 0 && e->warnings++ == 0) (*cinfo->err->format_message)(cinfo, e->message);
+}
+
+Decoded read_jpeg(const fs::path& path) {
+  File f = open_for_read(path);
+  Decoded d;
+  jpeg_decompress_struct cinfo{};
+  JpegErr err;
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_error_exit;
+  err.mgr.emit_message = jpeg_emit;
+  std::vector<unsigned char> raw;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    fail(path, std::string("corrupt or truncated JPEG: ") + err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_stdio_src(&cinfo, f.get());
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
+    jpeg_destroy_decompress(&cinfo);
+    fail(path, "unsupported JPEG colour space (CMYK)");
+  }
+  const bool grey = cinfo.num_components == 1;
+  cinfo.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  d.width = cinfo.output_width;
+  d.height = cinfo.output_height;
+  d.channels = cinfo.output_components;
+  d.bits = 8;
+  d.info = {"jpeg", d.channels, 8};
+  const std::size_t stride = static_cast<std::size_t>(d.width) * d.channels;
+  raw.resize(stride * d.height);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = raw.data() + cinfo.output_scanline * stride;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  // libjpeg pads a truncated stream with grey and only warns: we call that corrupt.
+  if (err.warnings) fail(path, std::string("corrupt or truncated JPEG: ") + err.message);
+  d.samples.assign(raw.begin(), raw.end());
+  return d;
+}
+
+// ---- TIFF ------------------------------------------------------------------------------------
+#ifdef WINNOW_HAVE_TIFF
+thread_local std::string g_tiff_error;
+void tiff_error(const char* module, const char* fmt, va_list ap) {
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  if (g_tiff_error.empty()) g_tiff_error = (module ? std::string(module) + ": " : std::string()) + buf;
+}
+void tiff_warning(const char*, const char*, va_list) {}
+
+struct TiffCloser {
+  void operator()(TIFF* t) const {
+    if (t) TIFFClose(t);
+  }
+};
+
+Decoded read_tiff(const fs::path& path) {
+  TIFFSetErrorHandler(tiff_error);
+  TIFFSetWarningHandler(tiff_warning);
+  g_tiff_error.clear();
+  std::unique_ptr<TIFF, TiffCloser> tif(TIFFOpen(path.c_str(), "r"));
+  if (!tif) fail(path, "corrupt TIFF: " + g_tiff_error);
+  std::uint32_t w = 0, h = 0;
+  std::uint16_t spp = 1, bps = 8, planar = PLANARCONFIG_CONTIG, fmt = SAMPLEFORMAT_UINT, photometric = 0;
+  TIFFGetField(tif.get(), TIFFTAG_IMAGEWIDTH, &w);
+  TIFFGetField(tif.get(), TIFFTAG_IMAGELENGTH, &h);
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_SAMPLESPERPIXEL, &spp);
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_BITSPERSAMPLE, &bps);
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_PLANARCONFIG, &planar);
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_SAMPLEFORMAT, &fmt);
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_PHOTOMETRIC, &photometric);
+  check_size(path, w, h);
+  Decoded d;
+  d.width = w;
+  d.height = h;
+  d.info = {"tiff", spp, bps};
+  const bool plain = planar == PLANARCONFIG_CONTIG && fmt == SAMPLEFORMAT_UINT && (bps == 8 || bps == 16) &&
+                     spp >= 1 && spp <= 4 &&
+                     (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB);
+  if (plain) {  // scanlines keep 16-bit precision
+    d.channels = spp;
+    d.bits = bps;
+    const tmsize_t line = TIFFScanlineSize(tif.get());
+    std::vector<unsigned char> buf(static_cast<std::size_t>(line));
+    d.samples.resize(static_cast<std::size_t>(w) * h * spp);
+    for (std::uint32_t y = 0; y < h; ++y) {
+      if (TIFFReadScanline(tif.get(), buf.data(), y) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+      std::uint16_t* dst = d.samples.data() + static_cast<std::size_t>(y) * w * spp;
+      if (bps == 16) {
+        std::memcpy(dst, buf.data(), static_cast<std::size_t>(w) * spp * 2);
+      } else {
+        for (std::size_t i = 0; i < static_cast<std::size_t>(w) * spp; ++i) dst[i] = buf[i];
+      }
+    }
+  } else {  // anything else libtiff can render (palette, YCbCr, tiles, ...) as 8-bit RGBA
+    std::vector<std::uint32_t> rgba(static_cast<std::size_t>(w) * h);
+    if (!TIFFReadRGBAImageOriented(tif.get(), w, h, rgba.data(), ORIENTATION_TOPLEFT, 0))
+      fail(path, "unsupported or corrupt TIFF: " + g_tiff_error);
+    d.channels = 4;
+    d.bits = 8;
+    d.samples.resize(rgba.size() * 4);
+    for (std::size_t i = 0; i < rgba.size(); ++i) {
+      d.samples[4 * i + 0] = TIFFGetR(rgba[i]);
+      d.samples[4 * i + 1] = TIFFGetG(rgba[i]);
+      d.samples[4 * i + 2] = TIFFGetB(rgba[i]);
+      d.samples[4 * i + 3] = TIFFGetA(rgba[i]);
+    }
+  }
+  return d;
+}
+#endif
+
+// ---- FITS ------------------------------------------------------------------------------------
+#ifdef WINNOW_HAVE_FITS
+Decoded read_fits(const fs::path& path) {
+  fitsfile* fp = nullptr;
+  int status = 0;
+  auto fits_fail = [&](const char* what) {
+    char text[FLEN_STATUS] = {};
+    fits_get_errstatus(status, text);
+    int ignored = 0;
+    if (fp) fits_close_file(fp, &ignored);
+    fail(path, std::string(what) + ": " + text);
+  };
+  // "[...]"-style extended names are not wanted: open the file exactly as named.
+  if (fits_open_diskfile(&fp, path.c_str(), READONLY, &status)) fits_fail("corrupt FITS");
+  int hdutype = 0, naxis = 0, bitpix = 0;
+  long axes[3] = {0, 0, 0};
+  // The first HDU with image data (the primary may be empty with the image in an extension).
+  for (int hdu = 1;; ++hdu) {
+    if (fits_movabs_hdu(fp, hdu, &hdutype, &status)) {
+      status = 0;
+      int ignored = 0;
+      fits_close_file(fp, &ignored);
+      fail(path, "FITS file has no image data");
+    }
+    if (hdutype != IMAGE_HDU) continue;
+    if (fits_get_img_param(fp, 3, &bitpix, &naxis, axes, &status)) fits_fail("corrupt FITS header");
+    if (naxis >= 2 && axes[0] > 0 && axes[1] > 0) break;
+  }
+  if (naxis > 3 || (naxis == 3 && axes[2] != 1)) {
+    int ignored = 0;
+    fits_close_file(fp, &ignored);
+    fail(path, "unsupported FITS image with " + std::to_string(naxis) + " axes (expected a 2-D image)");
+  }
+  Decoded d;
+  d.width = axes[0];
+  d.height = axes[1];
+  d.channels = 1;
+  d.info = {"fits", 1, bitpix};
+  const std::size_t n = static_cast<std::size_t>(d.width) * d.height;
+  std::vector<double> v(n);
+  long first[3] = {1, 1, 1};
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  int anynul = 0;
+  // cfitsio applies BSCALE/BZERO itself.
+  if (fits_read_pix(fp, TDOUBLE, first, static_cast<LONGLONG>(n), &nan, v.data(), &anynul, &status))
+    fits_fail("corrupt or truncated FITS data");
+  fits_close_file(fp, &status);
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double x : v)
+    if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+  const double scale = (hi > lo) ? 255.0 / (hi - lo) : 0.0;
+  d.values.resize(n);
+  // FITS stores the bottom row first (row 1 at the bottom, as astronomy viewers show it).
+  for (std::int64_t y = 0; y < d.height; ++y)
+    for (std::int64_t x = 0; x < d.width; ++x) {
+      const double s = v[static_cast<std::size_t>((d.height - 1 - y) * d.width + x)];
+      d.values[static_cast<std::size_t>(y * d.width + x)] =
+          std::isfinite(s) ? static_cast<float>((s - lo) * scale) : 0.0f;
+    }
+  return d;
+}
+#endif
+
+Decoded decode(const fs::path& path) {
+  switch (sniff(path)) {
+    case Format::png: return read_png(path);
+    case Format::jpeg: return read_jpeg(path);
+    case Format::tiff:
+#ifdef WINNOW_HAVE_TIFF
+      return read_tiff(path);
+#else
+      fail(path, "TIFF support is not compiled into this build");
+#endif
+    case Format::fits:
+#ifdef WINNOW_HAVE_FITS
+      return read_fits(path);
+#else
+      fail(path, "FITS support is not compiled into this build");
+#endif
+    case Format::unknown: break;
+  }
+  fail(path, "unsupported image format (expected PNG, JPEG, TIFF or FITS)");
+}
+
+// Sample -> [0, 255] as float, and as rounded 8-bit.
+inline float to_float(std::uint16_t s, int bits) { return bits == 16 ? s * (255.0f / 65535.0f) : s; }
+inline std::uint8_t to_u8(std::uint16_t s, int bits) {
+  return bits == 16 ? static_cast<std::uint8_t>((s * 255u + 32767u) / 65535u) : static_cast<std::uint8_t>(s);
+}
+
+template <class Pixel, class Conv>
+Image<Pixel> convert(const Decoded& d, Conv conv, float opaque) {
+  Image<Pixel> out(d.width, d.height);
+  Pixel* px = out.data();
+  const std::size_t n = static_cast<std::size_t>(d.width) * d.height;
+  if (!d.values.empty()) {  // FITS grey floats
+    for (std::size_t i = 0; i < n; ++i) {
+      const float v = d.values[i];
+      px[i] = Pixel{conv.from_float(v), conv.from_float(v), conv.from_float(v), conv.from_float(opaque)};
+    }
+    return out;
+  }
+  const int c = d.channels;
+  const std::uint16_t* s = d.samples.data();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
+    const std::uint16_t* p = s + i * c;
+    auto v = [&](int k) { return conv(p[k], d.bits); };
+    switch (c) {
+      case 1: px[i] = Pixel{v(0), v(0), v(0), conv.from_float(opaque)}; break;
+      case 2: px[i] = Pixel{v(0), v(0), v(0), v(1)}; break;
+      case 3: px[i] = Pixel{v(0), v(1), v(2), conv.from_float(opaque)}; break;
+      default: px[i] = Pixel{v(0), v(1), v(2), v(3)}; break;
+    }
+  }
+  return out;
+}
+
+struct ToU8 {
+  std::uint8_t operator()(std::uint16_t s, int bits) const { return to_u8(s, bits); }
+  std::uint8_t from_float(float v) const {
+    return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f)));
+  }
+};
+struct ToF32 {
+  float operator()(std::uint16_t s, int bits) const { return to_float(s, bits); }
+  float from_float(float v) const { return v; }
+};
+
+// ---- PNG writing -------------------------------------------------------------------------------
+void write_png_rows(const fs::path& path, std::int64_t w, std::int64_t h, int color_type, int channels,
+                    const std::vector<const unsigned char*>& rows) {
+  if (w <= 0 || h <= 0) throw InputError(path.string() + ": cannot write an image of zero size");
+  AtomicFile file(path);
+  {
+    File f(std::fopen(file.temp_path().c_str(), "wb"));
+    if (!f) throw InputError(path.string() + ": cannot write: " + std::strerror(errno));
+    PngErr err;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_error_fn, png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : nullptr;
+    if (!png || !info) throw InputError(path.string() + ": out of memory");
+    if (setjmp(err.jump)) {
+      png_destroy_write_struct(&png, &info);
+      throw InputError(path.string() + ": cannot write PNG: " + err.message);
+    }
+    png_init_io(png, f.get());
+    png_set_IHDR(png, info, static_cast<png_uint_32>(w), static_cast<png_uint_32>(h), 8, color_type,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(png, 6);
+    png_write_info(png, info);
+    for (const unsigned char* r : rows) png_write_row(png, r);
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    (void)channels;
+    if (std::fflush(f.get()) != 0) throw InputError(path.string() + ": cannot write: " + std::strerror(errno));
+  }
+  file.commit();
+}
+
+}  // namespace
+
+Image<Rgba8> read_rgba8(const std::filesystem::path& path, ImageInfo* info) {
+  Decoded d = decode(path);
+  check_size(path, d.width, d.height);
+  if (info) *info = d.info;
+  return convert<Rgba8>(d, ToU8{}, 255.0f);
+}
+
+Image<RgbaF32> read_rgbaf(const std::filesystem::path& path, ImageInfo* info) {
+  Decoded d = decode(path);
+  check_size(path, d.width, d.height);
+  if (info) *info = d.info;
+  return convert<RgbaF32>(d, ToF32{}, 255.0f);
+}
+
+void write_png(const std::filesystem::path& path, ImageView<const Rgba8> image) {
+  std::vector<const unsigned char*> rows(static_cast<std::size_t>(std::max<std::int64_t>(image.height, 0)));
+  for (std::int64_t y = 0; y < image.height; ++y) rows[y] = reinterpret_cast<const unsigned char*>(image.row(y));
+  write_png_rows(path, image.width, image.height, PNG_COLOR_TYPE_RGB_ALPHA, 4, rows);
+}
+
+void write_png(const std::filesystem::path& path, ImageView<const std::uint8_t> image) {
+  std::vector<const unsigned char*> rows(static_cast<std::size_t>(std::max<std::int64_t>(image.height, 0)));
+  for (std::int64_t y = 0; y < image.height; ++y) rows[y] = image.row(y);
+  write_png_rows(path, image.width, image.height, PNG_COLOR_TYPE_GRAY, 1, rows);
+}
+
+void write_tiff(const std::filesystem::path& path, ImageView<const std::uint32_t> image) {
+#ifdef WINNOW_HAVE_TIFF
+  if (image.width <= 0 || image.height <= 0) throw InputError(path.string() + ": cannot write an image of zero size");
+  AtomicFile file(path);
+  {
+    TIFFSetErrorHandler(tiff_error);
+    g_tiff_error.clear();
+    // "w8": BigTIFF when the data could pass 4 GiB.
+    const bool big = image.width * image.height * 4 > (std::int64_t{1} << 31);
+    std::unique_ptr<TIFF, TiffCloser> tif(TIFFOpen(file.temp_path().c_str(), big ? "w8" : "w"));
+    if (!tif) throw InputError(path.string() + ": cannot write TIFF: " + g_tiff_error);
+    TIFFSetField(tif.get(), TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(image.width));
+    TIFFSetField(tif.get(), TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(image.height));
+    TIFFSetField(tif.get(), TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(tif.get(), TIFFTAG_BITSPERSAMPLE, 32);
+    TIFFSetField(tif.get(), TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
+    TIFFSetField(tif.get(), TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(tif.get(), TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(tif.get(), TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+    TIFFSetField(tif.get(), TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(tif.get(), 0));
+    for (std::int64_t y = 0; y < image.height; ++y) {
+      if (TIFFWriteScanline(tif.get(), const_cast<std::uint32_t*>(image.row(y)), static_cast<std::uint32_t>(y), 0) < 0)
+        throw InputError(path.string() + ": cannot write TIFF: " + g_tiff_error);
+    }
+    if (!TIFFFlush(tif.get())) throw InputError(path.string() + ": cannot write TIFF: " + g_tiff_error);
+  }
+  file.commit();
+#else
+  (void)image;
+  throw InputError(path.string() + ": TIFF support is not compiled into this build");
+#endif
+}
+
+}  // namespace winnow::io
