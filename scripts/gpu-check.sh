@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# On a CUDA machine: build for sm_90, run every test with WINNOW_REQUIRE_GPU=1 (a skipped GPU
+# test fails), run the GPU benchmarks, and print a short table last.
+#   scripts/gpu-check.sh [LOG_DIR]        (default: build-gpu/logs)
+# Extra libraries missing on the GPU host can be carried as .debs: scripts/fetch-device-deps.sh.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+logs="${1:-build-gpu/logs}"
+mkdir -p "$logs"
+# shellcheck source=/dev/null
+source scripts/device-env.sh
+export WINNOW_REQUIRE_GPU=1
+build=build-gpu
+jobs=$(nproc)
+status=0
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "configure + build (sm_90)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$logs/configure.log" 2>&1 \
+  || { tail -30 "$logs/configure.log"; exit 1; }
+grep -E '^-- winnow:' "$logs/configure.log"
+if ! cmake --build "$build" -j "$jobs" > "$logs/build.log" 2>&1; then
+  grep -E 'error|Error' "$logs/build.log" | head -40
+  exit 1
+fi
+"$build/apps/winnow/winnow" devices | tee "$logs/devices.txt"
+
+step "tests (WINNOW_REQUIRE_GPU=1)"
+ctest --test-dir "$build" -j "$jobs" --output-on-failure > "$logs/ctest.log" 2>&1 || status=1
+grep -E 'tests passed|tests failed|Failed|\*\*\*' "$logs/ctest.log" | tail -25
+
+bench() {  # name, command...
+  local name=$1; shift
+  step "benchmark: $name"
+  if ! "$@" > "$logs/bench-$name.log" 2>&1; then
+    echo "FAILED: $*"; tail -20 "$logs/bench-$name.log"; status=1
+  fi
+}
+bench compact "$build/bench/bench_compact_gpu" --markdown
+[ -x "$build/bench/bench_label_gpu" ] && bench label "$build/bench/bench_label_gpu" --markdown
+[ -f bench/label_peers.py ] && bench label-peers python3 bench/label_peers.py
+[ -x "$build/bench/bench_puzzle" ] && bench puzzle-3x3 "$build/bench/bench_puzzle" --exhaustive-only
+
+step "summary"
+printf '%s\n' "device: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
+  "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "date: $(date -u +%F)"
+grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1
+for f in "$logs"/bench-*.log; do
+  [ -f "$f" ] || continue
+  echo
+  echo "-- $(basename "$f" .log)"
+  # Each benchmark prints its summary table last, after a line '## summary'.
+  sed -n '/^## summary/,$p' "$f" | tail -n +2
+done
+exit $status
