@@ -51,7 +51,7 @@ for f in "$logs"/bench-*.log; do
   [ -f "$f" ] || continue
   echo
   echo "-- $(basename "$f" .log)"
-  # Each benchmark prints its summary table last, after a line '## summary'.
-  sed -n '/^## summary/,$p' "$f" | tail -n +2
+  # A benchmark's summary table is what follows its '## summary' line, else its last lines.
+  if grep -q '^## summary' "$f"; then sed -n '/^## summary/,$p' "$f" | tail -n +2; else tail -n 25 "$f"; fi
 done
 exit $status
