@@ -1,1 +1,85 @@
 #pragma once
+/// @file label.hpp
+/// Connected-component labeling of binary images, with per-component statistics.
+///
+/// Output: a 32-bit label image, 0 for background and 1..N for the components, numbered in
+/// raster order of each component's first pixel (row by row, left to right) -- the numbering of
+/// OpenCV's SAUF and scipy.ndimage.label, identical on every backend and algorithm.
+///
+/// Host API (this header): host memory in and out, any backend (a CUDA run copies in and out).
+/// Device API for CUDA users (device pointers and a stream): `winnow/cuda/label.hpp`.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "winnow/backend.hpp"
+#include "winnow/image.hpp"
+
+namespace winnow {
+
+enum class LabelAlgorithm {
+  automatic,         ///< the fastest variant for the backend (see bench/results/label.md)
+  tile_merge,        ///< tiles labelled independently, union-find merge across tile borders (CPU + CUDA)
+  block_union_find,  ///< BUF: union-find over 2x2 pixel blocks (8-connectivity) or pixels (4) (CUDA)
+  row_stripes,       ///< one full-width row stripe per thread, scan labeling, merge at the seams (CPU)
+};
+std::string_view to_string(LabelAlgorithm a);
+/// Parses the names above ("auto" too); throws InputError otherwise.
+LabelAlgorithm parse_label_algorithm(std::string_view name);
+
+struct LabelOptions {
+  int connectivity = 8;            ///< 4 or 8; anything else is an InputError
+  std::uint64_t min_area = 0;      ///< components with fewer pixels are removed (set to 0) and the rest renumbered
+  bool want_stats = true;          ///< fill Labeling::stats
+  LabelAlgorithm algorithm = LabelAlgorithm::automatic;
+  Backend backend = Backend::automatic;
+};
+
+/// Statistics of one component. The centroid is the mean of the pixel coordinates (pixel
+/// centres at integer coordinates), computed from exact 64-bit integer sums.
+struct ComponentStats {
+  std::uint64_t area = 0;
+  std::int64_t left = 0, top = 0, width = 0, height = 0;
+  double cx = 0, cy = 0;
+  friend bool operator==(const ComponentStats&, const ComponentStats&) = default;
+};
+
+struct Labeling {
+  Image<std::uint32_t> labels;       ///< same size as the input; 0 background, 1..count
+  std::uint32_t count = 0;           ///< N, the number of components (after min_area)
+  std::vector<ComponentStats> stats; ///< stats[i] describes label i + 1 (empty unless want_stats)
+  Backend backend = Backend::cpu;    ///< the backend that ran
+  LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< the algorithm that ran
+  double milliseconds = 0;           ///< wall time of the labeling (incl. transfers on CUDA)
+};
+
+/// Labels the non-zero pixels of `mask`. Throws InputError on a bad option, BackendError when
+/// the backend/algorithm pair does not exist, and Error when the count would not fit 32 bits.
+Labeling label(ImageView<const std::uint8_t> mask, const LabelOptions& options = {});
+
+/// Same, into a caller-provided label image (the mask's size, any row stride); the returned
+/// Labeling's `labels` is empty. Reusing one output avoids allocating it for every frame.
+Labeling label_into(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> labels,
+                    const LabelOptions& options = {});
+
+/// Labels the pixels with value > threshold (dark objects: threshold the inverted image).
+Labeling label(ImageView<const std::uint8_t> image, double threshold, const LabelOptions& options = {});
+Labeling label(ImageView<const std::uint16_t> image, double threshold, const LabelOptions& options = {});
+Labeling label(ImageView<const float> image, double threshold, const LabelOptions& options = {});
+
+/// The (algorithm, backend) pairs that exist, `automatic` excluded; CUDA ones only when available.
+struct LabelVariant {
+  LabelAlgorithm algorithm;
+  Backend backend;
+};
+std::vector<LabelVariant> label_variants();
+
+/// Otsu's threshold of a 256-bin histogram: the t in 0..254 that maximises the between-class
+/// variance of {v <= t} and {v > t} (the smallest such t on ties; 0 for a constant histogram).
+int otsu_threshold(std::span<const std::uint64_t, 256> histogram);
+/// Otsu's threshold of an 8-bit image: foreground is then value > t.
+int otsu_threshold(ImageView<const std::uint8_t> image);
+
+}  // namespace winnow
