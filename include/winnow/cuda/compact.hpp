@@ -7,6 +7,11 @@
 /// Temporary storage, CUB style: call once with d_temp == nullptr to get `temp_bytes`, allocate,
 /// call again. Or pass a DeviceAllocator and winnow takes and returns what it needs itself.
 /// d_out must have room for n elements (the number kept is known only on the device).
+///
+/// Precompiled for the element types listed in winnow/compact.hpp. `options.algorithm`:
+/// automatic (single_pass), single_pass, block_ballot, group_scan, histopyramid;
+/// `options.order`: stable keeps input order, any may be faster. Inputs need no particular
+/// alignment (16-byte aligned inputs take the vectorised path). Works for n > 2^32.
 #include <cstddef>
 #include <cstdint>
 
@@ -41,11 +46,27 @@ template <class T>
 void compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags,
                      std::uint64_t n, T* d_out, std::uint64_t* d_count, const CompactOptions& options,
                      cudaStream_t stream);
+template <class T>
+void compact_flagged(DeviceAllocator& alloc, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n, T* d_out,
+                     std::uint64_t* d_count, const CompactOptions& options, cudaStream_t stream);
 
 /// Writes the indices of the elements matching `pred` (ascending when options.order is stable).
+/// Throws InputError for 32-bit indices when n > 2^32.
 template <class T, class Index>  // Index: std::uint32_t (n <= 2^32) or std::uint64_t
 void compact_indices(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n,
                      Index* d_out_indices, std::uint64_t* d_count, const Predicate& pred,
                      const CompactOptions& options, cudaStream_t stream);
+template <class T, class Index>
+void compact_indices(DeviceAllocator& alloc, const T* d_in, std::uint64_t n, Index* d_out_indices,
+                     std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options,
+                     cudaStream_t stream);
+
+/// Writes the indices i where d_flags[i] != 0 (no element array needed).
+void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint32_t* d_out_indices, std::uint64_t* d_count, const CompactOptions& options,
+                             cudaStream_t stream);
+void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint64_t* d_out_indices, std::uint64_t* d_count, const CompactOptions& options,
+                             cudaStream_t stream);
 
 }  // namespace winnow::cuda

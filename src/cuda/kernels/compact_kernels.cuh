@@ -1,0 +1,585 @@
+#pragma once
+// Stream-compaction kernels: every algorithm of winnow's CUDA backend.
+//
+// The algorithms (n elements, k kept, p = tile size; all read n elements once per pass):
+//
+//  * single_pass (default): one kernel. Each block takes a tile of p elements (dynamic tile id,
+//    so tiles start in order), loads it with 16-byte vector loads, evaluates the predicate in
+//    registers, ranks the kept elements inside the tile (warp ballot + popc, then a scan of the
+//    per-warp counts by one warp) and finds the tile's output offset by decoupled look-back
+//    (Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", NVR-2016-002):
+//    a tile publishes its count, then looks back over its predecessors' published counts or
+//    inclusive prefixes, 32 at a time, until it meets an inclusive prefix. Kept elements are staged
+//    in shared memory at their rank and written out coalesced. Stable. Reads n, writes k; O(n).
+//    The unordered variant replaces the look-back by one atomicAdd per tile on the output counter.
+//  * block_ballot (Biller, Olsson & Assarsson, HPG 2009; Hughes et al., InK-Compact 2013): count
+//    kernel (__syncthreads_count per bit of the per-thread count), exclusive scan of the block
+//    counts (CUB), scatter kernel. Stable scatter = the single-pass tile code with the scanned
+//    offsets; unordered scatter = per-warp ballot + popc offsets claimed from a shared-memory
+//    counter in whatever order warps arrive (the seed's variant). Reads the input twice.
+//  * group_scan (the "CUDA image compaction" seed): each thread owns a group of contiguous
+//    elements; count kernel (one count per group), CUB exclusive scan of the group counts,
+//    relocate kernel (each thread writes its kept elements from its group's offset on).
+//  * histopyramid (Ziegler, Dyken et al.; vec4 histopyramids): a 32-bit mask word per 32 elements,
+//    then a 4-ary reduction pyramid whose nodes hold the four inclusive partial sums of their
+//    children (the "vec4" trick: one read per level during traversal). Then one thread per output
+//    element walks from the top node down to its mask word and takes the r-th set bit (__fns).
+//    Gather-only and stable by construction; O(n + k log4 n).
+//
+// Everything uses 64-bit element indices and offsets; counts inside a tile are 32-bit.
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "winnow/compact.hpp"
+
+namespace winnow::detail::cuda::kern {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFull = 0xffffffffu;
+
+/// Tile shape by element size: each thread loads `vectors` 16-byte vectors of `vec` elements.
+/// Vector v of thread t covers elements tile_base + (v * kThreads + t) * vec + [0, vec), so every
+/// load instruction of a warp reads 512 contiguous bytes.
+template <int Size>
+struct Tuning {
+  static constexpr int vec = 16 / Size;
+  static constexpr int vectors = Size == 1 ? 2 : 4;
+  static constexpr int items = vec * vectors;
+  static constexpr int tile = kThreads * items;
+  static_assert(vectors * kWarps <= 32, "one warp scans the per-warp counts");
+};
+
+/// Plain storage of an element of a given size (shared-memory staging, output writes).
+template <int Size> struct StorageOf;
+template <> struct StorageOf<1> { using type = std::uint8_t; };
+template <> struct StorageOf<2> { using type = std::uint16_t; };
+template <> struct StorageOf<4> { using type = std::uint32_t; };
+template <> struct StorageOf<8> { using type = unsigned long long; };
+template <> struct StorageOf<16> { using type = uint4; };
+template <int Size>
+using Storage = typename StorageOf<Size>::type;
+
+template <class To, class From>
+__device__ __forceinline__ To bit_to(const From& f) {
+  static_assert(sizeof(To) == sizeof(From));
+  To t;
+  __builtin_memcpy(&t, &f, sizeof(To));
+  return t;
+}
+
+/// Loads `N` elements starting at p[i] (the N-element run is inside [0, n) when `full`).
+template <class T, int N>
+__device__ __forceinline__ void load_run(const T* __restrict__ p, std::uint64_t i, std::uint64_t n, bool aligned,
+                                         T (&v)[N]) {
+  static_assert(sizeof(T) * N == 16 || N == 1 || sizeof(T) == 1);
+  if (i + N <= n) {
+    if constexpr (sizeof(T) * N == 16) {
+      if (aligned) {
+        const uint4 w = __ldg(reinterpret_cast<const uint4*>(p + i));
+        __builtin_memcpy(v, &w, 16);
+        return;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < N; ++e) v[e] = p[i + e];
+  } else {
+#pragma unroll
+    for (int e = 0; e < N; ++e) v[e] = (i + e < n) ? p[i + e] : T{};
+  }
+}
+
+/// Bits (1 << e) of the first N elements that are inside [0, n).
+template <int N>
+__device__ __forceinline__ unsigned valid_bits(std::uint64_t i, std::uint64_t n) {
+  if (i + N <= n) return N == 32 ? kFull : ((1u << N) - 1u);
+  if (i >= n) return 0u;
+  return (1u << static_cast<unsigned>(n - i)) - 1u;
+}
+
+/// Loads N flag bytes at flags[i] as bits.
+template <int N>
+__device__ __forceinline__ unsigned load_flag_bits(const std::uint8_t* __restrict__ flags, std::uint64_t i,
+                                                   std::uint64_t n, bool aligned) {
+  unsigned bits = 0;
+  if (i + N <= n && aligned && N >= 4) {
+    if constexpr (N == 16) {
+      const uint4 w = __ldg(reinterpret_cast<const uint4*>(flags + i));
+      const unsigned words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int e = 0; e < 16; ++e) bits |= (((words[e / 4] >> (8 * (e % 4))) & 0xffu) != 0) << e;
+      return bits;
+    } else if constexpr (N == 8) {
+      const uint2 w = __ldg(reinterpret_cast<const uint2*>(flags + i));
+      const unsigned words[2] = {w.x, w.y};
+#pragma unroll
+      for (int e = 0; e < 8; ++e) bits |= (((words[e / 4] >> (8 * (e % 4))) & 0xffu) != 0) << e;
+      return bits;
+    } else if constexpr (N == 4) {
+      const unsigned w = __ldg(reinterpret_cast<const unsigned*>(flags + i));
+#pragma unroll
+      for (int e = 0; e < 4; ++e) bits |= (((w >> (8 * e)) & 0xffu) != 0) << e;
+      return bits;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < N; ++e) bits |= ((i + e < n) && flags[i + e] != 0) << e;
+  return bits;
+}
+
+/// Predicate bits of N values; the common arithmetic case hoists the comparison out of the loop.
+template <class T, int N>
+__device__ __forceinline__ unsigned eval_predicate(const Predicate& p, const T (&v)[N]) {
+  unsigned b = 0;
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (p.key == KeyKind::value) {
+      const T t = p.template threshold_as<T>();
+      auto apply = [&](auto cmp) {
+#pragma unroll
+        for (int e = 0; e < N; ++e) b |= static_cast<unsigned>(cmp(v[e], t)) << e;
+      };
+      switch (p.op) {
+        case CompareOp::greater: apply([](T a, T c) { return a > c; }); break;
+        case CompareOp::greater_equal: apply([](T a, T c) { return a >= c; }); break;
+        case CompareOp::less: apply([](T a, T c) { return a < c; }); break;
+        case CompareOp::less_equal: apply([](T a, T c) { return a <= c; }); break;
+        case CompareOp::equal: apply([](T a, T c) { return a == c; }); break;
+        case CompareOp::not_equal: apply([](T a, T c) { return a != c; }); break;
+      }
+      return b;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < N; ++e) b |= static_cast<unsigned>(matches(p, v[e])) << e;
+  return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources: where flags and values come from. Each has value_type, size (tuning), eval_reads_values
+// (the flag needs the value), load<NeedValues>(i, n, vals, bits) and value_at(i).
+
+/// keep in[i] where matches(pred, in[i]).
+template <class T>
+struct PredSource {
+  using value_type = T;
+  static constexpr int size = sizeof(T);
+  static constexpr bool eval_reads_values = true;
+  static constexpr int vec = Tuning<size>::vec;
+  const T* in;
+  Predicate pred;
+  bool aligned;
+
+  template <bool NeedValues>
+  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, T (&v)[vec], unsigned& bits) const {
+    load_run<T, vec>(in, i, n, aligned, v);
+    bits = eval_predicate<T, vec>(pred, v) & valid_bits<vec>(i, n);
+  }
+  __device__ __forceinline__ T value_at(std::uint64_t i) const { return in[i]; }
+};
+
+/// keep in[i] where flags[i] != 0; V is the storage type of the element.
+template <class V>
+struct FlagSource {
+  using value_type = V;
+  static constexpr int size = sizeof(V);
+  static constexpr bool eval_reads_values = false;
+  static constexpr int vec = Tuning<size>::vec;
+  const V* in;
+  const std::uint8_t* flags;
+  bool aligned;  // in 16-byte aligned and flags vec-aligned
+
+  template <bool NeedValues>
+  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, V (&v)[vec], unsigned& bits) const {
+    if constexpr (NeedValues) load_run<V, vec>(in, i, n, aligned, v);
+    bits = load_flag_bits<vec>(flags, i, n, aligned);
+  }
+  __device__ __forceinline__ V value_at(std::uint64_t i) const { return in[i]; }
+};
+
+/// Flags only (index outputs of a flagged compaction): no element values at all.
+struct FlagOnlySource {
+  using value_type = std::uint8_t;
+  static constexpr int size = 1;
+  static constexpr bool eval_reads_values = false;
+  static constexpr int vec = Tuning<size>::vec;
+  const std::uint8_t* flags;
+  bool aligned;
+
+  template <bool NeedValues>
+  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, std::uint8_t (&)[vec], unsigned& bits) const {
+    bits = load_flag_bits<vec>(flags, i, n, aligned);
+  }
+  __device__ __forceinline__ std::uint8_t value_at(std::uint64_t) const { return 0; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Sinks: what is written for a kept element. stage_type is what a tile keeps in shared memory.
+
+/// Writes the element (as its storage type).
+template <class S>
+struct ValueSink {
+  static constexpr bool wants_values = true;
+  using stage_type = S;
+  S* out;
+  template <class V>
+  __device__ __forceinline__ S make(const V& v, std::uint32_t) const { return bit_to<S>(v); }
+  __device__ __forceinline__ void put(std::uint64_t pos, const S& s, std::uint64_t) const { out[pos] = s; }
+  template <class V>
+  __device__ __forceinline__ void put_direct(std::uint64_t pos, const V& v, std::uint64_t) const {
+    out[pos] = bit_to<S>(v);
+  }
+};
+
+/// Writes the element's index (Index = uint32 or uint64).
+template <class Index>
+struct IndexSink {
+  static constexpr bool wants_values = false;
+  using stage_type = std::uint32_t;  // index inside the tile
+  Index* out;
+  template <class V>
+  __device__ __forceinline__ std::uint32_t make(const V&, std::uint32_t local) const { return local; }
+  __device__ __forceinline__ void put(std::uint64_t pos, std::uint32_t s, std::uint64_t tile_base) const {
+    out[pos] = static_cast<Index>(tile_base + s);
+  }
+  template <class V>
+  __device__ __forceinline__ void put_direct(std::uint64_t pos, const V&, std::uint64_t index) const {
+    out[pos] = static_cast<Index>(index);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Block building blocks.
+
+template <class Src, bool NeedValues>
+struct Tile {
+  using Tn = Tuning<Src::size>;
+  typename Src::value_type vals[Tn::vectors][Tn::vec];
+  unsigned bits[Tn::vectors];
+
+  __device__ __forceinline__ void load(const Src& src, std::uint64_t tile_base, std::uint64_t n) {
+#pragma unroll
+    for (int v = 0; v < Tn::vectors; ++v) {
+      const std::uint64_t i = tile_base + static_cast<std::uint64_t>(v * kThreads + threadIdx.x) * Tn::vec;
+      src.template load<NeedValues>(i, n, vals[v], bits[v]);
+    }
+  }
+  __device__ __forceinline__ static std::uint32_t local_index(int v, int e) {
+    return static_cast<std::uint32_t>((v * kThreads + threadIdx.x) * Tn::vec + e);
+  }
+};
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
+__device__ __forceinline__ unsigned lanemask_lt() { return (1u << lane_id()) - 1u; }
+
+/// Exclusive prefix over the warp of c (0 <= c < 64) by ballot + popc per bit.
+__device__ __forceinline__ unsigned warp_exclusive_count(unsigned c) {
+  const unsigned lt = lanemask_lt();
+  unsigned p = 0;
+#pragma unroll
+  for (int b = 0; b < 6; ++b) p += static_cast<unsigned>(__popc(__ballot_sync(kFull, (c >> b) & 1u) & lt)) << b;
+  return p;
+}
+
+__device__ __forceinline__ std::uint64_t warp_sum_u64(std::uint64_t x) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(kFull, x, d);
+  return x;
+}
+
+// Tile status words of the decoupled look-back: (status << 62) | value.
+constexpr std::uint64_t kStatusAggregate = std::uint64_t{1} << 62;
+constexpr std::uint64_t kStatusInclusive = std::uint64_t{2} << 62;
+constexpr std::uint64_t kStatusValue = kStatusAggregate - 1;
+
+__device__ __forceinline__ std::uint64_t status_load(std::uint64_t* s) {
+  return ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(*s).load(::cuda::std::memory_order_relaxed);
+}
+__device__ __forceinline__ void status_store(std::uint64_t* s, std::uint64_t w) {
+  ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(*s).store(w, ::cuda::std::memory_order_relaxed);
+}
+
+/// Called by all 32 lanes of one warp: publishes `total` for `tile`, returns the tile's exclusive
+/// prefix (the sum of all earlier tiles) and publishes the inclusive prefix.
+__device__ __forceinline__ std::uint64_t decoupled_lookback(std::uint64_t* status, std::uint64_t tile,
+                                                            std::uint32_t total) {
+  const unsigned lane = lane_id();
+  if (tile == 0) {
+    if (lane == 0) status_store(&status[0], kStatusInclusive | total);
+    return 0;
+  }
+  if (lane == 0) status_store(&status[tile], kStatusAggregate | total);
+  std::uint64_t exclusive = 0;
+  std::int64_t pred = static_cast<std::int64_t>(tile) - 1;
+  while (true) {
+    const std::int64_t j = pred - static_cast<std::int64_t>(lane);
+    std::uint64_t w = kStatusInclusive;  // "before tile 0": an inclusive prefix of 0
+    if (j >= 0) {
+      w = status_load(&status[j]);
+      while ((w >> 62) == 0) {
+        __nanosleep(20);
+        w = status_load(&status[j]);
+      }
+    }
+    const unsigned inclusive = __ballot_sync(kFull, (w >> 62) == 2);
+    std::uint64_t value = w & kStatusValue;
+    if (inclusive) {
+      const unsigned first = __ffs(inclusive) - 1;  // the nearest tile with an inclusive prefix
+      if (lane > first) value = 0;
+    }
+    exclusive += warp_sum_u64(value);
+    if (inclusive) break;
+    pred -= 32;
+  }
+  if (lane == 0) status_store(&status[tile], kStatusInclusive | (exclusive + total));
+  return exclusive;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels.
+
+/// How a tile learns its output offset.
+enum class Prefix {
+  lookback,  ///< single_pass stable: decoupled look-back
+  atomic,    ///< single_pass any: atomicAdd on *d_count (set to 0 before the launch)
+  offsets,   ///< block_ballot stable: scanned block counts
+};
+
+struct TileArgs {
+  std::uint64_t n = 0;
+  std::uint64_t num_tiles = 0;
+  std::uint64_t* status = nullptr;              // lookback: num_tiles words + 1 tile counter, zeroed
+  const std::uint64_t* offsets = nullptr;       // offsets mode
+  unsigned long long* d_count = nullptr;
+};
+
+/// One tile per block: load, rank, find the tile's offset, stage kept elements, write coalesced.
+template <class Src, class Sink, Prefix P>
+__global__ void __launch_bounds__(kThreads) compact_tile_kernel(Src src, Sink sink, TileArgs a) {
+  using Tn = Tuning<Src::size>;
+  constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
+  __shared__ typename Sink::stage_type stage[Tn::tile];
+  __shared__ std::uint32_t warp_prefix[32];
+  __shared__ std::uint64_t s_tile, s_offset;
+  __shared__ std::uint32_t s_total;
+
+  std::uint64_t tile = blockIdx.x;
+  if constexpr (P == Prefix::lookback) {
+    if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned long long*>(a.status + a.num_tiles), 1ull);
+    __syncthreads();
+    tile = s_tile;
+  }
+  const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(Tn::tile);
+  Tile<Src, need_values> t;
+  t.load(src, tile_base, a.n);
+
+  const unsigned lane = lane_id(), warp = threadIdx.x / 32;
+  unsigned lane_prefix[Tn::vectors];
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) {
+    const unsigned c = __popc(t.bits[v]);
+    lane_prefix[v] = warp_exclusive_count(c);
+    const unsigned w = __shfl_sync(kFull, lane_prefix[v] + c, 31);
+    if (lane == 0) warp_prefix[v * kWarps + warp] = w;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    constexpr unsigned entries = Tn::vectors * kWarps;
+    const std::uint32_t x = lane < entries ? warp_prefix[lane] : 0u;
+    std::uint32_t incl = x;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
+      if (lane >= static_cast<unsigned>(d)) incl += y;
+    }
+    if (lane < entries) warp_prefix[lane] = incl - x;
+    const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+    std::uint64_t offset = 0;
+    if constexpr (P == Prefix::offsets) {
+      offset = a.offsets[tile];
+    } else if constexpr (P == Prefix::atomic) {
+      if (lane == 0) offset = atomicAdd(a.d_count, static_cast<unsigned long long>(total));
+      offset = __shfl_sync(kFull, offset, 0);
+    } else {
+      offset = decoupled_lookback(a.status, tile, total);
+      if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
+    }
+    if (lane == 0) {
+      s_offset = offset;
+      s_total = total;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) {
+    unsigned r = warp_prefix[v * kWarps + warp] + lane_prefix[v];
+    unsigned b = t.bits[v];
+#pragma unroll
+    for (int e = 0; e < Tn::vec; ++e) {
+      if (b & (1u << e)) stage[r++] = sink.make(t.vals[v][e], Tile<Src, need_values>::local_index(v, e));
+    }
+  }
+  __syncthreads();
+  const std::uint64_t offset = s_offset;
+  const std::uint32_t total = s_total;
+  for (std::uint32_t i = threadIdx.x; i < total; i += kThreads) sink.put(offset + i, stage[i], tile_base);
+}
+
+/// block_ballot pass 1: the tile's count by __syncthreads_count, one bit of the per-thread count
+/// at a time. counts[num_tiles] is set to 0 (the scan then yields the total).
+template <class Src>
+__global__ void __launch_bounds__(kThreads) ballot_count_kernel(Src src, std::uint64_t n, std::uint32_t* counts,
+                                                                std::uint64_t num_tiles) {
+  using Tn = Tuning<Src::size>;
+  Tile<Src, Src::eval_reads_values> t;
+  const std::uint64_t tile = blockIdx.x;
+  t.load(src, tile * Tn::tile, n);
+  unsigned c = 0;
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) c += __popc(t.bits[v]);
+  std::uint32_t total = 0;
+#pragma unroll
+  for (int b = 0; b < 6; ++b) total += static_cast<std::uint32_t>(__syncthreads_count((c >> b) & 1u)) << b;
+  if (threadIdx.x == 0) {
+    counts[tile] = total;
+    if (tile == 0) counts[num_tiles] = 0;
+  }
+}
+
+/// block_ballot unordered pass 2: per warp and vector, ballot + popc offsets inside the warp and a
+/// warp base claimed from a shared counter (warps race: the order inside a block is unspecified).
+template <class Src, class Sink>
+__global__ void __launch_bounds__(kThreads) ballot_scatter_any_kernel(Src src, Sink sink, std::uint64_t n,
+                                                                      const std::uint64_t* offsets) {
+  using Tn = Tuning<Src::size>;
+  constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
+  __shared__ unsigned s_counter;
+  if (threadIdx.x == 0) s_counter = 0;
+  __syncthreads();
+  const std::uint64_t tile = blockIdx.x;
+  const std::uint64_t tile_base = tile * Tn::tile;
+  Tile<Src, need_values> t;
+  t.load(src, tile_base, n);
+  const std::uint64_t block_offset = offsets[tile];
+  const unsigned lane = lane_id();
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) {
+    const unsigned c = __popc(t.bits[v]);
+    const unsigned p = warp_exclusive_count(c);
+    const unsigned w = __shfl_sync(kFull, p + c, 31);
+    unsigned base = 0;
+    if (lane == 0 && w) base = atomicAdd(&s_counter, w);
+    base = __shfl_sync(kFull, base, 0);
+    std::uint64_t pos = block_offset + base + p;
+#pragma unroll
+    for (int e = 0; e < Tn::vec; ++e) {
+      if (t.bits[v] & (1u << e))
+        sink.put_direct(pos++, t.vals[v][e], tile_base + Tile<Src, need_values>::local_index(v, e));
+    }
+  }
+}
+
+/// group_scan pass 1: thread g counts its group [g * items, (g + 1) * items). counts[groups] = 0.
+template <class Src>
+__global__ void __launch_bounds__(kThreads) group_count_kernel(Src src, std::uint64_t n, std::uint32_t* counts,
+                                                               std::uint64_t groups) {
+  using Tn = Tuning<Src::size>;
+  const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (g > groups) return;
+  if (g == groups) {
+    counts[g] = 0;
+    return;
+  }
+  unsigned c = 0;
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) {
+    typename Src::value_type vals[Tn::vec];
+    unsigned bits;
+    src.template load<Src::eval_reads_values>(g * Tn::items + v * Tn::vec, n, vals, bits);
+    c += __popc(bits);
+  }
+  counts[g] = c;
+}
+
+/// group_scan pass 2: thread g writes its group's kept elements from offsets[g] on, in order.
+template <class Src, class Sink>
+__global__ void __launch_bounds__(kThreads) group_relocate_kernel(Src src, Sink sink, std::uint64_t n,
+                                                                  const std::uint64_t* offsets, std::uint64_t groups) {
+  using Tn = Tuning<Src::size>;
+  constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
+  const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (g >= groups) return;
+  std::uint64_t pos = offsets[g];
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) {
+    typename Src::value_type vals[Tn::vec];
+    unsigned bits;
+    const std::uint64_t i = g * Tn::items + v * Tn::vec;
+    src.template load<need_values>(i, n, vals, bits);
+#pragma unroll
+    for (int e = 0; e < Tn::vec; ++e)
+      if (bits & (1u << e)) sink.put_direct(pos++, vals[e], i + e);
+  }
+}
+
+/// A histopyramid node: inclusive partial sums of its four children (vec4 histopyramid).
+struct alignas(32) HpNode {
+  std::uint64_t s[4];
+};
+constexpr int kMaxHpLevels = 32;
+struct Pyramid {
+  const HpNode* level[kMaxHpLevels];  // level[0]: nodes over 4 mask words; level[levels-1]: the top
+  int levels = 0;
+  const std::uint32_t* masks = nullptr;
+};
+
+/// histopyramid base: one 32-bit mask word per 32 elements (tile layout; lanes OR their bits).
+template <class Src>
+__global__ void __launch_bounds__(kThreads) hp_mask_kernel(Src src, std::uint64_t n, std::uint32_t* masks,
+                                                           std::uint64_t words) {
+  using Tn = Tuning<Src::size>;
+  constexpr int group = 32 / Tn::vec;  // lanes per mask word
+  Tile<Src, Src::eval_reads_values> t;
+  const std::uint64_t tile_base = static_cast<std::uint64_t>(blockIdx.x) * Tn::tile;
+  t.load(src, tile_base, n);
+  const unsigned lane = lane_id();
+#pragma unroll
+  for (int v = 0; v < Tn::vectors; ++v) {
+    unsigned x = t.bits[v] << ((lane % group) * Tn::vec);
+#pragma unroll
+    for (int d = 1; d < group; d <<= 1) x |= __shfl_xor_sync(kFull, x, d);
+    const std::uint64_t word = (tile_base + static_cast<std::uint64_t>(v * kThreads + threadIdx.x) * Tn::vec) / 32;
+    if (lane % group == 0 && word < words) masks[word] = x;
+  }
+}
+
+/// histopyramid reduction: node i of a level from children 4i..4i+3 (mask words when `masks`, else
+/// nodes). Defined and launched in compact.cu (launch_hp_levels), one instantiation for all types.
+
+/// histopyramid traversal: output k walks from the top node down to its mask word.
+template <class Src, class Sink>
+__global__ void __launch_bounds__(kThreads) hp_traverse_kernel(Src src, Sink sink, Pyramid p,
+                                                               unsigned long long* d_count) {
+  const std::uint64_t total = p.level[p.levels - 1][0].s[3];
+  if (blockIdx.x == 0 && threadIdx.x == 0) *d_count = total;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * kThreads;
+  for (std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x; k < total; k += stride) {
+    std::uint64_t idx = 0, r = k;
+    for (int L = p.levels - 1; L >= 0; --L) {
+      const HpNode nd = p.level[L][idx];
+      const unsigned c = (r >= nd.s[0]) + (r >= nd.s[1]) + (r >= nd.s[2]);
+      r -= c ? nd.s[c - 1] : 0;
+      idx = idx * 4 + c;
+    }
+    const unsigned bit = __fns(p.masks[idx], 0, static_cast<int>(r) + 1);
+    const std::uint64_t gi = idx * 32 + bit;
+    if constexpr (Sink::wants_values)
+      sink.put_direct(k, src.value_at(gi), gi);
+    else
+      sink.put_direct(k, typename Src::value_type{}, gi);
+  }
+}
+
+}  // namespace winnow::detail::cuda::kern
