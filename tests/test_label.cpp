@@ -1,1 +1,462 @@
+// Connected-component labeling: every (algorithm, backend) variant against a BFS oracle (and
+// OpenCV's connectedComponentsWithStats when available) on the same inputs; the CLI end to end.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/cli_runner.hpp"
+#include "common/gpu_guard.hpp"
+#include "winnow/error.hpp"
+#include "winnow/io.hpp"
+#include "winnow/label.hpp"
+
+#ifdef WINNOW_HAVE_OPENCV
+#include <opencv2/imgproc.hpp>
+#endif
+
+namespace winnow {
+namespace {
+
+using Mask = Image<std::uint8_t>;
+
+// ---- oracle -------------------------------------------------------------------------------------
+
+struct Oracle {
+  Image<std::uint32_t> labels;
+  std::uint32_t count = 0;
+  std::vector<ComponentStats> stats;
+};
+
+Oracle bfs_label(const Mask& m, int conn, std::uint64_t min_area = 0) {
+  const std::int64_t W = m.width(), H = m.height();
+  Oracle o;
+  o.labels = Image<std::uint32_t>(W, H);
+  std::vector<std::int64_t> queue;
+  std::vector<std::uint64_t> areas;
+  std::vector<std::array<std::int64_t, 6>> acc;  // sx, sy, minx, maxx, miny, maxy
+  std::uint32_t n = 0;
+  for (std::int64_t y = 0; y < H; ++y)
+    for (std::int64_t x = 0; x < W; ++x) {
+      if (!m(x, y) || o.labels(x, y)) continue;
+      ++n;
+      o.labels(x, y) = n;
+      queue.assign(1, y * W + x);
+      std::array<std::int64_t, 6> a{0, 0, x, x, y, y};
+      std::uint64_t area = 0;
+      for (std::size_t q = 0; q < queue.size(); ++q) {
+        const std::int64_t px = queue[q] % W, py = queue[q] / W;
+        ++area;
+        a[0] += px;
+        a[1] += py;
+        a[2] = std::min(a[2], px);
+        a[3] = std::max(a[3], px);
+        a[4] = std::min(a[4], py);
+        a[5] = std::max(a[5], py);
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            if ((dx == 0 && dy == 0) || (conn == 4 && dx != 0 && dy != 0)) continue;
+            const std::int64_t nx = px + dx, ny = py + dy;
+            if (nx < 0 || ny < 0 || nx >= W || ny >= H || !m(nx, ny) || o.labels(nx, ny)) continue;
+            o.labels(nx, ny) = n;
+            queue.push_back(ny * W + nx);
+          }
+      }
+      areas.push_back(area);
+      acc.push_back(a);
+    }
+  std::vector<std::uint32_t> map(n + 1, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (areas[i] < min_area) continue;
+    map[i + 1] = ++o.count;
+    const auto& a = acc[i];
+    ComponentStats s;
+    s.area = areas[i];
+    s.left = a[2];
+    s.top = a[4];
+    s.width = a[3] - a[2] + 1;
+    s.height = a[5] - a[4] + 1;
+    s.cx = static_cast<double>(static_cast<std::uint64_t>(a[0])) / static_cast<double>(areas[i]);
+    s.cy = static_cast<double>(static_cast<std::uint64_t>(a[1])) / static_cast<double>(areas[i]);
+    o.stats.push_back(s);
+  }
+  for (auto& v : o.labels.pixels()) v = map[v];
+  return o;
+}
+
+// ---- inputs -------------------------------------------------------------------------------------
+
+Mask random_mask(std::int64_t w, std::int64_t h, double density, std::uint32_t seed) {
+  Mask m(w, h);
+  std::mt19937 rng(seed);
+  std::bernoulli_distribution d(density);
+  for (auto& v : m.pixels()) v = d(rng) ? static_cast<std::uint8_t>(1 + rng() % 255) : 0;
+  return m;
+}
+Mask chessboard(std::int64_t w, std::int64_t h) {
+  Mask m(w, h);
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x) m(x, y) = (x + y) % 2 == 0;
+  return m;
+}
+Mask spiral(std::int64_t n) {  // one long 1-pixel-wide path winding inwards
+  Mask m(n, n);
+  std::int64_t x0 = 0, y0 = 0, x1 = n - 1, y1 = n - 1;
+  while (x0 <= x1 && y0 <= y1) {
+    for (std::int64_t x = x0; x <= x1; ++x) m(x, y0) = 1;
+    for (std::int64_t y = y0; y <= y1; ++y) m(x1, y) = 1;
+    if (y1 > y0 + 1)
+      for (std::int64_t x = x0; x <= x1; ++x) m(x, y1) = 1;
+    if (x1 > x0 + 2)
+      for (std::int64_t y = y0 + 2; y <= y1; ++y) m(x0, y) = 1;
+    if (x1 > x0 + 2 && y0 + 2 <= y1) m(x0 + 1, y0 + 2) = 1;
+    x0 += 2;
+    y0 += 2;
+    x1 -= 2;
+    y1 -= 2;
+  }
+  return m;
+}
+Mask rings(std::int64_t n) {
+  Mask m(n, n);
+  const double c = (n - 1) / 2.0;
+  for (std::int64_t y = 0; y < n; ++y)
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double r = std::hypot(x - c, y - c);
+      m(x, y) = static_cast<std::int64_t>(r) % 6 < 2;
+    }
+  return m;
+}
+Mask tile_borders(std::int64_t w, std::int64_t h) {  // lines and dots on every 16/32/256-tile border
+  Mask m(w, h);
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x) {
+      const bool vx = x % 32 == 31 || x % 32 == 0, vy = y % 32 == 31 || y % 32 == 0;
+      const bool diag = (x % 32 == 31 && y % 32 == 31) || (x % 32 == 0 && y % 32 == 0);
+      m(x, y) = ((vx && y % 7 < 3) || (vy && x % 5 < 2) || diag) ? 1 : 0;
+    }
+  return m;
+}
+
+// ---- variants -----------------------------------------------------------------------------------
+
+struct Variant {
+  LabelAlgorithm algorithm;
+  Backend backend;
+};
+const Variant kAll[] = {{LabelAlgorithm::row_stripes, Backend::cpu},
+                        {LabelAlgorithm::tile_merge, Backend::cpu},
+                        {LabelAlgorithm::block_union_find, Backend::cuda},
+                        {LabelAlgorithm::tile_merge, Backend::cuda}};
+
+std::string name_of(const testing::TestParamInfo<Variant>& i) {
+  return std::string(to_string(i.param.backend)) + "_" + std::string(to_string(i.param.algorithm));
+}
+
+class Label : public testing::TestWithParam<Variant> {
+ protected:
+  bool ready() {
+    if (GetParam().backend != Backend::cuda) return true;
+    return test::gpu_ready();
+  }
+  LabelOptions opts(int conn, std::uint64_t min_area = 0) const {
+    LabelOptions o;
+    o.connectivity = conn;
+    o.min_area = min_area;
+    o.algorithm = GetParam().algorithm;
+    o.backend = GetParam().backend;
+    return o;
+  }
+  void check(const Mask& m, int conn, const std::string& what, std::uint64_t min_area = 0) {
+    SCOPED_TRACE(what + " " + std::to_string(m.width()) + "x" + std::to_string(m.height()) + " conn " +
+                 std::to_string(conn) + " min_area " + std::to_string(min_area));
+    const Oracle want = bfs_label(m, conn, min_area);
+    const Labeling got = label(m.view(), opts(conn, min_area));
+    EXPECT_EQ(got.backend, GetParam().backend);
+    EXPECT_EQ(got.algorithm, GetParam().algorithm);
+    ASSERT_EQ(got.count, want.count);
+    ASSERT_EQ(got.labels.width(), m.width());
+    ASSERT_EQ(got.labels.height(), m.height());
+    const auto a = got.labels.pixels(), b = want.labels.pixels();
+    const auto mis = std::mismatch(a.begin(), a.end(), b.begin());
+    if (mis.first != a.end()) {
+      const auto i = mis.first - a.begin();
+      FAIL() << "label mismatch at (" << i % m.width() << "," << i / m.width() << "): got " << *mis.first
+             << " want " << *mis.second;
+    }
+    ASSERT_EQ(got.stats.size(), want.stats.size());
+    for (std::size_t i = 0; i < want.stats.size(); ++i)
+      ASSERT_EQ(got.stats[i], want.stats[i]) << "stats of label " << i + 1;
+  }
+};
+
+#define REQUIRE_VARIANT()                                                     \
+  do {                                                                        \
+    if (GetParam().backend == Backend::cuda) WINNOW_REQUIRE_CUDA_OR_SKIP();   \
+  } while (0)
+
+TEST_P(Label, RandomDensities) {
+  REQUIRE_VARIANT();
+  const std::pair<int, int> sizes[] = {{1, 1}, {1, 97}, {131, 1}, {2, 2}, {3, 5}, {33, 31}, {65, 64}, {257, 131}, {300, 517}, {700, 530}};
+  std::uint32_t seed = 1;
+  for (const auto& [w, h] : sizes)
+    for (double d : {0.05, 0.3, 0.5, 0.7, 0.95})
+      for (int conn : {4, 8}) check(random_mask(w, h, d, seed++), conn, "random " + std::to_string(d));
+}
+
+TEST_P(Label, Patterns) {
+  REQUIRE_VARIANT();
+  for (int conn : {4, 8}) {
+    check(Mask(77, 45, 0), conn, "all-off");
+    check(Mask(77, 45, 1), conn, "all-on");
+    check(Mask(1, 1, 1), conn, "single");
+    check(chessboard(301, 263), conn, "chessboard");
+    check(chessboard(1, 9), conn, "chessboard column");
+    check(spiral(301), conn, "spiral");
+    check(spiral(64), conn, "spiral even");
+    check(rings(333), conn, "rings");
+    check(tile_borders(600, 531), conn, "tile borders");
+  }
+}
+
+TEST_P(Label, MinArea) {
+  REQUIRE_VARIANT();
+  const Mask m = random_mask(211, 157, 0.4, 99);
+  for (int conn : {4, 8})
+    for (std::uint64_t a : {0u, 1u, 2u, 5u, 40u, 1000000u}) check(m, conn, "min_area", a);
+}
+
+TEST_P(Label, RealImages) {
+  REQUIRE_VARIANT();
+  for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {
+    const auto rgba = io::read_rgba8(test::data_path(f));
+    Mask grey(rgba.width(), rgba.height());
+    for (std::int64_t i = 0; i < grey.size(); ++i)
+      grey.data()[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000);
+    const int t = otsu_threshold(grey.view());
+    Mask m(grey.width(), grey.height());
+    for (std::int64_t i = 0; i < m.size(); ++i) m.data()[i] = grey.data()[i] > t;
+    for (int conn : {4, 8}) check(m, conn, f);
+  }
+}
+
+TEST_P(Label, Large) {
+  REQUIRE_VARIANT();
+  static const Mask m = random_mask(8192, 8192, 0.5, 7);
+  static const Oracle want = bfs_label(m, 8);
+  const Labeling got = label(m.view(), opts(8));
+  ASSERT_EQ(got.count, want.count);
+  EXPECT_TRUE(std::equal(got.labels.pixels().begin(), got.labels.pixels().end(), want.labels.pixels().begin()));
+  ASSERT_EQ(got.stats.size(), want.stats.size());
+  EXPECT_TRUE(std::equal(got.stats.begin(), got.stats.end(), want.stats.begin()));
+}
+
+TEST_P(Label, LabelIntoStridedOutput) {
+  REQUIRE_VARIANT();
+  const Mask m = random_mask(123, 77, 0.45, 3);
+  const Oracle want = bfs_label(m, 8);
+  Image<std::uint32_t> big(130, 77, 0xDEADBEEFu);
+  ImageView<std::uint32_t> out(big.data(), 123, 77, 130);
+  const Labeling got = label_into(m.view(), out, opts(8));
+  EXPECT_TRUE(got.labels.empty());
+  ASSERT_EQ(got.count, want.count);
+  for (std::int64_t y = 0; y < 77; ++y)
+    for (std::int64_t x = 0; x < 130; ++x)
+      ASSERT_EQ(big(x, y), x < 123 ? want.labels(x, y) : 0xDEADBEEFu) << x << "," << y;
+}
+
+#ifdef WINNOW_HAVE_OPENCV
+TEST_P(Label, MatchesOpenCV) {
+  REQUIRE_VARIANT();
+  std::uint32_t seed = 100;
+  for (double d : {0.1, 0.5, 0.9})
+    for (int conn : {4, 8}) {
+      const Mask m = random_mask(517, 389, d, seed++);
+      cv::Mat src(static_cast<int>(m.height()), static_cast<int>(m.width()), CV_8U, const_cast<std::uint8_t*>(m.data()));
+      cv::Mat cl, cs, cc;
+      const int n = cv::connectedComponentsWithStats(src, cl, cs, cc, conn, CV_32S, cv::CCL_SAUF) - 1;
+      const Labeling got = label(m.view(), opts(conn));
+      ASSERT_EQ(static_cast<int>(got.count), n);
+      for (int y = 0; y < cl.rows; ++y)
+        for (int x = 0; x < cl.cols; ++x)
+          ASSERT_EQ(got.labels(x, y), static_cast<std::uint32_t>(cl.at<int>(y, x))) << x << "," << y;
+      for (int l = 1; l <= n; ++l) {
+        const ComponentStats& s = got.stats[l - 1];
+        ASSERT_EQ(s.left, cs.at<int>(l, cv::CC_STAT_LEFT));
+        ASSERT_EQ(s.top, cs.at<int>(l, cv::CC_STAT_TOP));
+        ASSERT_EQ(s.width, cs.at<int>(l, cv::CC_STAT_WIDTH));
+        ASSERT_EQ(s.height, cs.at<int>(l, cv::CC_STAT_HEIGHT));
+        ASSERT_EQ(s.area, static_cast<std::uint64_t>(cs.at<int>(l, cv::CC_STAT_AREA)));
+        ASSERT_NEAR(s.cx, cc.at<double>(l, 0), 1e-9);
+        ASSERT_NEAR(s.cy, cc.at<double>(l, 1), 1e-9);
+      }
+    }
+}
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Variants, Label, testing::ValuesIn(kAll), name_of);
+
+// ---- front end ----------------------------------------------------------------------------------
+
+TEST(LabelApi, Errors) {
+  const Mask m(4, 4, 1);
+  LabelOptions o;
+  o.backend = Backend::cpu;
+  o.connectivity = 6;
+  EXPECT_THROW(label(m.view(), o), InputError);
+  o.connectivity = 8;
+  o.algorithm = LabelAlgorithm::block_union_find;
+  EXPECT_THROW(label(m.view(), o), BackendError);
+  EXPECT_THROW(parse_label_algorithm("nope"), InputError);
+  EXPECT_EQ(parse_label_algorithm("tile_merge"), LabelAlgorithm::tile_merge);
+  Image<std::uint32_t> wrong(3, 4);
+  o.algorithm = LabelAlgorithm::automatic;
+  EXPECT_THROW(label_into(m.view(), wrong.view(), o), InputError);
+  if (!cuda_available()) {
+    o.backend = Backend::cuda;
+    EXPECT_THROW(label(m.view(), o), BackendError);
+  }
+}
+
+TEST(LabelApi, EmptyImage) {
+  const Mask m(0, 0);
+  LabelOptions o;
+  o.backend = Backend::cpu;
+  const Labeling r = label(m.view(), o);
+  EXPECT_EQ(r.count, 0u);
+  EXPECT_TRUE(r.labels.empty());
+}
+
+TEST(LabelApi, ThresholdOverloads) {
+  Image<std::uint16_t> a(5, 3, 100);
+  a(0, 0) = 1000;
+  a(4, 2) = 1000;
+  Image<float> b(5, 3, 0.25f);
+  b(2, 1) = 0.75f;
+  LabelOptions o;
+  o.backend = Backend::cpu;
+  EXPECT_EQ(label(a.view(), 500.0, o).count, 2u);
+  EXPECT_EQ(label(a.view(), 50.0, o).count, 1u);
+  EXPECT_EQ(label(b.view(), 0.5, o).count, 1u);
+  Mask c(3, 1);
+  c(1, 0) = 200;
+  EXPECT_EQ(label(c.view(), 199.0, o).count, 1u);
+  EXPECT_EQ(label(c.view(), 200.0, o).count, 0u);
+}
+
+TEST(LabelApi, Otsu) {
+  std::array<std::uint64_t, 256> h{};
+  h[40] = 100;
+  h[200] = 50;
+  const int t = otsu_threshold(std::span<const std::uint64_t, 256>(h));
+  EXPECT_GE(t, 40);
+  EXPECT_LT(t, 200);
+  std::array<std::uint64_t, 256> flat{};
+  flat[7] = 10;
+  EXPECT_EQ(otsu_threshold(std::span<const std::uint64_t, 256>(flat)), 0);
+#ifdef WINNOW_HAVE_OPENCV
+  const Mask m = random_mask(64, 64, 0.6, 5);
+  cv::Mat src(64, 64, CV_8U, const_cast<std::uint8_t*>(m.data())), dst;
+  const double cvt = cv::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
+  EXPECT_NEAR(otsu_threshold(m.view()), cvt, 1.0);
+#endif
+}
+
+// Beyond 2^31 pixels on the CPU: opt-in (about 11 GB of memory, a minute): WINNOW_LARGE_TESTS=1.
+TEST(LabelApi, HugeImageCpu) {
+  const char* env = std::getenv("WINNOW_LARGE_TESTS");
+  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM)";
+  const std::int64_t W = 65536, H = 32769;  // 2^31 + 65536 pixels
+  Mask m(W, H, 0);
+  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;           // 1: a full-width line
+  m(10, H - 1) = 1;                                            // 2: below row 2^15
+  for (std::int64_t y = 100; y < H; ++y) m(W - 1, y) = 1;      // 3: last column (first pixel earlier in raster)
+  m(W - 3, H - 1) = 1;                                         // 4: last row
+  LabelOptions o;
+  o.backend = Backend::cpu;
+  const Labeling r = label(m.view(), o);
+  ASSERT_EQ(r.count, 4u);
+  EXPECT_EQ(r.labels(0, 5), 1u);
+  EXPECT_EQ(r.labels(W - 1, 100), 2u);
+  EXPECT_EQ(r.labels(10, H - 1), 3u);
+  EXPECT_EQ(r.labels(W - 3, H - 1), 4u);
+  EXPECT_EQ(r.stats[1].area, static_cast<std::uint64_t>(H - 100));
+  EXPECT_EQ(r.stats[0].area, static_cast<std::uint64_t>(W));
+  EXPECT_DOUBLE_EQ(r.stats[0].cx, (W - 1) / 2.0);
+}
+
+// ---- CLI ----------------------------------------------------------------------------------------
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(LabelCli, CoinsWithEveryOutput) {
+  test::TempDir dir;
+  const auto r = test::run_cli({"label", test::data_path("coins.png").string(), "--backend", "cpu", "--stats",
+                                (dir / "s.csv").string(), "--out-colored", (dir / "c.png").string(), "--out-labels",
+                                (dir / "l.tif").string(), "--min-area", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("components"), std::string::npos);
+  EXPECT_NE(r.out.find("cpu"), std::string::npos);
+  const std::string csv = slurp(dir / "s.csv");
+  EXPECT_EQ(csv.rfind("label,area,left,top,width,height,cx,cy\n", 0), 0u);
+  const auto colored = io::read_rgba8(dir / "c.png");
+  EXPECT_EQ(colored.width(), 384);
+  EXPECT_EQ(colored.height(), 303);
+  // The count in the summary equals the number of CSV rows, and every area is >= 20.
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_GE(std::stoul(line.substr(line.find(',') + 1)), 20u) << line;
+  }
+  EXPECT_NE(r.out.find(" " + std::to_string(rows) + " components"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "l.tif"));
+}
+
+TEST(LabelCli, ThresholdInvertConnectivityQuiet) {
+  const auto a = test::run_cli({"label", test::data_path("text.png").string(), "--threshold", "128", "--invert",
+                                "--connectivity", "4", "--quiet", "--backend", "cpu"});
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(a.out.empty());
+  const auto b = test::run_cli({"label", test::data_path("text.png").string(), "--otsu", "--backend", "cpu"});
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("otsu"), std::string::npos);
+}
+
+TEST(LabelCli, BadInputsLeaveNothing) {
+  test::TempDir dir;
+  const auto bogus = dir / "bogus.png";
+  { std::ofstream(bogus) << "not an image"; }
+  auto r = test::run_cli({"label", bogus.string(), "--stats", (dir / "s.csv").string(), "--out-colored",
+                          (dir / "c.png").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bogus.png"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.files(), std::vector<std::string>{"bogus.png"});
+  r = test::run_cli({"label", (dir / "missing.png").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing.png"), std::string::npos) << r.err;
+  r = test::run_cli({"label", test::data_path("coins.png").string(), "--stats", (dir / "no/such/dir/s.csv").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("s.csv"), std::string::npos) << r.err;
+  r = test::run_cli({"label", test::data_path("coins.png").string(), "--connectivity", "6"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = test::run_cli({"label", test::data_path("coins.png").string(), "--threshold", "9", "--otsu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(dir.files(), std::vector<std::string>{"bogus.png"});
+}
+
+}  // namespace
+}  // namespace winnow

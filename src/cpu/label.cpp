@@ -236,6 +236,8 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   for (const Tile& t : tiles) {
     if (t.y0 > 0)
       for (std::int64_t x = t.x0; x < t.x1; ++x) visit(x, t.y0);
+    else if (t.x0 > 0)
+      visit(t.x0, t.y0);  // first tile row: only the left neighbour crosses
     for (std::int64_t y = t.y0 + 1; y < t.y1; ++y) {
       if (t.x0 > 0) visit(t.x0, y);
       if (eight && t.x1 < W && t.x1 - 1 > t.x0) visit(t.x1 - 1, y);
