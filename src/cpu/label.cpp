@@ -160,7 +160,10 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   const std::int64_t W = mask.width, H = mask.height;
   if (stats) stats->clear();
   if (W <= 0 || H <= 0) return 0;
-  const int threads = std::max(1, omp_get_max_threads());
+  // Small images run on one thread: a parallel region costs more than labeling them (and on a
+  // loaded machine a descheduled worker turns every barrier into a scheduler time slice).
+  const bool par = W * H >= (std::int64_t{1} << 18);
+  const int threads = par ? std::max(1, omp_get_max_threads()) : 1;
 
   // Tiling.
   std::int64_t tw, th;
@@ -185,7 +188,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   const auto ntiles = static_cast<std::int64_t>(tiles.size());
 
   // 1. Independent tiles.
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (par)
   for (std::int64_t i = 0; i < ntiles; ++i) {
     if (req.connectivity == 8) scan_tile<8>(mask, labels, tiles[static_cast<std::size_t>(i)]);
     else scan_tile<4>(mask, labels, tiles[static_cast<std::size_t>(i)]);
@@ -198,7 +201,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
     total += t.ncomp;
   }
   std::vector<std::uint64_t> g(total), key(total);
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) if (par)
   for (std::int64_t i = 0; i < ntiles; ++i) {
     const Tile& t = tiles[static_cast<std::size_t>(i)];
     for (std::uint32_t c = 0; c < t.ncomp; ++c) {
@@ -249,7 +252,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   std::vector<std::uint64_t> row_roots(static_cast<std::size_t>(nty) + 1, 0);
   {
     std::vector<std::vector<std::uint64_t>> roots(static_cast<std::size_t>(nty));
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (par)
     for (std::int64_t ty = 0; ty < nty; ++ty) {
       auto& r = roots[static_cast<std::size_t>(ty)];
       const Tile& first = tiles[static_cast<std::size_t>(ty * ntx)];
@@ -263,7 +266,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
     const std::uint64_t n = row_roots.back();
     if (n > std::numeric_limits<std::uint32_t>::max())
       throw Error("label: " + std::to_string(n) + " components do not fit 32-bit labels");
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (par)
     for (std::int64_t ty = 0; ty < nty; ++ty) {
       const auto& r = roots[static_cast<std::size_t>(ty)];
       for (std::size_t k = 0; k < r.size(); ++k) final_label[r[k]] = row_roots[static_cast<std::size_t>(ty)] + k + 1;
@@ -271,7 +274,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   }
   const std::uint64_t n = row_roots.back();
   // Non-roots: a root's final number; g is read-only here (roots were fixed above).
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(total); ++i) {
     std::uint64_t r = static_cast<std::uint64_t>(i);
     while (g[r] != r) r = g[r];
@@ -281,7 +284,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   // 4. Relabel (and statistics per tile-local component).
   const bool want = stats != nullptr;
   std::vector<std::vector<Acc>> acc(want ? tiles.size() : 0);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (par)
   for (std::int64_t i = 0; i < ntiles; ++i) {
     Tile& t = tiles[static_cast<std::size_t>(i)];
     std::vector<std::uint32_t> lut(t.parent.size());

@@ -1,0 +1,110 @@
+// CPU labeling benchmark: winnow (each CPU algorithm) against OpenCV connectedComponents with the
+// same number of threads (OMP_NUM_THREADS, default: all cores), same masks as the GPU benchmark.
+//
+//   bench_label_cpu [--size N] [--reps R]
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "winnow/io.hpp"
+#include "winnow/label.hpp"
+
+#ifdef WINNOW_HAVE_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+using namespace winnow;
+
+namespace {
+std::uint32_t fmix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+double time_ms(int reps, const std::function<void()>& f) {
+  f();  // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t size = 4096;
+  int reps = 7;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--size") && i + 1 < argc) size = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+  }
+  const int threads = omp_get_max_threads();
+#ifdef WINNOW_HAVE_OPENCV
+  cv::setNumThreads(threads);
+#endif
+  std::printf("CPU labeling, %d threads, median of %d\n", threads, reps);
+  std::printf("%-22s %4s %-28s %10s %10s\n", "case", "conn", "variant", "ms", "vs OpenCV");
+  struct Case {
+    std::string name;
+    Image<std::uint8_t> mask;
+  };
+  std::vector<Case> cases;
+  for (double d : {0.1, 0.5, 0.9}) {
+    Image<std::uint8_t> m(size, size);
+    const auto cut = static_cast<std::uint32_t>(d * 4294967296.0);
+    for (std::int64_t i = 0; i < m.size(); ++i) m.data()[i] = fmix32(static_cast<std::uint32_t>(i) ^ (12345u * 0x9E3779B9u)) < cut;
+    cases.push_back({"random_" + std::to_string(size) + "_d" + std::to_string(d).substr(0, 3), std::move(m)});
+  }
+  for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {
+    const auto rgba = io::read_rgba8(std::filesystem::path(WINNOW_DATA_DIR) / f);
+    Image<std::uint8_t> grey(rgba.width(), rgba.height()), m(rgba.width(), rgba.height());
+    for (std::int64_t i = 0; i < grey.size(); ++i) grey.data()[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000);
+    const int t = otsu_threshold(grey.view());
+    for (std::int64_t i = 0; i < grey.size(); ++i) m.data()[i] = grey.data()[i] > t;
+    cases.push_back({std::string(f).substr(0, std::string(f).find('.')), std::move(m)});
+  }
+  for (const auto& c : cases) {
+    Image<std::uint32_t> out(c.mask.width(), c.mask.height());
+    for (int conn : {8, 4}) {
+      double cv_ms = 0, cv_stats_ms = 0;
+#ifdef WINNOW_HAVE_OPENCV
+      cv::Mat src(static_cast<int>(c.mask.height()), static_cast<int>(c.mask.width()), CV_8U,
+                  const_cast<std::uint8_t*>(c.mask.data()));
+      cv::Mat labels, stats, centroids;
+      cv_ms = time_ms(reps, [&] { cv::connectedComponents(src, labels, conn, CV_32S); });
+      cv_stats_ms = time_ms(reps, [&] { cv::connectedComponentsWithStats(src, labels, stats, centroids, conn, CV_32S); });
+      std::printf("%-22s %4d %-28s %10.3f %10s\n", c.name.c_str(), conn, "opencv", cv_ms, "1.00");
+      std::printf("%-22s %4d %-28s %10.3f %10s\n", c.name.c_str(), conn, "opencv+stats", cv_stats_ms, "1.00");
+#endif
+      for (LabelAlgorithm a : {LabelAlgorithm::row_stripes, LabelAlgorithm::tile_merge})
+        for (bool st : {false, true}) {
+          LabelOptions o;
+          o.backend = Backend::cpu;
+          o.connectivity = conn;
+          o.algorithm = a;
+          o.want_stats = st;
+          std::uint32_t n = 0;
+          const double ms = time_ms(reps, [&] { n = label_into(c.mask.view(), out.view(), o).count; });
+          const double ref = st ? cv_stats_ms : cv_ms;
+          std::printf("%-22s %4d %-28s %10.3f %10.2f  (N=%u)\n", c.name.c_str(), conn,
+                      (std::string(to_string(a)) + (st ? "+stats" : "")).c_str(), ms, ref > 0 ? ref / ms : 0.0, n);
+        }
+    }
+  }
+  return 0;
+}

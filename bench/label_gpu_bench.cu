@@ -1,0 +1,155 @@
+// GPU labeling benchmark: winnow's device API (labels + count + statistics, device-resident
+// input) for every algorithm, on random masks and the bundled real images.
+//
+//   bench_label_gpu [--quick] [--dump DIR] [--reps N]
+//
+// Random masks: pixel i is foreground when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32
+// (bench/label_peers.py builds the identical masks with CuPy). --dump DIR writes the real-image
+// masks as DIR/<name>_<W>x<H>.u8 for the peer script. CUDA events, 3 warm-ups, median of N runs.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cuda/check.cuh"
+#include "winnow/cuda/label.hpp"
+#include "winnow/io.hpp"
+#include "winnow/label.hpp"
+
+using namespace winnow;
+
+namespace {
+
+__host__ __device__ inline std::uint32_t fmix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+__global__ void random_mask_kernel(std::uint8_t* m, std::uint64_t n, std::uint32_t seed, std::uint32_t cut) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    m[i] = fmix32(static_cast<std::uint32_t>(i) ^ (seed * 0x9E3779B9u)) < cut ? 1 : 0;
+}
+
+struct Case {
+  std::string name;
+  std::int64_t w, h;
+  std::vector<std::uint8_t> host;  // real images only
+  double density = 0;
+};
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int reps = 20;
+  std::string dump;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+  }
+  cudaDeviceProp prop{};
+  WINNOW_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (%d SMs, L2 %d MiB)\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+
+  std::vector<Case> cases;
+  const std::vector<std::int64_t> sizes = quick ? std::vector<std::int64_t>{1024, 4096, 16384}
+                                                : std::vector<std::int64_t>{1024, 4096, 8192, 16384};
+  for (std::int64_t s : sizes)
+    for (double d : {0.1, 0.5, 0.9}) cases.push_back({"random_" + std::to_string(s) + "_d" + std::to_string(d).substr(0, 3), s, s, {}, d});
+  for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {
+    const auto rgba = io::read_rgba8(std::filesystem::path(WINNOW_DATA_DIR) / f);
+    std::vector<std::uint8_t> grey(static_cast<std::size_t>(rgba.size()));
+    std::array<std::uint64_t, 256> hist{};
+    for (std::size_t i = 0; i < grey.size(); ++i) ++hist[grey[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000)];
+    const int t = otsu_threshold(std::span<const std::uint64_t, 256>(hist));
+    Case c{std::string(f).substr(0, std::string(f).find('.')), rgba.width(), rgba.height(), {}, 0};
+    c.host.resize(grey.size());
+    for (std::size_t i = 0; i < grey.size(); ++i) c.host[i] = grey[i] > t;
+    if (!dump.empty()) {
+      std::filesystem::create_directories(dump);
+      std::ofstream(std::filesystem::path(dump) / (c.name + "_" + std::to_string(c.w) + "x" + std::to_string(c.h) + ".u8"),
+                    std::ios::binary)
+          .write(reinterpret_cast<const char*>(c.host.data()), static_cast<std::streamsize>(c.host.size()));
+    }
+    cases.push_back(std::move(c));
+  }
+
+  std::printf("%-22s %-17s %4s %10s %10s %10s %12s\n", "case", "algorithm", "conn", "ms", "Gpx/s", "copy_ms", "components");
+  cudaStream_t s = nullptr;
+  cudaEvent_t e0, e1;
+  WINNOW_CUDA_CHECK(cudaEventCreate(&e0));
+  WINNOW_CUDA_CHECK(cudaEventCreate(&e1));
+  for (const Case& c : cases) {
+    const auto n = static_cast<std::size_t>(c.w * c.h);
+    detail::cuda::DeviceBuffer<std::uint8_t> d_mask(n);
+    detail::cuda::DeviceBuffer<std::uint32_t> d_labels(n), d_copy(n);
+    detail::cuda::DeviceBuffer<std::uint32_t> d_count(1);
+    if (c.host.empty()) {
+      random_mask_kernel<<<2048, 256>>>(d_mask.get(), n, 12345u, static_cast<std::uint32_t>(c.density * 4294967296.0));
+      WINNOW_CUDA_CHECK_LAUNCH();
+    } else {
+      WINNOW_CUDA_CHECK(cudaMemcpy(d_mask.get(), c.host.data(), n, cudaMemcpyHostToDevice));
+    }
+    // Reference: a device copy of the label image's size (read 4 + write 4 bytes per pixel).
+    std::vector<float> copy_t;
+    for (int r = 0; r < reps + 3; ++r) {
+      WINNOW_CUDA_CHECK(cudaEventRecord(e0, s));
+      WINNOW_CUDA_CHECK(cudaMemcpyAsync(d_copy.get(), d_labels.get(), n * 4, cudaMemcpyDeviceToDevice, s));
+      WINNOW_CUDA_CHECK(cudaEventRecord(e1, s));
+      WINNOW_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms;
+      WINNOW_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r >= 3) copy_t.push_back(ms);
+    }
+    const float copy_ms = median(copy_t);
+    for (int conn : {8, 4})
+      for (LabelAlgorithm a : {LabelAlgorithm::block_union_find, LabelAlgorithm::tile_merge}) {
+        LabelOptions o;
+        o.connectivity = conn;
+        o.algorithm = a;
+        std::size_t temp_bytes = 0;
+        cuda::label(nullptr, temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), nullptr, 0, o, s);
+        detail::cuda::DeviceBuffer<char> d_temp(temp_bytes);
+        // First run: the count, to size the statistics.
+        cuda::label(d_temp.get(), temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), nullptr, 0, o, s);
+        std::uint32_t count = 0;
+        WINNOW_CUDA_CHECK(cudaMemcpy(&count, d_count.get(), 4, cudaMemcpyDeviceToHost));
+        detail::cuda::DeviceBuffer<cuda::RawComponentStats> d_stats(std::max<std::uint32_t>(count, 1));
+        std::vector<float> t;
+        for (int r = 0; r < reps + 3; ++r) {
+          WINNOW_CUDA_CHECK(cudaEventRecord(e0, s));
+          cuda::label(d_temp.get(), temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), d_stats.get(),
+                      count, o, s);
+          WINNOW_CUDA_CHECK(cudaEventRecord(e1, s));
+          WINNOW_CUDA_CHECK(cudaEventSynchronize(e1));
+          float ms;
+          WINNOW_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+          if (r >= 3) t.push_back(ms);
+        }
+        std::uint32_t count2 = 0;
+        WINNOW_CUDA_CHECK(cudaMemcpy(&count2, d_count.get(), 4, cudaMemcpyDeviceToHost));
+        const float ms = median(t);
+        std::printf("%-22s %-17s %4d %10.4f %10.2f %10.4f %12u%s\n", c.name.c_str(), std::string(to_string(a)).c_str(), conn,
+                    ms, n / (ms * 1e6), copy_ms, count2, count2 == count ? "" : "  COUNT CHANGED");
+        std::fflush(stdout);
+      }
+  }
+  return 0;
+}

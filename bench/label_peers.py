@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Peers of winnow's GPU labeling benchmark (bench_label_gpu), on the same masks:
+
+* cupyx.scipy.ndimage.label (4-connectivity: the default cross; 8: a 3x3 block of ones), label +
+  count, device-resident input, CUDA events, median of --reps runs; and "label+stats": the label
+  plus area and centroid by cupy.bincount (no bounding boxes: cupyx has no fast segmented min/max);
+* OpenCV cv2.connectedComponentsWithStats and cv2.connectedComponents on the CPU with --threads.
+
+Random masks: pixel i is foreground when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, exactly
+as bench_label_gpu builds them. Real-image masks: the .u8 files `bench_label_gpu --dump DIR` wrote.
+
+    python3 bench/label_peers.py [--dump DIR] [--quick] [--reps 20] [--threads 16]
+"""
+import argparse
+import glob
+import os
+import statistics
+import time
+
+import numpy as np
+
+
+def fmix32_mask(xp, n, seed, density):
+    i = xp.arange(n, dtype=xp.uint32)
+    h = i ^ xp.uint32((seed * 0x9E3779B9) & 0xFFFFFFFF)
+    h ^= h >> xp.uint32(16)
+    h *= xp.uint32(0x85EBCA6B)
+    h ^= h >> xp.uint32(13)
+    h *= xp.uint32(0xC2B2AE35)
+    h ^= h >> xp.uint32(16)
+    cut = np.uint32(min(int(density * 4294967296.0), 0xFFFFFFFF))
+    return (h < cut).astype(xp.uint8)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dump", default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--no-opencv", action="store_true")
+    a = ap.parse_args()
+
+    import cupy as cp
+    import cupyx.scipy.ndimage as cndi
+    try:
+        import cv2
+        cv2.setNumThreads(a.threads)
+    except ImportError:
+        cv2 = None
+    if a.no_opencv:
+        cv2 = None
+
+    print("device:", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "| cupy", cp.__version__,
+          "| opencv", cv2.__version__ if cv2 else "-", f"({a.threads} threads)" if cv2 else "")
+    cases = []
+    sizes = [1024, 4096, 16384] if a.quick else [1024, 4096, 8192, 16384]
+    for s in sizes:
+        for d in (0.1, 0.5, 0.9):
+            cases.append((f"random_{s}_d{d}", s, s, d, None))
+    if a.dump:
+        for f in sorted(glob.glob(os.path.join(a.dump, "*.u8"))):
+            base = os.path.basename(f)[:-3]
+            name, dims = base.rsplit("_", 1)
+            w, h = map(int, dims.split("x"))
+            cases.append((name, w, h, None, np.fromfile(f, dtype=np.uint8).reshape(h, w)))
+
+    structs = {4: None, 8: cp.ones((3, 3), dtype=cp.int32)}
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+
+    def gpu_time(fn):
+        for _ in range(3):
+            fn()
+        t = []
+        for _ in range(a.reps):
+            e0.record()
+            fn()
+            e1.record()
+            e1.synchronize()
+            t.append(cp.cuda.get_elapsed_time(e0, e1))
+        return statistics.median(t)
+
+    print(f"{'case':22s} {'peer':28s} {'conn':>4s} {'ms':>10s} {'components':>12s}")
+    for name, w, h, d, host in cases:
+        if host is None:
+            m = fmix32_mask(cp, w * h, 12345, d).reshape(h, w)
+        else:
+            m = cp.asarray(host)
+        ys, xs = cp.meshgrid(cp.arange(h, dtype=cp.float64), cp.arange(w, dtype=cp.float64), indexing="ij")
+        for conn in (8, 4):
+            st = structs[conn]
+            lab, n = cndi.label(m, structure=st)
+            t = gpu_time(lambda: cndi.label(m, structure=st))
+            print(f"{name:22s} {'cupyx.label':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
+
+            def with_stats():
+                l, k = cndi.label(m, structure=st)
+                lr = l.ravel()
+                area = cp.bincount(lr, minlength=int(k) + 1)
+                sx = cp.bincount(lr, weights=xs.ravel(), minlength=int(k) + 1)
+                sy = cp.bincount(lr, weights=ys.ravel(), minlength=int(k) + 1)
+                return area, sx / cp.maximum(area, 1), sy / cp.maximum(area, 1)
+
+            t = gpu_time(with_stats)
+            print(f"{name:22s} {'cupyx.label+area+centroid':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
+            if cv2 is not None:
+                hm = cp.asnumpy(m)
+                reps = 3 if w * h >= 8192 * 8192 else 7
+                for fn, label in ((lambda: cv2.connectedComponents(hm, connectivity=conn, ltype=cv2.CV_32S), "opencv.cc"),
+                                  (lambda: cv2.connectedComponentsWithStats(hm, connectivity=conn, ltype=cv2.CV_32S),
+                                   "opencv.ccWithStats")):
+                    fn()
+                    ts = []
+                    for _ in range(reps):
+                        t0 = time.perf_counter()
+                        r = fn()
+                        ts.append((time.perf_counter() - t0) * 1e3)
+                    print(f"{name:22s} {label:28s} {conn:4d} {statistics.median(ts):10.4f} {int(r[0]) - 1:12d}", flush=True)
+        del ys, xs
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
