@@ -1,12 +1,15 @@
 // Greedy assembly of square-tile puzzles of any size (known orientation), CPU.
 //
 // After Pomeranz, Shemesh & Ben-Shahar (CVPR 2011) and Paikin & Tal (CVPR 2015):
-// 1. Confidence normalisation. Each dissimilarity D(i,j) is divided by the second smallest
-//    dissimilarity on the same two sides (the second-best partner of i and of j), so a fit counts
-//    by how much it beats the alternatives, not by its raw size: smooth sky and busy foliage
-//    become comparable (Paikin & Tal's 1 - D/D_second, in ratio form).
+// 1. Confidence normalisation. Each dissimilarity D(i,j) is divided by the geometric mean of
+//    the second smallest dissimilarities of i (over all right partners) and of j (over all left
+//    partners), so a fit counts by how much it beats the alternatives, not by its raw size:
+//    smooth sky and busy foliage become comparable (Paikin & Tal's 1 - D/D_second, ratio form).
+//    Greedy runs with raw and with normalised dissimilarities; the placement of least total raw
+//    dissimilarity is returned (measured on MIT 432: better than either alone).
 // 2. Best buddies: i and j are best buddies on a side when each is the other's best partner.
-// 3. Seed: a tile with best buddies on all four sides whose buddies have them too.
+// 3. Seeds: tiles with best buddies on all four sides whose buddies have them too; the eight
+//    best seeds each grow a placement, the one of least total dissimilarity is kept.
 // 4. Placement. Every empty cell next to the placed tiles, inside the grid's bounds (the bounding
 //    box of the placed tiles never exceeds rows x cols), is a slot; a slot ranks the unplaced
 //    tiles by the sum of their normalised dissimilarities to the slot's placed neighbours. The
@@ -15,11 +18,12 @@
 //    when a neighbour arrives or their best or second tile is used elsewhere.
 // 5. Refinement (Pomeranz's segments): the finished placement is cut into segments joined by
 //    best-buddy seams; the largest is kept, the rest removed and placed again around it; the
-//    result is kept when it lowers the total normalised dissimilarity. Repeated while it helps.
-// Cost: O(n^2) per placement in practice (O(n) per re-ranked slot), a few placements.
+//    result is kept when it lowers the total dissimilarity (the three largest segments are
+//    tried in turn). Repeated while it helps.
+// Cost: O(n^2) per placement in practice (O(n) per re-ranked slot), about 2 x (8 + 6) placements:
+// 50-200 ms for 432 tiles on 2 cores, about as much as the MGC compatibility matrix.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -33,23 +37,12 @@ using winnow::puzzle::Compatibility;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 struct Tuning {
-  int norm = 0;          // 0 raw, 1 / second of the first tile, 2 / min(second of both), 3 / geometric mean
-  int refine_rounds = 6;
-  int seam = 0;          // refinement segments: 0 best buddies
-  int prio = 0;          // 0: (bb-all, ratio); 1: ratio only
-  int seeds = 8;         // greedy runs from the best `seeds` seed tiles; least energy wins
-  int segs = 3;          // refinement tries the `segs` largest segments as new seeds
-  int raw_energy = 1;    // energy on raw dissimilarities (1) or normalised (0)
-  static Tuning from_env() {
-    Tuning t;
-    if (const char* s = std::getenv("WINNOW_PUZZLE_SEEDS")) t.seeds = std::atoi(s);
-    if (const char* s = std::getenv("WINNOW_PUZZLE_SEGS")) t.segs = std::atoi(s);
-    if (const char* s = std::getenv("WINNOW_PUZZLE_RAWE")) t.raw_energy = std::atoi(s);
-    if (const char* s = std::getenv("WINNOW_PUZZLE_NORM")) t.norm = std::atoi(s);
-    if (const char* s = std::getenv("WINNOW_PUZZLE_REFINE")) t.refine_rounds = std::atoi(s);
-    if (const char* s = std::getenv("WINNOW_PUZZLE_PRIO")) t.prio = std::atoi(s);
-    return t;
-  }
+  int norm = 0;           // 0 raw; 1 / second of the first tile; 2 / min(seconds); 3 / geometric mean of seconds
+  int refine_rounds = 6;  // segment refinement rounds (each must lower the energy)
+  int prio = 0;           // 0: slots whose best tile is best buddy of all neighbours first; 1: ratio only
+  int seeds = 8;          // greedy runs from the best `seeds` seed tiles; least energy wins
+  int segs = 3;           // refinement tries the `segs` largest segments as new seeds
+  int raw_energy = 1;     // energy on raw dissimilarities (1) or normalised (0)
 };
 
 class Greedy {
@@ -315,10 +308,39 @@ class Greedy {
 
 }  // namespace
 
+namespace {
+
+double raw_energy(const Compatibility& c, int R, int C, const std::vector<int>& at) {
+  double e = 0;
+  for (int r = 0; r < R; ++r)
+    for (int col = 0; col < C; ++col) {
+      const int t = at[r * C + col];
+      if (col + 1 < C) e += c.left_right(t, at[r * C + col + 1]);
+      if (r + 1 < R) e += c.top_bottom(t, at[(r + 1) * C + col]);
+    }
+  return e;
+}
+
+}  // namespace
+
 std::vector<int> greedy(const Compatibility& compat, int rows, int cols) {
   if (compat.n == 1) return {0};
-  Greedy g(compat, rows, cols, Tuning::from_env());
-  return g.run();
+  // Raw dissimilarities and the geometric-mean normalisation make different mistakes (the first
+  // keeps the frame better, the second the seams); the least total raw dissimilarity decides.
+  std::vector<int> best;
+  double best_e = 1e300;
+  for (int norm : {0, 3}) {
+    Tuning t;
+    t.norm = norm;
+    Greedy g(compat, rows, cols, t);
+    std::vector<int> cand = g.run();
+    const double e = raw_energy(compat, rows, cols, cand);
+    if (e < best_e) {
+      best_e = e;
+      best = std::move(cand);
+    }
+  }
+  return best;
 }
 
 }  // namespace winnow::detail::puzzle::cpu
