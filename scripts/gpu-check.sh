@@ -41,7 +41,7 @@ bench() {  # name, command...
 bench compact "$build/bench/bench_compact_gpu" --markdown
 [ -x "$build/bench/bench_label_gpu" ] && bench label "$build/bench/bench_label_gpu" --markdown
 [ -f bench/label_peers.py ] && bench label-peers python3 bench/label_peers.py
-[ -x "$build/bench/bench_puzzle" ] && bench puzzle-3x3 "$build/bench/bench_puzzle" --exhaustive-only
+[ -x "$build/bench/puzzle_bench" ] && bench puzzle "$build/bench/puzzle_bench" --measures mgc
 
 step "summary"
 printf '%s\n' "device: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
