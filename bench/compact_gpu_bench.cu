@@ -1,1 +1,392 @@
-int main() { return 0; }
+// GPU benchmark of stream compaction: every winnow algorithm (stable and unordered variants)
+// against cub::DeviceSelect::If, thrust::copy_if and device-to-device copy bandwidth, all in one
+// run; then 8192x8192 RGBA image compaction + luminance sort against CUB select + CUB radix sort.
+//
+// CUDA events around each call, 3 warm-up calls, median of 25; inputs (and outputs) rotate over
+// enough buffers to exceed twice the L2 cache. Every result of ours is checked against CUB's
+// output on the device (abort on mismatch).
+//
+//   bench_compact_gpu [--quick] [--markdown]
+//     --quick     n = 2^21 and 2^24 only, and a 4096x4096 image
+//     --markdown  also print the table in markdown at the end
+//
+// Columns: median time; ours/CUB = CUB time / our time (> 1: we are faster); copy frac =
+// (4n + 4k bytes) / time over the achieved cudaMemcpy D2D bandwidth (2 * 4n bytes / its time).
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/copy.h>
+#include <thrust/execution_policy.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "winnow/compact.hpp"
+#include "winnow/cuda/compact.hpp"
+
+#define CK(call)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+namespace {
+
+using winnow::CompactAlgorithm;
+using winnow::Order;
+
+__host__ __device__ inline std::uint32_t hash32(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return static_cast<std::uint32_t>(x);
+}
+
+__global__ void fill_random(std::int32_t* p, std::uint64_t n, std::uint64_t seed) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+    p[i] = static_cast<std::int32_t>(hash32(i * 0x9e3779b97f4a7c15ull + seed) >> 1);  // 0 .. 2^31 - 1
+}
+
+// A dark sky with ~8% bright sources.
+__global__ void fill_image(winnow::Rgba8* p, std::uint64_t n, std::uint64_t seed) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::uint32_t h = hash32(i + seed), g = hash32(i ^ (seed << 7));
+    const bool bright = (h % 100) < 8;
+    const std::uint8_t base = bright ? static_cast<std::uint8_t>(60 + g % 196) : static_cast<std::uint8_t>(g % 32);
+    p[i] = winnow::Rgba8{base, static_cast<std::uint8_t>(base ^ (h >> 8 & 7)), static_cast<std::uint8_t>(base ^ (h >> 16 & 7)), 255};
+  }
+}
+
+struct Greater {
+  std::int32_t t;
+  __host__ __device__ bool operator()(std::int32_t x) const { return x > t; }
+};
+
+struct LumaAbove {
+  const winnow::Rgba8* img;
+  std::uint32_t t;
+  __host__ __device__ bool operator()(std::uint32_t i) const { return winnow::luminance_milli(img[i]) > t; }
+};
+
+__global__ void gather_keys(const winnow::Rgba8* img, const std::uint32_t* idx, std::uint32_t k, std::uint32_t* keys) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < k) keys[i] = winnow::luminance_milli(img[idx[i]]);
+}
+
+template <class T>
+__global__ void count_mismatch(const T* a, const T* b, std::uint64_t k, unsigned long long* bad) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < k; i += std::uint64_t{gridDim.x} * blockDim.x)
+    if (a[i] != b[i]) atomicAdd(bad, 1ull);
+}
+
+template <class T>
+T* dalloc(std::size_t count) {
+  void* p = nullptr;
+  CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)));
+  return static_cast<T*>(p);
+}
+
+template <class F>
+double median_ms(F&& f, cudaStream_t s, int reps = 25, int warmup = 3) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int w = 0; w < warmup; ++w) f(w);
+  CK(cudaStreamSynchronize(s));
+  std::vector<float> t;
+  for (int r = 0; r < reps; ++r) {
+    CK(cudaEventRecord(a, s));
+    f(r);
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Row {
+  std::string size, sel, method;
+  double us = 0, ours_over_cub = 0, copy_frac = 0;
+};
+std::vector<Row> g_rows;
+
+void print_row(const Row& r) {
+  std::printf("%-7s %-5s %-26s %10.1f us", r.size.c_str(), r.sel.c_str(), r.method.c_str(), r.us);
+  if (r.ours_over_cub > 0) std::printf("   ours/CUB %5.2fx", r.ours_over_cub); else std::printf("%18s", "");
+  if (r.copy_frac > 0) std::printf("   copy frac %5.2f", r.copy_frac);
+  std::printf("\n");
+  std::fflush(stdout);
+  g_rows.push_back(r);
+}
+
+struct Variant {
+  const char* name;
+  CompactAlgorithm algorithm;
+  Order order;
+};
+const Variant kVariants[] = {
+    {"single_pass stable", CompactAlgorithm::single_pass, Order::stable},
+    {"single_pass any", CompactAlgorithm::single_pass, Order::any},
+    {"block_ballot stable", CompactAlgorithm::block_ballot, Order::stable},
+    {"block_ballot any", CompactAlgorithm::block_ballot, Order::any},
+    {"group_scan", CompactAlgorithm::group_scan, Order::stable},
+    {"histopyramid", CompactAlgorithm::histopyramid, Order::stable},
+};
+
+std::string pow2_name(std::uint64_t n) {
+  int e = 0;
+  while ((std::uint64_t{1} << e) < n) ++e;
+  return "2^" + std::to_string(e);
+}
+
+void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, cudaStream_t s) {
+  const double sels[] = {0.01, 0.50, 0.99};
+  for (std::uint64_t n : sizes) {
+    const std::size_t bytes = n * sizeof(std::int32_t);
+    const int buffers = static_cast<int>(std::clamp<std::uint64_t>((2 * l2_bytes + bytes - 1) / bytes, 2, 16));
+    std::vector<std::int32_t*> in(buffers), out(buffers);
+    for (int b = 0; b < buffers; ++b) {
+      in[b] = dalloc<std::int32_t>(n);
+      out[b] = dalloc<std::int32_t>(n);
+      fill_random<<<1024, 256, 0, s>>>(in[b], n, 1234567ull * (b + 1));
+      CK(cudaGetLastError());
+    }
+    std::int32_t* ref = dalloc<std::int32_t>(n);
+    std::int32_t* sorted_a = dalloc<std::int32_t>(n);
+    std::int32_t* sorted_b = dalloc<std::int32_t>(n);
+    auto* d_num = dalloc<std::uint64_t>(1);
+    auto* d_bad = dalloc<unsigned long long>(1);
+    auto* d_count = dalloc<std::uint64_t>(1);
+
+    const double copy_ms = median_ms([&](int r) {
+      CK(cudaMemcpyAsync(out[r % buffers], in[r % buffers], bytes, cudaMemcpyDeviceToDevice, s));
+    }, s);
+    const double copy_bps = 2.0 * bytes / (copy_ms * 1e-3);
+    print_row({pow2_name(n), "-", "cudaMemcpy D2D", copy_ms * 1e3, 0, 0});
+    std::printf("%-7s %-5s copy bandwidth %.0f GB/s (read + write)\n", pow2_name(n).c_str(), "-", copy_bps / 1e9);
+
+    for (double sel : sels) {
+      const auto t = static_cast<std::int32_t>((1.0 - sel) * 2147483647.0);
+      const Greater op{t};
+      const winnow::Predicate pred = winnow::where(winnow::CompareOp::greater, t);
+      char sel_name[16];
+      std::snprintf(sel_name, sizeof sel_name, "%d%%", static_cast<int>(sel * 100 + 0.5));
+
+      // CUB
+      std::size_t cub_bytes = 0;
+      CK(cub::DeviceSelect::If(nullptr, cub_bytes, in[0], out[0], d_num, static_cast<std::int64_t>(n), op, s));
+      void* cub_temp = dalloc<char>(cub_bytes);
+      CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[0], ref, d_num, static_cast<std::int64_t>(n), op, s));
+      std::uint64_t k = 0;
+      CK(cudaMemcpyAsync(&k, d_num, sizeof k, cudaMemcpyDeviceToHost, s));
+      CK(cudaStreamSynchronize(s));
+      const double moved = 4.0 * n + 4.0 * k;
+      const double cub_ms = median_ms([&](int r) {
+        CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
+                                 static_cast<std::int64_t>(n), op, s));
+      }, s);
+      print_row({pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
+
+      const double thrust_ms = median_ms([&](int r) {
+        thrust::copy_if(thrust::cuda::par.on(s), in[r % buffers], in[r % buffers] + n, out[r % buffers], op);
+      }, s);
+      print_row({pow2_name(n), sel_name, "thrust::copy_if", thrust_ms * 1e3, cub_ms / thrust_ms,
+                 moved / (thrust_ms * 1e-3) / copy_bps});
+
+      for (const Variant& v : kVariants) {
+        winnow::CompactOptions o;
+        o.algorithm = v.algorithm;
+        o.order = v.order;
+        std::size_t temp_bytes = 0;
+        winnow::cuda::compact<std::int32_t>(nullptr, temp_bytes, in[0], n, out[0], d_count, pred, o, s);
+        void* temp = dalloc<char>(temp_bytes);
+        // verify on buffer 0 against CUB
+        CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
+        winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[0], n, out[0], d_count, pred, o, s);
+        std::uint64_t kk = 0;
+        CK(cudaMemcpyAsync(&kk, d_count, sizeof kk, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        if (kk != k) {
+          std::fprintf(stderr, "MISMATCH %s n=%llu sel=%s: count %llu, CUB %llu\n", v.name, (unsigned long long)n,
+                       sel_name, (unsigned long long)kk, (unsigned long long)k);
+          std::abort();
+        }
+        const std::int32_t* a = out[0];
+        const std::int32_t* b = ref;
+        if (v.order == Order::any && k > 0) {
+          std::size_t sb = 0;
+          CK(cub::DeviceRadixSort::SortKeys(nullptr, sb, out[0], sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
+          void* st = dalloc<char>(sb);
+          CK(cub::DeviceRadixSort::SortKeys(st, sb, out[0], sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
+          CK(cub::DeviceRadixSort::SortKeys(st, sb, ref, sorted_b, static_cast<std::int64_t>(k), 0, 32, s));
+          CK(cudaFree(st));
+          a = sorted_a;
+          b = sorted_b;
+        }
+        CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
+        count_mismatch<<<1024, 256, 0, s>>>(a, b, k, d_bad);
+        CK(cudaGetLastError());
+        unsigned long long bad = 0;
+        CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        if (bad) {
+          std::fprintf(stderr, "MISMATCH %s n=%llu sel=%s: %llu elements differ from CUB\n", v.name,
+                       (unsigned long long)n, sel_name, bad);
+          std::abort();
+        }
+        const double ms = median_ms([&](int r) {
+          winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[r % buffers], n, out[r % buffers], d_count, pred, o,
+                                              s);
+        }, s);
+        print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
+        CK(cudaFree(temp));
+      }
+      CK(cudaFree(cub_temp));
+    }
+    for (int b = 0; b < buffers; ++b) {
+      CK(cudaFree(in[b]));
+      CK(cudaFree(out[b]));
+    }
+    for (void* p : {(void*)ref, (void*)sorted_a, (void*)sorted_b, (void*)d_num, (void*)d_bad, (void*)d_count}) CK(cudaFree(p));
+  }
+}
+
+void bench_image(int side, cudaStream_t s) {
+  const std::uint64_t n = std::uint64_t(side) * side;
+  const std::string size = std::to_string(side) + "^2";
+  auto* img = dalloc<winnow::Rgba8>(n);
+  fill_image<<<1024, 256, 0, s>>>(img, n, 42);
+  CK(cudaGetLastError());
+  const std::uint32_t thr = 40000;  // luminance > 40
+  auto* idx_ours = dalloc<std::uint32_t>(n);
+  auto* idx_cub = dalloc<std::uint32_t>(n);
+  auto* keys = dalloc<std::uint32_t>(n);
+  auto* keys_sorted = dalloc<std::uint32_t>(n);
+  auto* idx_sorted_ours = dalloc<std::uint32_t>(n);
+  auto* idx_sorted_cub = dalloc<std::uint32_t>(n);
+  auto* d_count = dalloc<std::uint64_t>(1);
+  auto* d_num = dalloc<std::uint64_t>(1);
+  auto* d_bad = dalloc<unsigned long long>(1);
+
+  const winnow::Predicate pred = winnow::where_luminance(winnow::CompareOp::greater, 40.0);
+  winnow::CompactOptions o;  // automatic = single_pass, stable
+  std::size_t ours_bytes = 0;
+  winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(nullptr, ours_bytes, img, n, idx_ours, d_count, pred, o, s);
+  void* ours_temp = dalloc<char>(ours_bytes);
+  const LumaAbove op{img, thr};
+  thrust::counting_iterator<std::uint32_t> first(0);
+  std::size_t cub_bytes = 0;
+  CK(cub::DeviceSelect::If(nullptr, cub_bytes, first, idx_cub, d_num, static_cast<std::int64_t>(n), op, s));
+  void* cub_temp = dalloc<char>(cub_bytes);
+  std::size_t sort_bytes = 0;
+  CK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys, keys_sorted, idx_ours, idx_sorted_ours,
+                                                static_cast<std::int64_t>(n), 0, 18, s));
+  void* sort_temp = dalloc<char>(sort_bytes);
+
+  auto sort_by_key = [&](const std::uint32_t* idx, std::uint32_t* idx_sorted, std::uint64_t k) {
+    if (k == 0) return;
+    gather_keys<<<(k + 255) / 256, 256, 0, s>>>(img, idx, static_cast<std::uint32_t>(k), keys);
+    CK(cudaGetLastError());
+    CK(cub::DeviceRadixSort::SortPairsDescending(sort_temp, sort_bytes, keys, keys_sorted, idx, idx_sorted,
+                                                  static_cast<std::int64_t>(k), 0, 18, s));
+  };
+  auto ours = [&](bool sort) {
+    winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(ours_temp, ours_bytes, img, n, idx_ours, d_count, pred,
+                                                                o, s);
+    if (!sort) return std::uint64_t{0};
+    std::uint64_t k = 0;
+    CK(cudaMemcpyAsync(&k, d_count, sizeof k, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    sort_by_key(idx_ours, idx_sorted_ours, k);
+    return k;
+  };
+  auto cub = [&](bool sort) {
+    CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, idx_cub, d_num, static_cast<std::int64_t>(n), op, s));
+    if (!sort) return std::uint64_t{0};
+    std::uint64_t k = 0;
+    CK(cudaMemcpyAsync(&k, d_num, sizeof k, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    sort_by_key(idx_cub, idx_sorted_cub, k);
+    return k;
+  };
+  const std::uint64_t k1 = ours(true), k2 = cub(true);
+  CK(cudaStreamSynchronize(s));
+  if (k1 != k2) {
+    std::fprintf(stderr, "MISMATCH image compaction: %llu kept, CUB %llu\n", (unsigned long long)k1, (unsigned long long)k2);
+    std::abort();
+  }
+  CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
+  count_mismatch<<<1024, 256, 0, s>>>(idx_ours, idx_cub, k1, d_bad);
+  count_mismatch<<<1024, 256, 0, s>>>(idx_sorted_ours, idx_sorted_cub, k1, d_bad);
+  unsigned long long bad = 0;
+  CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
+  CK(cudaStreamSynchronize(s));
+  if (bad) {
+    std::fprintf(stderr, "MISMATCH image compaction: %llu indices differ from CUB\n", bad);
+    std::abort();
+  }
+  char sel[16];
+  std::snprintf(sel, sizeof sel, "%.0f%%", 100.0 * k1 / n);
+  const double cub_c = median_ms([&](int) { cub(false); }, s);
+  const double ours_c = median_ms([&](int) { ours(false); }, s);
+  const double cub_all = median_ms([&](int) { cub(true); }, s);
+  const double ours_all = median_ms([&](int) { ours(true); }, s);
+  print_row({size, sel, "image: CUB select", cub_c * 1e3, 1.0, 0});
+  print_row({size, sel, "image: ours compact", ours_c * 1e3, cub_c / ours_c, 0});
+  print_row({size, sel, "image: CUB select+sort", cub_all * 1e3, 1.0, 0});
+  print_row({size, sel, "image: ours compact+sort", ours_all * 1e3, cub_all / ours_all, 0});
+  for (void* p : {(void*)img, (void*)idx_ours, (void*)idx_cub, (void*)keys, (void*)keys_sorted, (void*)idx_sorted_ours,
+                  (void*)idx_sorted_cub, (void*)d_count, (void*)d_num, (void*)d_bad, ours_temp, cub_temp, sort_temp})
+    CK(cudaFree(p));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false, markdown = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--markdown")) markdown = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--quick] [--markdown]\n", argv[0]);
+      return 2;
+    }
+  }
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, dev));
+  std::printf("device: %s, %d SMs, L2 %d MiB, %.0f GiB\n", prop.name, prop.multiProcessorCount,
+              prop.l2CacheSize >> 20, prop.totalGlobalMem / 1073741824.0);
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 21, std::uint64_t{1} << 24};
+  if (!quick) sizes.push_back(std::uint64_t{1} << 28);
+  bench_streams(sizes, prop.l2CacheSize, s);
+  bench_image(quick ? 4096 : 8192, s);
+  if (markdown) {
+    std::printf("\n| n | kept | method | median time (us) | ours/CUB | copy frac |\n|---|---|---|---:|---:|---:|\n");
+    for (const Row& r : g_rows) {
+      std::printf("| %s | %s | %s | %.1f | ", r.size.c_str(), r.sel.c_str(), r.method.c_str(), r.us);
+      if (r.ours_over_cub > 0) std::printf("%.2fx | ", r.ours_over_cub); else std::printf(" | ");
+      if (r.copy_frac > 0) std::printf("%.2f |\n", r.copy_frac); else std::printf(" |\n");
+    }
+  }
+  CK(cudaStreamDestroy(s));
+  return 0;
+}

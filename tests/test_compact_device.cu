@@ -1,0 +1,448 @@
+// Device API of stream compaction (winnow/cuda/compact.hpp): temporary-storage sizing call,
+// DeviceAllocator overload, flagged and index forms, count in device memory, no host
+// synchronisation (checked by capturing the calls into a CUDA graph), poisoned outputs, random
+// data, and n > 2^32 when the GPU has the memory.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/gpu_guard.hpp"
+#include "winnow/compact.hpp"
+#include "winnow/error.hpp"
+#include "winnow/cuda/compact.hpp"
+
+namespace {
+
+using winnow::CompactAlgorithm;
+using winnow::CompactOptions;
+using winnow::Order;
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+template <class T>
+struct Dev {
+  T* p = nullptr;
+  std::size_t n = 0;
+  explicit Dev(std::size_t count) : n(count) {
+    if (cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) p = nullptr;
+  }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  void upload(const std::vector<T>& v) { ASSERT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess); }
+  std::vector<T> download(std::size_t count) const {
+    std::vector<T> v(count);
+    if (count) EXPECT_EQ(cudaMemcpy(v.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  }
+  void poison() { ASSERT_EQ(cudaMemset(p, 0xA5, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess); }
+};
+
+struct Variant {
+  CompactAlgorithm algorithm;
+  Order order;
+};
+const Variant kVariants[] = {
+    {CompactAlgorithm::automatic, Order::stable},    {CompactAlgorithm::single_pass, Order::stable},
+    {CompactAlgorithm::single_pass, Order::any},     {CompactAlgorithm::block_ballot, Order::stable},
+    {CompactAlgorithm::block_ballot, Order::any},    {CompactAlgorithm::group_scan, Order::stable},
+    {CompactAlgorithm::histopyramid, Order::stable},
+};
+std::string name(const Variant& v) {
+  return std::string(winnow::to_string(v.algorithm)) + (v.order == Order::stable ? "/stable" : "/any");
+}
+
+const std::uint64_t kSizes[] = {0, 1, 31, 32, 33, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
+                                8191, 8192, 8193, 100000, (1u << 20) + 7};
+
+template <class T>
+void expect_same(std::vector<T> got, std::vector<T> want, Order order, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  if (order == Order::any) {
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << what << " at " << i;
+}
+
+// Random int32 in [0, 1000) and thresholds for ~0%, 1%, 50%, 99%, 100% kept.
+TEST(CompactDevice, ValuesIndicesSizingCallAllVariants) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::mt19937_64 rng(7);
+  for (std::uint64_t n : kSizes) {
+    std::vector<std::int32_t> h(n);
+    for (auto& x : h) x = static_cast<std::int32_t>(rng() % 1000);
+    Dev<std::int32_t> d_in(n), d_out(n);
+    Dev<std::uint32_t> d_idx32(n);
+    Dev<std::uint64_t> d_idx64(n), d_count(1);
+    d_in.upload(h);
+    for (int t : {1000, 989, 499, 9, -1}) {
+      std::vector<std::int32_t> want;
+      std::vector<std::uint64_t> want_idx;
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (h[i] > t) {
+          want.push_back(h[i]);
+          want_idx.push_back(i);
+        }
+      const auto pred = winnow::where(winnow::CompareOp::greater, std::int32_t{t});
+      for (const Variant& v : kVariants) {
+        const std::string what = name(v) + " n=" + std::to_string(n) + " t=" + std::to_string(t);
+        CompactOptions o;
+        o.algorithm = v.algorithm;
+        o.order = v.order;
+        std::size_t bytes = 0;
+        winnow::cuda::compact<std::int32_t>(nullptr, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, nullptr);
+        ASSERT_GT(bytes, 0u) << what;
+        Dev<unsigned char> temp(bytes);
+        d_out.poison();
+        d_count.poison();
+        winnow::cuda::compact<std::int32_t>(temp.p, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, nullptr);
+        const std::uint64_t k = d_count.download(1)[0];
+        ASSERT_EQ(k, want.size()) << what;
+        expect_same(d_out.download(k), want, v.order, what);
+
+        std::size_t ib = 0;
+        winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(nullptr, ib, d_in.p, n, d_idx64.p, d_count.p, pred, o,
+                                                                   nullptr);
+        Dev<unsigned char> itemp(ib);
+        d_idx64.poison();
+        winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(itemp.p, ib, d_in.p, n, d_idx64.p, d_count.p, pred,
+                                                                   o, nullptr);
+        ASSERT_EQ(d_count.download(1)[0], want.size()) << what;
+        expect_same(d_idx64.download(want.size()), want_idx, v.order, what + " idx64");
+        d_idx32.poison();
+        std::size_t ib32 = 0;
+        winnow::cuda::compact_indices<std::int32_t, std::uint32_t>(nullptr, ib32, d_in.p, n, d_idx32.p, d_count.p, pred,
+                                                                   o, nullptr);
+        Dev<unsigned char> itemp32(ib32);
+        winnow::cuda::compact_indices<std::int32_t, std::uint32_t>(itemp32.p, ib32, d_in.p, n, d_idx32.p, d_count.p,
+                                                                   pred, o, nullptr);
+        ASSERT_EQ(d_count.download(1)[0], want.size()) << what;
+        std::vector<std::uint32_t> want32(want_idx.begin(), want_idx.end());
+        expect_same(d_idx32.download(want.size()), want32, v.order, what + " idx32");
+      }
+    }
+  }
+}
+
+// Every element size, unaligned inputs (the scalar-load path), a 2^24 + 7 run.
+template <class T>
+std::vector<T> random_values(std::uint64_t n, std::mt19937_64& rng) {
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    if constexpr (std::is_same_v<T, winnow::Rgba8>)
+      x = winnow::Rgba8{static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()),
+                        static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng())};
+    else if constexpr (std::is_same_v<T, winnow::RgbaF32>)
+      x = winnow::RgbaF32{float(rng() % 256), float(rng() % 256), float(rng() % 256), float(rng() % 256)};
+    else
+      x = static_cast<T>(rng() % 200);
+  }
+  return v;
+}
+template <class T>
+winnow::Predicate pred_for() {
+  if constexpr (std::is_same_v<T, winnow::Rgba8> || std::is_same_v<T, winnow::RgbaF32>)
+    return winnow::where_luminance(winnow::CompareOp::greater, 100.0);
+  else
+    return winnow::where(winnow::CompareOp::less, static_cast<T>(90));
+}
+
+template <class T>
+void check_type(std::uint64_t n, std::uint64_t offset) {
+  std::mt19937_64 rng(n + offset);
+  std::vector<T> h = random_values<T>(n + offset, rng);
+  const winnow::Predicate pred = pred_for<T>();
+  std::vector<T> want;
+  for (std::uint64_t i = offset; i < n + offset; ++i)
+    if (winnow::matches(pred, h[i])) want.push_back(h[i]);
+  Dev<T> d_in(n + offset), d_out(n);
+  Dev<std::uint64_t> d_count(1);
+  d_in.upload(h);
+  for (const Variant& v : kVariants) {
+    if (n > (1u << 22) && v.algorithm != CompactAlgorithm::single_pass) continue;
+    CompactOptions o;
+    o.algorithm = v.algorithm;
+    o.order = v.order;
+    std::size_t bytes = 0;
+    winnow::cuda::compact<T>(nullptr, bytes, d_in.p + offset, n, d_out.p, d_count.p, pred, o, nullptr);
+    Dev<unsigned char> temp(bytes);
+    d_out.poison();
+    winnow::cuda::compact<T>(temp.p, bytes, d_in.p + offset, n, d_out.p, d_count.p, pred, o, nullptr);
+    const std::uint64_t k = d_count.download(1)[0];
+    ASSERT_EQ(k, want.size()) << name(v) << " size " << sizeof(T) << " n " << n;
+    auto got = d_out.download(k);
+    if (v.order == Order::stable) {
+      for (std::size_t i = 0; i < k; ++i) ASSERT_TRUE(got[i] == want[i]) << name(v) << " at " << i;
+    } else {
+      auto key = [](const T& a) {
+        std::array<unsigned char, sizeof(T)> b;
+        std::memcpy(b.data(), &a, sizeof(T));
+        return b;
+      };
+      std::vector<std::array<unsigned char, sizeof(T)>> a, b;
+      for (auto& x : got) a.push_back(key(x));
+      for (auto& x : want) b.push_back(key(x));
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      ASSERT_TRUE(a == b) << name(v);
+    }
+  }
+}
+
+TEST(CompactDevice, EveryElementSizeAlignedAndUnaligned) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  for (std::uint64_t n : {std::uint64_t{33}, std::uint64_t{5000}, std::uint64_t{(1u << 20) + 7}})
+    for (std::uint64_t off : {0, 1}) {
+      check_type<std::uint8_t>(n, off);
+      check_type<std::uint16_t>(n, off);
+      check_type<float>(n, off);
+      check_type<winnow::Rgba8>(n, off);
+      check_type<double>(n, off);
+      check_type<winnow::RgbaF32>(n, off);
+    }
+}
+
+TEST(CompactDevice, Large2Pow24Plus7) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  check_type<std::int32_t>((1u << 24) + 7, 0);
+  check_type<std::uint8_t>((1u << 24) + 7, 0);
+}
+
+TEST(CompactDevice, FlaggedValuesAndIndices) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::mt19937_64 rng(11);
+  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{4097}, std::uint64_t{(1u << 20) + 7}}) {
+    std::vector<double> h(n);
+    std::vector<std::uint8_t> f(n);
+    for (auto& x : h) x = static_cast<double>(rng() % 100000) * 0.5;
+    for (auto& x : f) x = (rng() % 3 == 0) ? static_cast<std::uint8_t>(1 + rng() % 255) : 0;
+    std::vector<double> want;
+    std::vector<std::uint32_t> want_idx;
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (f[i]) {
+        want.push_back(h[i]);
+        want_idx.push_back(static_cast<std::uint32_t>(i));
+      }
+    Dev<double> d_in(n), d_out(n);
+    Dev<std::uint8_t> d_f(n);
+    Dev<std::uint32_t> d_idx(n);
+    Dev<std::uint64_t> d_count(1);
+    d_in.upload(h);
+    d_f.upload(f);
+    for (const Variant& v : kVariants) {
+      CompactOptions o;
+      o.algorithm = v.algorithm;
+      o.order = v.order;
+      std::size_t bytes = 0;
+      winnow::cuda::compact_flagged<double>(nullptr, bytes, d_in.p, d_f.p, n, d_out.p, d_count.p, o, nullptr);
+      Dev<unsigned char> temp(bytes);
+      d_out.poison();
+      winnow::cuda::compact_flagged<double>(temp.p, bytes, d_in.p, d_f.p, n, d_out.p, d_count.p, o, nullptr);
+      ASSERT_EQ(d_count.download(1)[0], want.size()) << name(v);
+      expect_same(d_out.download(want.size()), want, v.order, name(v) + " flagged");
+
+      std::size_t ib = 0;
+      winnow::cuda::compact_flagged_indices(nullptr, ib, d_f.p, n, d_idx.p, d_count.p, o, nullptr);
+      Dev<unsigned char> itemp(ib);
+      d_idx.poison();
+      winnow::cuda::compact_flagged_indices(itemp.p, ib, d_f.p, n, d_idx.p, d_count.p, o, nullptr);
+      ASSERT_EQ(d_count.download(1)[0], want.size()) << name(v);
+      expect_same(d_idx.download(want.size()), want_idx, v.order, name(v) + " flagged indices");
+    }
+  }
+}
+
+class CountingAllocator : public winnow::cuda::DeviceAllocator {
+ public:
+  void* allocate(std::size_t bytes, cudaStream_t stream) override {
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) return nullptr;
+    ++allocations;
+    last_bytes = bytes;
+    return p;
+  }
+  void deallocate(void* p, std::size_t bytes, cudaStream_t stream) override {
+    EXPECT_EQ(bytes, last_bytes);
+    ++releases;
+    cudaFreeAsync(p, stream);
+  }
+  int allocations = 0, releases = 0;
+  std::size_t last_bytes = 0;
+};
+
+TEST(CompactDevice, DeviceAllocatorOverloads) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::uint64_t n = 300000;
+  std::mt19937_64 rng(3);
+  std::vector<float> h(n);
+  for (auto& x : h) x = static_cast<float>(rng() % 1000) / 10.0f;
+  std::vector<std::uint8_t> f(n);
+  for (auto& x : f) x = rng() % 2;
+  const auto pred = winnow::where(winnow::CompareOp::greater_equal, 50.0f);
+  std::vector<float> want, want_f;
+  std::vector<std::uint64_t> want_idx;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (h[i] >= 50.0f) {
+      want.push_back(h[i]);
+      want_idx.push_back(i);
+    }
+    if (f[i]) want_f.push_back(h[i]);
+  }
+  Dev<float> d_in(n), d_out(n);
+  Dev<std::uint8_t> d_f(n);
+  Dev<std::uint64_t> d_idx(n), d_count(1);
+  d_in.upload(h);
+  d_f.upload(f);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CountingAllocator alloc;
+  for (const Variant& v : kVariants) {
+    CompactOptions o;
+    o.algorithm = v.algorithm;
+    o.order = v.order;
+    d_out.poison();
+    winnow::cuda::compact<float>(alloc, d_in.p, n, d_out.p, d_count.p, pred, o, s);
+    CUDA_OK(cudaStreamSynchronize(s));
+    ASSERT_EQ(d_count.download(1)[0], want.size());
+    expect_same(d_out.download(want.size()), want, v.order, name(v) + " alloc");
+    d_idx.poison();
+    winnow::cuda::compact_indices<float, std::uint64_t>(alloc, d_in.p, n, d_idx.p, d_count.p, pred, o, s);
+    CUDA_OK(cudaStreamSynchronize(s));
+    expect_same(d_idx.download(want.size()), want_idx, v.order, name(v) + " alloc idx");
+    d_out.poison();
+    winnow::cuda::compact_flagged<float>(alloc, d_in.p, d_f.p, n, d_out.p, d_count.p, o, s);
+    CUDA_OK(cudaStreamSynchronize(s));
+    ASSERT_EQ(d_count.download(1)[0], want_f.size());
+    expect_same(d_out.download(want_f.size()), want_f, v.order, name(v) + " alloc flagged");
+  }
+  EXPECT_EQ(alloc.allocations, 3 * static_cast<int>(std::size(kVariants)));
+  EXPECT_EQ(alloc.releases, alloc.allocations);
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+// A synchronising call inside stream capture fails the capture: every algorithm must enqueue
+// only stream-ordered work, so it can be captured into a graph and replayed.
+TEST(CompactDevice, NoHostSynchronisationGraphCapture) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::uint64_t n = (1u << 20) + 7;
+  std::mt19937_64 rng(5);
+  std::vector<std::uint16_t> h(n);
+  for (auto& x : h) x = static_cast<std::uint16_t>(rng());
+  const auto pred = winnow::where(winnow::CompareOp::greater, std::uint16_t{60000});
+  std::vector<std::uint16_t> want;
+  for (auto x : h)
+    if (x > 60000) want.push_back(x);
+  Dev<std::uint16_t> d_in(n), d_out(n);
+  Dev<std::uint64_t> d_count(1);
+  d_in.upload(h);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (const Variant& v : kVariants) {
+    CompactOptions o;
+    o.algorithm = v.algorithm;
+    o.order = v.order;
+    std::size_t bytes = 0;
+    winnow::cuda::compact<std::uint16_t>(nullptr, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, s);
+    Dev<unsigned char> temp(bytes);
+    d_out.poison();
+    d_count.poison();
+    cudaGraph_t graph;
+    CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    winnow::cuda::compact<std::uint16_t>(temp.p, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, s);
+    CUDA_OK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < 2; ++rep) CUDA_OK(cudaGraphLaunch(exec, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    ASSERT_EQ(d_count.download(1)[0], want.size()) << name(v);
+    expect_same(d_out.download(want.size()), want, v.order, name(v) + " graph");
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+  }
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST(CompactDevice, TooLittleTemporaryStorageThrows) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  Dev<std::int32_t> d_in(100000), d_out(100000);
+  Dev<std::uint64_t> d_count(1);
+  Dev<unsigned char> temp(16);
+  std::size_t bytes = 16;
+  CompactOptions o;
+  o.algorithm = CompactAlgorithm::block_ballot;
+  EXPECT_THROW(winnow::cuda::compact<std::int32_t>(temp.p, bytes, d_in.p, 100000, d_out.p, d_count.p,
+                                                   winnow::nonzero(), o, nullptr),
+               winnow::Error);
+}
+
+// n > 2^32 uint8 elements: in[i] = i % 251, keep x > 200, so out[j] = 201 + j % 50 and the
+// index of out[j] is (j / 50) * 251 + 201 + j % 50. Checked on the device.
+__global__ void fill_mod251(std::uint8_t* p, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+    p[i] = static_cast<std::uint8_t>(i % 251);
+}
+__global__ void check_mod251(const std::uint8_t* out, const std::uint64_t* idx, std::uint64_t k,
+                             unsigned long long* bad) {
+  for (std::uint64_t j = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; j < k; j += std::uint64_t{gridDim.x} * blockDim.x) {
+    if (out && out[j] != 201 + j % 50) atomicAdd(bad, 1ull);
+    if (idx && idx[j] != (j / 50) * 251 + 201 + j % 50) atomicAdd(bad, 1ull);
+  }
+}
+
+TEST(CompactDevice, MoreThan2Pow32Elements) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::uint64_t n = (std::uint64_t{1} << 32) + 1000;
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  if (free_b < 3 * n + (std::uint64_t{1} << 30)) GTEST_SKIP() << "needs ~13 GiB of free GPU memory";
+  std::uint64_t want = (n / 251) * 50;
+  for (std::uint64_t r = (n / 251) * 251; r < n; ++r)
+    if (r % 251 > 200) ++want;
+  Dev<std::uint8_t> d_in(n), d_out(n);
+  Dev<std::uint64_t> d_count(1);
+  Dev<unsigned long long> d_bad(1);
+  ASSERT_NE(d_in.p, nullptr);
+  ASSERT_NE(d_out.p, nullptr);
+  fill_mod251<<<4096, 256>>>(d_in.p, n);
+  CUDA_OK(cudaGetLastError());
+  const auto pred = winnow::where(winnow::CompareOp::greater, std::uint8_t{200});
+  for (CompactAlgorithm a : {CompactAlgorithm::single_pass, CompactAlgorithm::block_ballot,
+                             CompactAlgorithm::histopyramid, CompactAlgorithm::group_scan}) {
+    CompactOptions o;
+    o.algorithm = a;
+    std::size_t bytes = 0;
+    winnow::cuda::compact<std::uint8_t>(nullptr, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, nullptr);
+    Dev<unsigned char> temp(bytes);
+    CUDA_OK(cudaMemset(d_out.p, 0, n));
+    winnow::cuda::compact<std::uint8_t>(temp.p, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, nullptr);
+    ASSERT_EQ(d_count.download(1)[0], want) << winnow::to_string(a);
+    CUDA_OK(cudaMemset(d_bad.p, 0, 8));
+    check_mod251<<<4096, 256>>>(d_out.p, nullptr, want, d_bad.p);
+    ASSERT_EQ(d_bad.download(1)[0], 0u) << winnow::to_string(a);
+  }
+  if (free_b > 3 * n + 8 * want + (std::uint64_t{2} << 30)) {
+    Dev<std::uint64_t> d_idx(want);
+    ASSERT_NE(d_idx.p, nullptr);
+    CompactOptions o;
+    std::size_t bytes = 0;
+    winnow::cuda::compact_indices<std::uint8_t, std::uint64_t>(nullptr, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o,
+                                                               nullptr);
+    Dev<unsigned char> temp(bytes);
+    winnow::cuda::compact_indices<std::uint8_t, std::uint64_t>(temp.p, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o,
+                                                               nullptr);
+    ASSERT_EQ(d_count.download(1)[0], want);
+    CUDA_OK(cudaMemset(d_bad.p, 0, 8));
+    check_mod251<<<4096, 256>>>(nullptr, d_idx.p, want, d_bad.p);
+    ASSERT_EQ(d_bad.download(1)[0], 0u);
+  }
+}
+
+}  // namespace
