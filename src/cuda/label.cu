@@ -68,12 +68,19 @@ __device__ __forceinline__ bool fg(const std::uint8_t* m, const Geo& g, int x, i
   return x >= 0 && y >= 0 && x < g.W && y < g.H && m[static_cast<long long>(y) * g.mstride + x] != 0;
 }
 
+// Find with path halving. A halving store writes an ancestor (a smaller key) over a parent, so it
+// never creates a cycle; racing with an atomicMin link it may replace the new parent by an older
+// ancestor, but the linking thread then retries with that old parent (see unite), so the sets
+// stay connected. Without it, long chains (giant components) make every find walk O(chain).
 template <int B>
-__device__ std::uint32_t find(const std::uint32_t* P, std::uint32_t k, const Geo& g) {
+__device__ std::uint32_t find(std::uint32_t* P, std::uint32_t k, const Geo& g) {
   for (;;) {
-    const std::uint32_t p = __ldcg(P + node_of<B>(k, g));
+    const std::uint32_t n = node_of<B>(k, g);
+    const std::uint32_t p = __ldcg(P + n);
     if (p == k) return k;
-    k = p;
+    const std::uint32_t gp = __ldcg(P + node_of<B>(p, g));
+    if (gp != p) __stcg(P + n, gp);
+    k = gp;
   }
 }
 template <int B>
@@ -281,7 +288,7 @@ __global__ void __launch_bounds__(kNumThreads) count_kernel(const std::uint32_t*
     std::uint32_t c = 0, node;
 #pragma unroll
     for (int j = 0; j < kNumItems; ++j)
-      c += first_in_row<B>(P, g, y, blockIdx.x * kChunk + j * kNumThreads + threadIdx.x, node);
+      c += first_in_row<B>(P, g, y, blockIdx.x * kChunk + threadIdx.x * kNumItems + j, node);
     const std::uint32_t total = Reduce(tmp).Sum(c);
     if (threadIdx.x == 0) counts[static_cast<long long>(y) * nchunks + blockIdx.x] = total;
     __syncthreads();
@@ -298,7 +305,8 @@ __global__ void __launch_bounds__(kNumThreads)
     std::uint32_t nodes[kNumItems], c = 0;
 #pragma unroll
     for (int j = 0; j < kNumItems; ++j) {
-      f[j] = first_in_row<B>(P, g, y, blockIdx.x * kChunk + j * kNumThreads + threadIdx.x, nodes[j]);
+      // blocked: thread t owns flags 4t..4t+3, so the block scan ranks them in row order
+      f[j] = first_in_row<B>(P, g, y, blockIdx.x * kChunk + threadIdx.x * kNumItems + j, nodes[j]);
       c += f[j];
     }
     std::uint32_t before;
@@ -343,10 +351,11 @@ __device__ void flush_global(RawComponentStats* st, const Run& r, std::uint64_t 
             static_cast<unsigned long long>(r.sxr + static_cast<std::uint64_t>(r.area) * xbase));
   atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_y),
             static_cast<unsigned long long>(r.syr + static_cast<std::uint64_t>(r.area) * ybase));
-  if (r.mnx < __ldcg(&s.left)) atomicMin(&s.left, r.mnx);
-  if (r.mxx > __ldcg(&s.right)) atomicMax(&s.right, r.mxx);
-  if (r.mny < __ldcg(&s.top)) atomicMin(&s.top, r.mny);
-  if (r.mxy > __ldcg(&s.bottom)) atomicMax(&s.bottom, r.mxy);
+  // Fire-and-forget reductions (results unused): cheaper than reading first for small labels.
+  atomicMin(&s.left, r.mnx);
+  atomicMax(&s.right, r.mxx);
+  atomicMin(&s.top, r.mny);
+  atomicMax(&s.bottom, r.mxy);
 }
 
 template <int B, int K>
