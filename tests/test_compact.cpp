@@ -1,1 +1,590 @@
+// Stream compaction: every (algorithm, backend) variant x element type against std::copy_if.
+//
+// Test names: Variants/CompactTest.<Body>/<backend>_<algorithm>_<order>_<type>. The list of
+// variants is fixed (every pair the library knows), so CUDA variants appear everywhere and show as
+// skipped where no device answers; a separate test checks that compact_variants() is covered.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/gpu_guard.hpp"
+#include "winnow/compact.hpp"
+#include "winnow/error.hpp"
+
+namespace {
+
+using winnow::Backend;
+using winnow::CompactAlgorithm;
+using winnow::CompactOptions;
+using winnow::CompactVariant;
+using winnow::CompareOp;
+using winnow::Order;
+using winnow::Predicate;
+using winnow::Rgba8;
+using winnow::RgbaF32;
+
+// ------------------------------------------------------------------------------------------------
+// Byte-wise helpers: outputs are compared as bytes, so a float -0.0 or NaN is checked exactly.
+
+template <class T>
+bool bytes_equal(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+constexpr unsigned char kPoison = 0xA5;
+template <class T>
+std::vector<T> poisoned(std::size_t n) {
+  std::vector<T> v(n);
+  if (n) std::memset(static_cast<void*>(v.data()), kPoison, n * sizeof(T));
+  return v;
+}
+template <class T>
+bool is_poison(const T& x) {
+  const auto* p = reinterpret_cast<const unsigned char*>(&x);
+  return std::all_of(p, p + sizeof(T), [](unsigned char c) { return c == kPoison; });
+}
+
+// Sort keys for multiset comparisons: the element's bytes as one or two integers.
+template <class T>
+auto sort_key(const T& x) {
+  if constexpr (sizeof(T) == 16) {
+    std::array<std::uint64_t, 2> k;
+    std::memcpy(k.data(), &x, 16);
+    return k;
+  } else if constexpr (sizeof(T) != 1 && sizeof(T) != 2 && sizeof(T) != 4 && sizeof(T) != 8) {
+    std::array<unsigned char, sizeof(T)> k;
+    std::memcpy(k.data(), &x, sizeof(T));
+    return k;
+  } else {
+    using U = std::conditional_t<sizeof(T) == 8, std::uint64_t,
+              std::conditional_t<sizeof(T) == 4, std::uint32_t,
+              std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>;
+    static_assert(sizeof(T) == sizeof(U));
+    U k;
+    std::memcpy(&k, &x, sizeof(T));
+    return k;
+  }
+}
+template <class T>
+auto sorted_keys(const T* first, std::size_t count) {
+  std::vector<decltype(sort_key(*first))> k(count);
+  for (std::size_t i = 0; i < count; ++i) k[i] = sort_key(first[i]);
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+/// Checks got[0..written) against expected (exact order when stable, sub-multiset when not)
+/// and that got[written..] is untouched.
+template <class T>
+::testing::AssertionResult check_output(const std::vector<T>& got, std::size_t written, const std::vector<T>& expected,
+                                        bool stable) {
+  if (written > expected.size()) return ::testing::AssertionFailure() << "written " << written << " > kept";
+  if (written > got.size()) return ::testing::AssertionFailure() << "written " << written << " > capacity";
+  if (stable) {
+    for (std::size_t i = 0; i < written; ++i)
+      if (!bytes_equal(got[i], expected[i]))
+        return ::testing::AssertionFailure() << "first mismatch at output " << i << " of " << written;
+  } else {
+    const auto a = sorted_keys(got.data(), written);
+    const auto b = sorted_keys(expected.data(), expected.size());
+    if (written == expected.size() ? a != b : !std::includes(b.begin(), b.end(), a.begin(), a.end()))
+      return ::testing::AssertionFailure() << "written elements are not a sub-multiset of the kept ones";
+  }
+  for (std::size_t i = written; i < got.size(); ++i)
+    if (!is_poison(got[i])) return ::testing::AssertionFailure() << "output " << i << " written past the count " << written;
+  return ::testing::AssertionSuccess();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Generators: make(keep, rng) returns an element that matches pred() exactly when `keep`. The
+// classification is the test's own (plain comparisons, integer luminance), not winnow::matches.
+
+using Rng = std::mt19937_64;
+
+template <class T>
+struct Gen {
+  static_assert(std::is_arithmetic_v<T>);
+  static constexpr T t = T(100);
+  static Predicate pred() { return winnow::where(CompareOp::greater, t); }
+  static T make(bool keep, Rng& rng) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (rng() % 16 == 0) return keep ? std::nextafter(t, T(1e30)) : t;  // boundary
+      std::uniform_real_distribution<double> d(keep ? 100.001 : -1e6, keep ? 1e6 : 100.0);
+      return static_cast<T>(d(rng));
+    } else {
+      using W = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+      if (rng() % 16 == 0) return keep ? T(t + 1) : t;  // boundary
+      const W lo = keep ? W(t) + 1 : W(std::numeric_limits<T>::min());
+      const W hi = keep ? W(std::numeric_limits<T>::max()) : W(t);
+      std::uniform_int_distribution<W> d(lo, hi);
+      return static_cast<T>(d(rng));
+    }
+  }
+  static bool independent_match(const T& x) { return x > t; }
+};
+
+template <>
+struct Gen<Rgba8> {
+  static Predicate pred() { return winnow::where_luminance(CompareOp::greater, 100.0); }
+  static bool independent_match(const Rgba8& p) { return 299u * p.r + 587u * p.g + 114u * p.b > 100000u; }
+  static Rgba8 make(bool keep, Rng& rng) {
+    for (;;) {
+      const std::uint64_t v = rng();
+      const Rgba8 p{std::uint8_t(v), std::uint8_t(v >> 8), std::uint8_t(v >> 16), std::uint8_t(v >> 24)};
+      if (independent_match(p) == keep) return p;
+    }
+  }
+};
+
+template <>
+struct Gen<RgbaF32> {
+  static Predicate pred() { return winnow::where_luminance(CompareOp::greater, 100.0); }
+  static double luma(const RgbaF32& p) { return 0.299 * p.r + 0.587 * p.g + 0.114 * p.b; }
+  static bool independent_match(const RgbaF32& p) { return luma(p) > 100.0; }
+  static RgbaF32 make(bool keep, Rng& rng) {
+    std::uniform_real_distribution<float> d(0.0f, 255.0f);
+    for (;;) {
+      const RgbaF32 p{d(rng), d(rng), d(rng), d(rng)};
+      const double l = luma(p);
+      if (std::abs(l - 100.0) < 1e-3) continue;  // too close to call in float vs double
+      if ((l > 100.0) == keep) return p;
+    }
+  }
+};
+
+// Keep patterns: a fixed fraction, random per-element probability, or random runs.
+struct Pattern {
+  const char* name;
+  double p;      // probability of keep; < 0: runs
+};
+constexpr Pattern kPatterns[] = {{"0%", 0.0},  {"1%", 0.01},    {"50%", 0.5},
+                                 {"99%", 0.99}, {"100%", 1.0},  {"random", 2.0},
+                                 {"runs", -1.0}};
+
+std::vector<std::uint8_t> make_keep(std::size_t n, const Pattern& pat, Rng& rng) {
+  std::vector<std::uint8_t> keep(n);
+  if (pat.p < 0) {
+    bool state = rng() & 1;
+    for (std::size_t i = 0; i < n;) {
+      const std::size_t len = 1 + rng() % 300;
+      for (std::size_t j = 0; j < len && i < n; ++j, ++i) keep[i] = state;
+      state = !state;
+    }
+    return keep;
+  }
+  const double p = pat.p > 1.0 ? std::uniform_real_distribution<double>(0.0, 1.0)(rng) : pat.p;
+  if (p <= 0.0 || p >= 1.0) {
+    std::fill(keep.begin(), keep.end(), p >= 1.0);
+    return keep;
+  }
+  std::bernoulli_distribution b(p);
+  for (auto& k : keep) k = b(rng);
+  return keep;
+}
+
+std::string order_name(Order o) { return o == Order::stable ? "stable" : "any"; }
+
+// ------------------------------------------------------------------------------------------------
+// The test body shared by every variant and type.
+
+template <class T>
+void check_case(const CompactOptions& opt, std::size_t n, const Pattern& pat, Rng& rng, bool all_forms) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " pattern=" + pat.name);
+  const bool stable = opt.order == Order::stable;
+  const auto keep = make_keep(n, pat, rng);
+  std::vector<T> in(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = Gen<T>::make(keep[i] != 0, rng);
+  const Predicate pred = Gen<T>::pred();
+
+  // Oracle: std::copy_if on the keep flags (and a check that they are what the generator meant).
+  std::vector<T> expected;
+  std::vector<std::size_t> positions(n);
+  for (std::size_t i = 0; i < n; ++i) positions[i] = i;
+  std::vector<std::size_t> kept_pos;
+  std::copy_if(positions.begin(), positions.end(), std::back_inserter(kept_pos), [&](std::size_t i) {
+    return Gen<T>::independent_match(in[i]);
+  });
+  for (std::size_t i : kept_pos) expected.push_back(in[i]);
+  const std::size_t k = expected.size();
+  {
+    std::size_t k_flags = 0;
+    for (auto f : keep) k_flags += f;
+    ASSERT_EQ(k_flags, k) << "generator broken";
+  }
+
+  // Values, full capacity.
+  {
+    auto out = poisoned<T>(n + 8);
+    const std::size_t got = winnow::compact<T>(std::span<const T>(in), std::span<T>(out.data(), n), pred, opt);
+    ASSERT_EQ(got, k) << "values";
+    ASSERT_TRUE(check_output(out, k, expected, stable)) << "values";
+  }
+  // Values, capacity below the kept count: returns kept, writes exactly the capacity.
+  if (k >= 2) {
+    const std::size_t cap = std::min(k - 1, k / 2 + (n % 3));
+    auto out = poisoned<T>(cap + 8);
+    const std::size_t got = winnow::compact<T>(std::span<const T>(in), std::span<T>(out.data(), cap), pred, opt);
+    ASSERT_EQ(got, k) << "values, capacity " << cap;
+    std::vector<T> exp_prefix = stable ? std::vector<T>(expected.begin(), expected.begin() + cap) : expected;
+    ASSERT_TRUE(check_output(out, cap, exp_prefix, stable)) << "values, capacity " << cap;
+  }
+  if (!all_forms) return;
+  // Indices, 64 and 32 bits.
+  {
+    std::vector<std::uint64_t> exp64(kept_pos.begin(), kept_pos.end());
+    auto out = poisoned<std::uint64_t>(n + 8);
+    const std::size_t got = winnow::compact_indices<T>(std::span<const T>(in), pred,
+                                                       std::span<std::uint64_t>(out.data(), n), opt);
+    ASSERT_EQ(got, k) << "index64";
+    ASSERT_TRUE(check_output(out, k, exp64, stable)) << "index64";
+  }
+  {
+    std::vector<std::uint32_t> exp32(kept_pos.begin(), kept_pos.end());
+    auto out = poisoned<std::uint32_t>(n + 8);
+    const std::size_t got = winnow::compact_indices<T>(std::span<const T>(in), pred,
+                                                       std::span<std::uint32_t>(out.data(), n), opt);
+    ASSERT_EQ(got, k) << "index32";
+    ASSERT_TRUE(check_output(out, k, exp32, stable)) << "index32";
+    if (k >= 3) {
+      const std::size_t cap = k / 3;
+      auto small = poisoned<std::uint32_t>(cap + 8);
+      ASSERT_EQ(winnow::compact_indices<T>(std::span<const T>(in), pred, std::span<std::uint32_t>(small.data(), cap), opt), k);
+      std::vector<std::uint32_t> exp_prefix = stable ? std::vector<std::uint32_t>(exp32.begin(), exp32.begin() + cap) : exp32;
+      ASSERT_TRUE(check_output(small, cap, exp_prefix, stable)) << "index32, capacity " << cap;
+    }
+  }
+  // Flagged form: flags are arbitrary non-zero bytes where kept; the elements do not matter.
+  {
+    std::vector<std::uint8_t> flags(n);
+    for (std::size_t i = 0; i < n; ++i) flags[i] = keep[i] ? static_cast<std::uint8_t>(1 + rng() % 255) : 0;
+    std::vector<T> flagged_in(n);
+    for (std::size_t i = 0; i < n; ++i) flagged_in[i] = Gen<T>::make((rng() & 1) != 0, rng);
+    std::vector<T> exp;
+    for (std::size_t i = 0; i < n; ++i)
+      if (flags[i]) exp.push_back(flagged_in[i]);
+    auto out = poisoned<T>(n + 8);
+    const std::size_t got = winnow::compact_flagged<T>(std::span<const T>(flagged_in), std::span<const std::uint8_t>(flags),
+                                                       std::span<T>(out.data(), n), opt);
+    ASSERT_EQ(got, exp.size()) << "flagged";
+    ASSERT_TRUE(check_output(out, got, exp, stable)) << "flagged";
+  }
+}
+
+// Predicate semantics: every op and key against winnow::matches, with the awkward values
+// (NaN, -0.0, infinities, extremes, the threshold itself).
+template <class T>
+std::vector<T> special_values() {
+  if constexpr (std::is_floating_point_v<T>) {
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    return {T(0), T(-0.0), T(100), std::nextafter(T(100), T(0)), std::nextafter(T(100), T(1000)), -inf, inf,
+            std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::denorm_min(), T(-100)};
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return {T(0), T(1), T(99), T(100), T(101), std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+            T(std::numeric_limits<T>::max() - 1)};
+  } else if constexpr (std::is_same_v<T, Rgba8>) {
+    return {Rgba8{0, 0, 0, 0}, Rgba8{255, 255, 255, 255}, Rgba8{100, 100, 100, 100}, Rgba8{0, 0, 0, 1},
+            Rgba8{101, 100, 100, 99}, Rgba8{0, 0, 0, 100}};
+  } else {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    return {RgbaF32{}, RgbaF32{100, 100, 100, 100}, RgbaF32{nan, 0, 0, nan}, RgbaF32{-0.0f, 0, 0, -0.0f},
+            RgbaF32{255, 255, 255, 255}, RgbaF32{0, 0, 0, 100}};
+  }
+}
+
+template <class T>
+T random_element(Rng& rng) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (rng() % 2) return Gen<T>::make(rng() & 1, rng);
+    const auto specials = special_values<T>();
+    return specials[rng() % specials.size()];
+  } else {
+    if (rng() % 4 == 0) {
+      const auto specials = special_values<T>();
+      return specials[rng() % specials.size()];
+    }
+    return Gen<T>::make(rng() & 1, rng);
+  }
+}
+
+template <class T>
+std::vector<Predicate> predicates_for() {
+  std::vector<Predicate> ps{winnow::nonzero()};
+  constexpr CompareOp ops[] = {CompareOp::greater, CompareOp::greater_equal, CompareOp::less,
+                               CompareOp::less_equal, CompareOp::equal, CompareOp::not_equal};
+  for (CompareOp op : ops) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      ps.push_back(winnow::where(op, T(100)));
+      ps.push_back(winnow::where(op, T(0)));
+      if constexpr (std::is_floating_point_v<T>) ps.push_back(winnow::where(op, std::numeric_limits<T>::quiet_NaN()));
+    } else {
+      ps.push_back(winnow::where_luminance(op, 100.0));
+      ps.push_back(winnow::where_alpha(op, 100.0));
+      ps.push_back(winnow::where_luminance(op, 0.0));
+    }
+  }
+  return ps;
+}
+
+template <class T>
+void check_predicates(const CompactOptions& opt, Rng& rng) {
+  const bool stable = opt.order == Order::stable;
+  for (std::size_t n : {std::size_t{7}, std::size_t{1000}, std::size_t{4097}}) {
+    std::vector<T> in(n);
+    for (auto& x : in) x = random_element<T>(rng);
+    const auto preds = predicates_for<T>();
+    for (std::size_t pi = 0; pi < preds.size(); ++pi) {
+      const Predicate& p = preds[pi];
+      SCOPED_TRACE("n=" + std::to_string(n) + " predicate #" + std::to_string(pi));
+      std::vector<T> expected;
+      std::copy_if(in.begin(), in.end(), std::back_inserter(expected), [&](const T& x) { return winnow::matches(p, x); });
+      auto out = poisoned<T>(n + 4);
+      const std::size_t got = winnow::compact<T>(std::span<const T>(in), std::span<T>(out.data(), n), p, opt);
+      ASSERT_EQ(got, expected.size());
+      ASSERT_TRUE(check_output(out, got, expected, stable));
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Parameters: variant x order x element type.
+
+struct TypeCase {
+  const char* name;
+  void (*sizes)(const CompactOptions&);
+  void (*predicates)(const CompactOptions&);
+  void (*huge)(const CompactOptions&);
+  bool has_huge;
+};
+
+std::vector<std::size_t> sizes_for(std::size_t elem_size) {
+  std::vector<std::size_t> s{0, 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025,
+                             4095, 4096, 4097, 65535, 65536, 65537};
+  // The CPU chunk (256 KiB of input) and its neighbours.
+  const std::size_t chunk = std::max<std::size_t>(4096, (std::size_t{1} << 18) / elem_size) & ~std::size_t{63};
+  for (std::size_t c : {chunk - 1, chunk, chunk + 1, 2 * chunk + 63}) s.push_back(c);
+  s.push_back((std::size_t{1} << 20) + 7);
+  return s;
+}
+
+template <class T>
+void run_sizes(const CompactOptions& opt) {
+  Rng rng(0x5eed0000u + sizeof(T));
+  for (std::size_t n : sizes_for(sizeof(T))) {
+    for (const Pattern& pat : kPatterns) {
+      // The largest size with a subset of patterns keeps the suite fast on 2 cores.
+      if (n > 300000 && (pat.p == 0.01 || pat.p == 0.99)) continue;
+      check_case<T>(opt, n, pat, rng, /*all_forms=*/true);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+template <class T>
+void run_predicates(const CompactOptions& opt) {
+  Rng rng(0xabcdefu + sizeof(T));
+  check_predicates<T>(opt, rng);
+}
+
+template <class T>
+void run_huge(const CompactOptions& opt) {
+  Rng rng(0x2424u);
+  const std::size_t n = std::size_t{1} << 24;
+  check_case<T>(opt, n, kPatterns[5], rng, /*all_forms=*/false);  // random selectivity
+}
+
+#define TYPE_CASE(T, name, huge) TypeCase{name, &run_sizes<T>, &run_predicates<T>, &run_huge<T>, huge}
+const TypeCase kTypes[] = {
+    TYPE_CASE(std::uint8_t, "u8", false),   TYPE_CASE(std::uint16_t, "u16", false),
+    TYPE_CASE(std::int32_t, "i32", true),   TYPE_CASE(std::uint32_t, "u32", false),
+    TYPE_CASE(float, "f32", false),         TYPE_CASE(std::int64_t, "i64", false),
+    TYPE_CASE(std::uint64_t, "u64", false), TYPE_CASE(double, "f64", false),
+    TYPE_CASE(Rgba8, "rgba8", true),        TYPE_CASE(RgbaF32, "rgbaf32", false),
+};
+#undef TYPE_CASE
+
+// Every pair the library knows, whether or not this machine can run it.
+const CompactVariant kAllVariants[] = {
+    {CompactAlgorithm::group_scan, Backend::cpu},    {CompactAlgorithm::histopyramid, Backend::cpu},
+    {CompactAlgorithm::group_scan, Backend::cuda},   {CompactAlgorithm::block_ballot, Backend::cuda},
+    {CompactAlgorithm::histopyramid, Backend::cuda}, {CompactAlgorithm::single_pass, Backend::cuda},
+};
+
+struct Param {
+  CompactVariant variant;
+  Order order;
+  TypeCase type;
+};
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << winnow::to_string(p.variant.backend) << "/" << winnow::to_string(p.variant.algorithm) << "/"
+      << order_name(p.order) << "/" << p.type.name;
+}
+
+std::vector<Param> make_params(bool huge_only) {
+  std::vector<Param> ps;
+  for (const auto& v : kAllVariants)
+    for (Order o : {Order::stable, Order::any}) {
+      // The CPU has one code path for both orders; "any" is checked once, on group_scan.
+      if (v.backend == Backend::cpu && o == Order::any && v.algorithm != CompactAlgorithm::group_scan) continue;
+      for (const auto& t : kTypes)
+        if (!huge_only || t.has_huge) ps.push_back({v, o, t});
+    }
+  return ps;
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const Param& p = info.param;
+  return std::string(winnow::to_string(p.variant.backend)) + "_" + std::string(winnow::to_string(p.variant.algorithm)) +
+         "_" + order_name(p.order) + "_" + p.type.name;
+}
+
+class CompactTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    if (GetParam().variant.backend == Backend::cuda) WINNOW_REQUIRE_CUDA_OR_SKIP();
+  }
+  CompactOptions options() const {
+    return CompactOptions{GetParam().order, GetParam().variant.algorithm, GetParam().variant.backend};
+  }
+};
+using CompactHugeTest = CompactTest;
+
+TEST_P(CompactTest, SizesAndSelectivities) { GetParam().type.sizes(options()); }
+TEST_P(CompactTest, PredicateOps) { GetParam().type.predicates(options()); }
+TEST_P(CompactHugeTest, TwoToThe24) { GetParam().type.huge(options()); }
+
+INSTANTIATE_TEST_SUITE_P(Variants, CompactTest, ::testing::ValuesIn(make_params(false)), param_name);
+INSTANTIATE_TEST_SUITE_P(Variants, CompactHugeTest, ::testing::ValuesIn(make_params(true)), param_name);
+
+// ------------------------------------------------------------------------------------------------
+// Registry, names, errors, automatic choice, the generic callable.
+
+TEST(CompactRegistry, EveryAvailableVariantIsTested) {
+  const auto avail = winnow::compact_variants();
+  ASSERT_FALSE(avail.empty());
+  for (const auto& v : avail) {
+    const bool listed = std::any_of(std::begin(kAllVariants), std::end(kAllVariants), [&](const CompactVariant& k) {
+      return k.algorithm == v.algorithm && k.backend == v.backend;
+    });
+    EXPECT_TRUE(listed) << "variant " << winnow::to_string(v.algorithm) << "/" << winnow::to_string(v.backend)
+                        << " has no test";
+    EXPECT_NE(v.algorithm, CompactAlgorithm::automatic);
+  }
+  for (const auto& k : kAllVariants) {
+    if (k.backend != Backend::cpu && !winnow::cuda_available()) continue;
+    const bool present = std::any_of(avail.begin(), avail.end(), [&](const CompactVariant& v) {
+      return k.algorithm == v.algorithm && k.backend == v.backend;
+    });
+    EXPECT_TRUE(present) << winnow::to_string(k.algorithm) << "/" << winnow::to_string(k.backend);
+  }
+}
+
+TEST(CompactRegistry, CudaVariantsListedOnlyWhenAvailable) {
+  for (const auto& v : winnow::compact_variants())
+    if (v.backend == Backend::cuda) EXPECT_TRUE(winnow::cuda_available());
+}
+
+TEST(CompactRegistry, UnknownPairsThrowBackendError) {
+  const std::vector<std::int32_t> in{1, 200, 3, 400};
+  std::vector<std::int32_t> out(4);
+  const auto pred = winnow::where(CompareOp::greater, 100);
+  for (CompactAlgorithm a : {CompactAlgorithm::block_ballot, CompactAlgorithm::single_pass}) {
+    CompactOptions o{Order::stable, a, Backend::cpu};
+    EXPECT_THROW(winnow::compact<std::int32_t>(in, out, pred, o), winnow::BackendError) << winnow::to_string(a);
+  }
+  if (!winnow::cuda_available()) {
+    CompactOptions o{Order::stable, CompactAlgorithm::group_scan, Backend::cuda};
+    EXPECT_THROW(winnow::compact<std::int32_t>(in, out, pred, o), winnow::BackendError);
+  }
+}
+
+TEST(CompactRegistry, NamesRoundTrip) {
+  for (CompactAlgorithm a : {CompactAlgorithm::automatic, CompactAlgorithm::group_scan, CompactAlgorithm::block_ballot,
+                             CompactAlgorithm::histopyramid, CompactAlgorithm::single_pass})
+    EXPECT_EQ(winnow::parse_compact_algorithm(winnow::to_string(a)), a);
+  EXPECT_EQ(winnow::parse_compact_algorithm("automatic"), CompactAlgorithm::automatic);
+  EXPECT_THROW(winnow::parse_compact_algorithm("bogus"), winnow::InputError);
+  EXPECT_THROW(winnow::parse_compact_algorithm(""), winnow::InputError);
+  for (Backend b : {Backend::automatic, Backend::cpu, Backend::cuda}) EXPECT_EQ(winnow::parse_backend(winnow::to_string(b)), b);
+}
+
+TEST(CompactApi, AutomaticAndConvenienceForms) {
+  Rng rng(7);
+  std::vector<float> in(100000);
+  for (auto& x : in) x = Gen<float>::make(rng() % 3 == 0, rng);
+  std::vector<float> expected;
+  std::copy_if(in.begin(), in.end(), std::back_inserter(expected), [](float x) { return x > 100.0f; });
+  const auto got = winnow::compact<float>(std::span<const float>(in), winnow::where(CompareOp::greater, 100.0f));
+  EXPECT_EQ(got, expected);
+  const auto got_cpu = winnow::compact<float>(std::span<const float>(in), winnow::where(CompareOp::greater, 100.0f),
+                                              CompactOptions{Order::stable, CompactAlgorithm::automatic, Backend::cpu});
+  EXPECT_EQ(got_cpu, expected);
+}
+
+TEST(CompactApi, FlagsSizeMismatchIsInputError) {
+  const std::vector<std::int32_t> in(10, 1);
+  const std::vector<std::uint8_t> flags(9, 1);
+  std::vector<std::int32_t> out(10);
+  EXPECT_THROW(winnow::compact_flagged<std::int32_t>(in, flags, out), winnow::InputError);
+}
+
+// A 12-byte element type and a lambda: the header's generic CPU template.
+struct Point3 {
+  float x, y, z;
+};
+
+TEST(CompactGeneric, CallableOnCustomType) {
+  Rng rng(11);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{65535}, std::size_t{65536}, std::size_t{65537},
+                        std::size_t{300001}}) {
+    SCOPED_TRACE(n);
+    std::vector<Point3> in(n);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (auto& p : in) p = {d(rng), d(rng), d(rng)};
+    auto inside = [](const Point3& p) { return p.x * p.x + p.y * p.y + p.z * p.z < 0.5f; };
+    std::vector<Point3> expected;
+    std::copy_if(in.begin(), in.end(), std::back_inserter(expected), inside);
+    auto out = poisoned<Point3>(n + 4);
+    const std::size_t got = winnow::compact(std::span<const Point3>(in), std::span<Point3>(out.data(), n), inside);
+    ASSERT_EQ(got, expected.size());
+    ASSERT_TRUE(check_output(out, got, expected, true));
+    // Capacity below the kept count.
+    if (got >= 2) {
+      const std::size_t cap = got / 2;
+      auto small = poisoned<Point3>(cap + 4);
+      ASSERT_EQ(winnow::compact(std::span<const Point3>(in), std::span<Point3>(small.data(), cap), inside), got);
+      ASSERT_TRUE(check_output(small, cap, std::vector<Point3>(expected.begin(), expected.begin() + cap), true));
+    }
+  }
+}
+
+TEST(CompactGeneric, CallableOnOtherBackendIsBackendError) {
+  const std::vector<int> in{1, 2, 3};
+  std::vector<int> out(3);
+  CompactOptions o;
+  o.backend = Backend::cuda;
+  EXPECT_THROW(winnow::compact(std::span<const int>(in), std::span<int>(out), [](int x) { return x > 1; }, o),
+               winnow::BackendError);
+}
+
+TEST(CompactGeneric, CallableAgreesWithPredicate) {
+  Rng rng(3);
+  std::vector<std::int32_t> in(200000);
+  for (auto& x : in) x = Gen<std::int32_t>::make(rng() % 2 == 0, rng);
+  std::vector<std::int32_t> a(in.size()), b(in.size());
+  const std::size_t ka = winnow::compact(std::span<const std::int32_t>(in), std::span<std::int32_t>(a),
+                                         [](std::int32_t x) { return x > 100; });
+  const std::size_t kb = winnow::compact<std::int32_t>(in, b, winnow::where(CompareOp::greater, 100));
+  ASSERT_EQ(ka, kb);
+  a.resize(ka);
+  b.resize(kb);
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
