@@ -83,6 +83,18 @@ __device__ std::uint32_t find(std::uint32_t* P, std::uint32_t k, const Geo& g) {
     k = gp;
   }
 }
+// Read-only find for the compress pass: there every thread writes only its own node (the root),
+// so a concurrent reader sees either the old parent or the root -- both ancestors. (A halving
+// store here could overwrite a node's freshly written root with an older, non-root ancestor.)
+template <int B>
+__device__ std::uint32_t find_ro(const std::uint32_t* P, std::uint32_t k, const Geo& g) {
+  for (;;) {
+    const std::uint32_t p = __ldcg(P + node_of<B>(k, g));
+    if (p == k) return k;
+    k = p;
+  }
+}
+
 template <int B>
 __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g) {
   for (;;) {
@@ -158,7 +170,7 @@ __global__ void compress_kernel(std::uint32_t* P, Geo g) {
     if (bx >= g.bw) continue;
     const long long b = static_cast<long long>(by) * g.bw + bx;
     const std::uint32_t p = P[b];
-    if (p != kNone) P[b] = find<B>(P, p, g);
+    if (p != kNone) P[b] = find_ro<B>(P, p, g);
   }
 }
 
