@@ -59,6 +59,17 @@ inline unsigned grid_for(std::uint64_t blocks) {
   return static_cast<unsigned>(std::max<std::uint64_t>(blocks, 1));
 }
 
+/// Blocks of a persistent kernel: as many as fit on the device at once, at most one per tile.
+template <auto Kernel>
+unsigned persistent_grid(std::uint64_t tiles) {
+  static const int per_sm = [] {
+    int b = 0;
+    WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kern::kThreads, 0));
+    return std::max(b, 1);
+  }();
+  return grid_for(std::min<std::uint64_t>(tiles, static_cast<std::uint64_t>(per_sm) * sm_count()));
+}
+
 inline bool aligned_to(const void* p, std::size_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
 
 /// Runs (or sizes, when d_temp is null) one compaction on the device.
@@ -77,7 +88,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   const std::uint64_t words = (n + 31) / 32;
   switch (algorithm) {
     case CompactAlgorithm::single_pass:
-      if (order == Order::stable) at_status = layout.take((num_tiles + 1) * sizeof(std::uint64_t));
+      at_status = layout.take((order == Order::stable ? num_tiles + 1 : 3) * sizeof(std::uint64_t));
       break;
     case CompactAlgorithm::block_ballot:
     case CompactAlgorithm::group_scan:
@@ -113,17 +124,19 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
 
   switch (algorithm) {
     case CompactAlgorithm::single_pass: {
-      kern::TileArgs a;
+      kern::StreamArgs a;
       a.n = n;
       a.num_tiles = num_tiles;
       a.d_count = count;
+      a.state = reinterpret_cast<unsigned long long*>(temp + at_status);
+      const std::uint64_t words = order == Order::stable ? num_tiles + 1 : 3;
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(a.state, 0, words * sizeof(std::uint64_t), stream));
       if (order == Order::stable) {
-        a.status = reinterpret_cast<std::uint64_t*>(temp + at_status);
-        WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, (num_tiles + 1) * sizeof(std::uint64_t), stream));
-        kern::compact_tile_kernel<Src, Sink, kern::Prefix::lookback><<<tiles, kThreads, 0, stream>>>(src, sink, a);
+        constexpr auto kernel = kern::compact_stream_kernel<Src, Sink, kern::Prefix::lookback>;
+        kernel<<<persistent_grid<kernel>(num_tiles), kThreads, 0, stream>>>(src, sink, a);
       } else {
-        WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
-        kern::compact_tile_kernel<Src, Sink, kern::Prefix::atomic><<<tiles, kThreads, 0, stream>>>(src, sink, a);
+        constexpr auto kernel = kern::compact_stream_kernel<Src, Sink, kern::Prefix::atomic>;
+        kernel<<<persistent_grid<kernel>(num_tiles), kThreads, 0, stream>>>(src, sink, a);
       }
       WINNOW_CUDA_CHECK_LAUNCH();
       break;

@@ -31,13 +31,17 @@ struct ImageKeySource {
   PixelKey key;
   bool aligned;
 
+  using raw_type = kern::NoRaw;
   template <bool NeedValues>
-  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, Rgba8 (&v)[vec], unsigned& bits) const {
+  __device__ __forceinline__ void fetch(std::uint64_t i, std::uint64_t n, Rgba8 (&v)[vec], raw_type&) const {
     kern::load_run<Rgba8, vec>(in, i, n, aligned, v);
+  }
+  __device__ __forceinline__ unsigned finish(std::uint64_t i, std::uint64_t n, const Rgba8 (&v)[vec],
+                                             const raw_type&) const {
     unsigned b = 0;
 #pragma unroll
     for (int e = 0; e < vec; ++e) b |= static_cast<unsigned>(pixel_key_milli(v[e], key) > threshold_milli) << e;
-    bits = b & kern::valid_bits<vec>(i, n);
+    return b & kern::valid_bits<vec>(i, n);
   }
 };
 

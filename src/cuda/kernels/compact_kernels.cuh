@@ -100,33 +100,37 @@ __device__ __forceinline__ unsigned valid_bits(std::uint64_t i, std::uint64_t n)
   return (1u << static_cast<unsigned>(n - i)) - 1u;
 }
 
-/// Loads N flag bytes at flags[i] as bits.
+/// Fetches N flag bytes at flags[i] (0 past n) into a uint4, byte e = flag e.
 template <int N>
-__device__ __forceinline__ unsigned load_flag_bits(const std::uint8_t* __restrict__ flags, std::uint64_t i,
-                                                   std::uint64_t n, bool aligned) {
-  unsigned bits = 0;
+__device__ __forceinline__ uint4 load_flag_raw(const std::uint8_t* __restrict__ flags, std::uint64_t i,
+                                               std::uint64_t n, bool aligned) {
+  uint4 w = make_uint4(0, 0, 0, 0);
   if (i + N <= n && aligned && N >= 4) {
     if constexpr (N == 16) {
-      const uint4 w = __ldg(reinterpret_cast<const uint4*>(flags + i));
-      const unsigned words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-      for (int e = 0; e < 16; ++e) bits |= (((words[e / 4] >> (8 * (e % 4))) & 0xffu) != 0) << e;
-      return bits;
+      return __ldg(reinterpret_cast<const uint4*>(flags + i));
     } else if constexpr (N == 8) {
-      const uint2 w = __ldg(reinterpret_cast<const uint2*>(flags + i));
-      const unsigned words[2] = {w.x, w.y};
-#pragma unroll
-      for (int e = 0; e < 8; ++e) bits |= (((words[e / 4] >> (8 * (e % 4))) & 0xffu) != 0) << e;
-      return bits;
+      const uint2 h = __ldg(reinterpret_cast<const uint2*>(flags + i));
+      w.x = h.x;
+      w.y = h.y;
+      return w;
     } else if constexpr (N == 4) {
-      const unsigned w = __ldg(reinterpret_cast<const unsigned*>(flags + i));
-#pragma unroll
-      for (int e = 0; e < 4; ++e) bits |= (((w >> (8 * e)) & 0xffu) != 0) << e;
-      return bits;
+      w.x = __ldg(reinterpret_cast<const unsigned*>(flags + i));
+      return w;
     }
   }
+  unsigned char b[16] = {};
 #pragma unroll
-  for (int e = 0; e < N; ++e) bits |= ((i + e < n) && flags[i + e] != 0) << e;
+  for (int e = 0; e < N; ++e) b[e] = (i + e < n) ? flags[i + e] : 0;
+  __builtin_memcpy(&w, b, 16);
+  return w;
+}
+/// Bits (1 << e) of the non-zero bytes among the first N of w.
+template <int N>
+__device__ __forceinline__ unsigned flag_bits(const uint4& w) {
+  const unsigned words[4] = {w.x, w.y, w.z, w.w};
+  unsigned bits = 0;
+#pragma unroll
+  for (int e = 0; e < N; ++e) bits |= (((words[e / 4] >> (8 * (e % 4))) & 0xffu) != 0) << e;
   return bits;
 }
 
@@ -159,7 +163,10 @@ __device__ __forceinline__ unsigned eval_predicate(const Predicate& p, const T (
 
 // ---------------------------------------------------------------------------------------------
 // Sources: where flags and values come from. Each has value_type, size (tuning), eval_reads_values
-// (the flag needs the value), load<NeedValues>(i, n, vals, bits) and value_at(i).
+// (the flag needs the value), fetch<NeedValues>(i, n, vals, raw) that only issues the loads,
+// finish(i, n, vals, raw) that turns them into bits, and value_at(i).
+
+struct NoRaw {};
 
 /// keep in[i] where matches(pred, in[i]).
 template <class T>
@@ -172,10 +179,13 @@ struct PredSource {
   Predicate pred;
   bool aligned;
 
+  using raw_type = NoRaw;
   template <bool NeedValues>
-  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, T (&v)[vec], unsigned& bits) const {
+  __device__ __forceinline__ void fetch(std::uint64_t i, std::uint64_t n, T (&v)[vec], raw_type&) const {
     load_run<T, vec>(in, i, n, aligned, v);
-    bits = eval_predicate<T, vec>(pred, v) & valid_bits<vec>(i, n);
+  }
+  __device__ __forceinline__ unsigned finish(std::uint64_t i, std::uint64_t n, const T (&v)[vec], const raw_type&) const {
+    return eval_predicate<T, vec>(pred, v) & valid_bits<vec>(i, n);
   }
   __device__ __forceinline__ T value_at(std::uint64_t i) const { return in[i]; }
 };
@@ -191,10 +201,14 @@ struct FlagSource {
   const std::uint8_t* flags;
   bool aligned;  // in 16-byte aligned and flags vec-aligned
 
+  using raw_type = uint4;
   template <bool NeedValues>
-  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, V (&v)[vec], unsigned& bits) const {
+  __device__ __forceinline__ void fetch(std::uint64_t i, std::uint64_t n, V (&v)[vec], raw_type& raw) const {
     if constexpr (NeedValues) load_run<V, vec>(in, i, n, aligned, v);
-    bits = load_flag_bits<vec>(flags, i, n, aligned);
+    raw = load_flag_raw<vec>(flags, i, n, aligned);
+  }
+  __device__ __forceinline__ unsigned finish(std::uint64_t, std::uint64_t, const V (&)[vec], const raw_type& raw) const {
+    return flag_bits<vec>(raw);
   }
   __device__ __forceinline__ V value_at(std::uint64_t i) const { return in[i]; }
 };
@@ -208,9 +222,14 @@ struct FlagOnlySource {
   const std::uint8_t* flags;
   bool aligned;
 
+  using raw_type = uint4;
   template <bool NeedValues>
-  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t n, std::uint8_t (&)[vec], unsigned& bits) const {
-    bits = load_flag_bits<vec>(flags, i, n, aligned);
+  __device__ __forceinline__ void fetch(std::uint64_t i, std::uint64_t n, std::uint8_t (&)[vec], raw_type& raw) const {
+    raw = load_flag_raw<vec>(flags, i, n, aligned);
+  }
+  __device__ __forceinline__ unsigned finish(std::uint64_t, std::uint64_t, const std::uint8_t (&)[vec],
+                                             const raw_type& raw) const {
+    return flag_bits<vec>(raw);
   }
   __device__ __forceinline__ std::uint8_t value_at(std::uint64_t) const { return 0; }
 };
@@ -250,6 +269,15 @@ struct IndexSink {
   }
 };
 
+/// fetch + finish.
+template <bool NeedValues, class Src>
+__device__ __forceinline__ unsigned load_bits(const Src& src, std::uint64_t i, std::uint64_t n,
+                                              typename Src::value_type (&v)[Src::vec]) {
+  typename Src::raw_type raw;
+  src.template fetch<NeedValues>(i, n, v, raw);
+  return src.finish(i, n, v, raw);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Block building blocks.
 
@@ -257,14 +285,24 @@ template <class Src, bool NeedValues>
 struct Tile {
   using Tn = Tuning<Src::size>;
   typename Src::value_type vals[Tn::vectors][Tn::vec];
+  typename Src::raw_type raw[Tn::vectors];
   unsigned bits[Tn::vectors];
 
-  __device__ __forceinline__ void load(const Src& src, std::uint64_t tile_base, std::uint64_t n) {
+  __device__ __forceinline__ static std::uint64_t at(std::uint64_t tile_base, int v) {
+    return tile_base + static_cast<std::uint64_t>(v * kThreads + threadIdx.x) * Tn::vec;
+  }
+  /// Issues the loads only (their latency can overlap other work).
+  __device__ __forceinline__ void fetch(const Src& src, std::uint64_t tile_base, std::uint64_t n) {
 #pragma unroll
-    for (int v = 0; v < Tn::vectors; ++v) {
-      const std::uint64_t i = tile_base + static_cast<std::uint64_t>(v * kThreads + threadIdx.x) * Tn::vec;
-      src.template load<NeedValues>(i, n, vals[v], bits[v]);
-    }
+    for (int v = 0; v < Tn::vectors; ++v) src.template fetch<NeedValues>(at(tile_base, v), n, vals[v], raw[v]);
+  }
+  __device__ __forceinline__ void finish(const Src& src, std::uint64_t tile_base, std::uint64_t n) {
+#pragma unroll
+    for (int v = 0; v < Tn::vectors; ++v) bits[v] = src.finish(at(tile_base, v), n, vals[v], raw[v]);
+  }
+  __device__ __forceinline__ void load(const Src& src, std::uint64_t tile_base, std::uint64_t n) {
+    fetch(src, tile_base, n);
+    finish(src, tile_base, n);
   }
   __device__ __forceinline__ static std::uint32_t local_index(int v, int e) {
     return static_cast<std::uint32_t>((v * kThreads + threadIdx.x) * Tn::vec + e);
@@ -301,6 +339,55 @@ __device__ __forceinline__ void status_store(std::uint64_t* s, std::uint64_t w) 
   ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(*s).store(w, ::cuda::std::memory_order_relaxed);
 }
 
+/// The look-back proper, by one warp: the sum of all tiles before `tile` (tile > 0).
+__device__ __forceinline__ std::uint64_t lookback_rounds(std::uint64_t* status, std::uint64_t tile) {
+  const unsigned lane = lane_id();
+  // Each round reads 32 * kLookbackWords predecessors (one L2 round trip), nearest first.
+  constexpr int kLookbackWords = 4;
+  std::uint64_t exclusive = 0;
+  std::int64_t pred = static_cast<std::int64_t>(tile) - 1;
+  while (true) {
+    std::uint64_t w[kLookbackWords];
+#pragma unroll
+    for (int q = 0; q < kLookbackWords; ++q) {
+      const std::int64_t j = pred - static_cast<std::int64_t>(q * 32 + lane);
+      w[q] = j >= 0 ? status_load(&status[j]) : kStatusInclusive;  // "before tile 0": inclusive 0
+    }
+#pragma unroll
+    for (int q = 0; q < kLookbackWords; ++q) {
+      const std::int64_t j = pred - static_cast<std::int64_t>(q * 32 + lane);
+      while ((w[q] >> 62) == 0) {
+        __nanosleep(32);
+        w[q] = status_load(&status[j]);
+      }
+    }
+    int stop = 32 * kLookbackWords;  // position (q * 32 + lane) of the nearest inclusive prefix
+#pragma unroll
+    for (int q = kLookbackWords - 1; q >= 0; --q) {
+      const unsigned inc = __ballot_sync(kFull, (w[q] >> 62) == 2);
+      if (inc) stop = q * 32 + __ffs(inc) - 1;
+    }
+    std::uint64_t value = 0;
+#pragma unroll
+    for (int q = 0; q < kLookbackWords; ++q)
+      if (q * 32 + static_cast<int>(lane) <= stop) value += w[q] & kStatusValue;
+    exclusive += warp_sum_u64(value);
+    if (stop < 32 * kLookbackWords) break;
+    pred -= 32 * kLookbackWords;
+  }
+  return exclusive;
+}
+
+/// As decoupled_lookback, when the tile's aggregate (or, for tile 0, inclusive prefix) is already
+/// published.
+__device__ __forceinline__ std::uint64_t decoupled_lookback_published(std::uint64_t* status, std::uint64_t tile,
+                                                                      std::uint32_t total) {
+  if (tile == 0) return 0;
+  const std::uint64_t exclusive = lookback_rounds(status, tile);
+  if (lane_id() == 0) status_store(&status[tile], kStatusInclusive | (exclusive + total));
+  return exclusive;
+}
+
 /// Called by all 32 lanes of one warp: publishes `total` for `tile`, returns the tile's exclusive
 /// prefix (the sum of all earlier tiles) and publishes the inclusive prefix.
 __device__ __forceinline__ std::uint64_t decoupled_lookback(std::uint64_t* status, std::uint64_t tile,
@@ -311,28 +398,7 @@ __device__ __forceinline__ std::uint64_t decoupled_lookback(std::uint64_t* statu
     return 0;
   }
   if (lane == 0) status_store(&status[tile], kStatusAggregate | total);
-  std::uint64_t exclusive = 0;
-  std::int64_t pred = static_cast<std::int64_t>(tile) - 1;
-  while (true) {
-    const std::int64_t j = pred - static_cast<std::int64_t>(lane);
-    std::uint64_t w = kStatusInclusive;  // "before tile 0": an inclusive prefix of 0
-    if (j >= 0) {
-      w = status_load(&status[j]);
-      while ((w >> 62) == 0) {
-        __nanosleep(20);
-        w = status_load(&status[j]);
-      }
-    }
-    const unsigned inclusive = __ballot_sync(kFull, (w >> 62) == 2);
-    std::uint64_t value = w & kStatusValue;
-    if (inclusive) {
-      const unsigned first = __ffs(inclusive) - 1;  // the nearest tile with an inclusive prefix
-      if (lane > first) value = 0;
-    }
-    exclusive += warp_sum_u64(value);
-    if (inclusive) break;
-    pred -= 32;
-  }
+  const std::uint64_t exclusive = lookback_rounds(status, tile);
   if (lane == 0) status_store(&status[tile], kStatusInclusive | (exclusive + total));
   return exclusive;
 }
@@ -427,6 +493,107 @@ __global__ void __launch_bounds__(kThreads) compact_tile_kernel(Src src, Sink si
   for (std::uint32_t i = threadIdx.x; i < total; i += kThreads) sink.put(offset + i, stage[i], tile_base);
 }
 
+struct StreamArgs {
+  std::uint64_t n = 0;
+  std::uint64_t num_tiles = 0;
+  /// lookback: num_tiles status words, then the tile counter; atomic: tile counter, output
+  /// counter, finished-block counter. Zeroed before the launch.
+  unsigned long long* state = nullptr;
+  unsigned long long* d_count = nullptr;
+};
+
+/// single_pass, persistent: each block takes tiles from a counter (in order, so look-back always
+/// waits on tiles that are already running) and software-pipelines them: once a tile is ranked
+/// and staged in shared memory, the loads of the next tile are issued before the look-back (or
+/// atomic) that finds the staged tile's output offset, so memory stays busy during the look-back.
+template <class Src, class Sink, Prefix P>
+__global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink sink, StreamArgs a) {
+  using Tn = Tuning<Src::size>;
+  constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
+  __shared__ typename Sink::stage_type stage[Tn::tile];
+  __shared__ std::uint32_t warp_prefix[32];
+  __shared__ std::uint64_t s_next, s_offset;
+  __shared__ std::uint32_t s_total;
+  unsigned long long* counter = P == Prefix::lookback ? a.state + a.num_tiles : a.state;
+  const unsigned lane = lane_id(), warp = threadIdx.x / 32;
+
+  if (threadIdx.x == 0) s_next = atomicAdd(counter, 1ull);
+  __syncthreads();
+  std::uint64_t tile = s_next;
+  Tile<Src, need_values> t;
+  if (tile < a.num_tiles) t.fetch(src, tile * Tn::tile, a.n);
+  while (tile < a.num_tiles) {
+    const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(Tn::tile);
+    t.finish(src, tile_base, a.n);
+    unsigned lane_prefix[Tn::vectors];
+#pragma unroll
+    for (int v = 0; v < Tn::vectors; ++v) {
+      const unsigned c = __popc(t.bits[v]);
+      lane_prefix[v] = warp_exclusive_count(c);
+      const unsigned w = __shfl_sync(kFull, lane_prefix[v] + c, 31);
+      if (lane == 0) warp_prefix[v * kWarps + warp] = w;
+    }
+    __syncthreads();
+    if (warp == 0) {
+      constexpr unsigned entries = Tn::vectors * kWarps;
+      const std::uint32_t x = lane < entries ? warp_prefix[lane] : 0u;
+      std::uint32_t incl = x;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
+        if (lane >= static_cast<unsigned>(d)) incl += y;
+      }
+      if (lane < entries) warp_prefix[lane] = incl - x;
+      const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+      if (lane == 0) {
+        s_total = total;
+        if constexpr (P == Prefix::lookback) {  // publish early: successors need not wait for our look-back
+          std::uint64_t* status = reinterpret_cast<std::uint64_t*>(a.state);
+          status_store(&status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
+        }
+        s_next = atomicAdd(counter, 1ull);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int v = 0; v < Tn::vectors; ++v) {
+      unsigned r = warp_prefix[v * kWarps + warp] + lane_prefix[v];
+#pragma unroll
+      for (int e = 0; e < Tn::vec; ++e)
+        if (t.bits[v] & (1u << e)) stage[r++] = sink.make(t.vals[v][e], Tile<Src, need_values>::local_index(v, e));
+    }
+    const std::uint64_t next = s_next;
+    if (next < a.num_tiles) t.fetch(src, next * Tn::tile, a.n);  // in flight during the look-back
+    if (warp == 0) {
+      const std::uint32_t total = s_total;
+      std::uint64_t offset = 0;
+      if constexpr (P == Prefix::atomic) {
+        if (lane == 0) offset = atomicAdd(a.state + 1, static_cast<unsigned long long>(total));
+        offset = __shfl_sync(kFull, offset, 0);
+      } else {
+        offset = decoupled_lookback_published(reinterpret_cast<std::uint64_t*>(a.state), tile, total);
+        if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
+      }
+      if (lane == 0) s_offset = offset;
+    }
+    __syncthreads();
+    const std::uint64_t offset = s_offset;
+    const std::uint32_t total = s_total;
+    for (std::uint32_t i = threadIdx.x; i < total; i += kThreads) sink.put(offset + i, stage[i], tile_base);
+    __syncthreads();
+    tile = next;
+  }
+  if constexpr (P == Prefix::atomic) {
+    if (threadIdx.x == 0) {
+      __threadfence();
+      if (atomicAdd(a.state + 2, 1ull) == gridDim.x - 1) {
+        __threadfence();
+        *a.d_count = atomicAdd(a.state + 1, 0ull);
+      }
+    }
+  }
+}
+
 /// block_ballot pass 1: the tile's count by __syncthreads_count, one bit of the per-thread count
 /// at a time. counts[num_tiles] is set to 0 (the scan then yields the total).
 template <class Src>
@@ -496,9 +663,7 @@ __global__ void __launch_bounds__(kThreads) group_count_kernel(Src src, std::uin
 #pragma unroll
   for (int v = 0; v < Tn::vectors; ++v) {
     typename Src::value_type vals[Tn::vec];
-    unsigned bits;
-    src.template load<Src::eval_reads_values>(g * Tn::items + v * Tn::vec, n, vals, bits);
-    c += __popc(bits);
+    c += __popc(load_bits<Src::eval_reads_values>(src, g * Tn::items + v * Tn::vec, n, vals));
   }
   counts[g] = c;
 }
@@ -515,9 +680,8 @@ __global__ void __launch_bounds__(kThreads) group_relocate_kernel(Src src, Sink 
 #pragma unroll
   for (int v = 0; v < Tn::vectors; ++v) {
     typename Src::value_type vals[Tn::vec];
-    unsigned bits;
     const std::uint64_t i = g * Tn::items + v * Tn::vec;
-    src.template load<need_values>(i, n, vals, bits);
+    const unsigned bits = load_bits<need_values>(src, i, n, vals);
 #pragma unroll
     for (int e = 0; e < Tn::vec; ++e)
       if (bits & (1u << e)) sink.put_direct(pos++, vals[e], i + e);
