@@ -4,10 +4,11 @@
 // elements). For each chunk a thread
 //   1. evaluates the predicate into a bit mask (SIMD compare + mask bits; compact_simd.cpp) and
 //      counts the bits: the "count" step, which reads the chunk from memory once;
-//   2. waits for the inclusive prefix of the previous chunk, adds its own count and publishes
-//      the result (the "scan" step, chained chunk to chunk like a decoupled look-back with a
-//      single predecessor; chunks are handed out in increasing order, so the predecessor is
-//      always being worked on and the wait is short);
+//   2. publishes its count, looks back over the previous chunks until one has published its
+//      inclusive prefix, adds, and publishes its own inclusive prefix (the "scan" step: a
+//      decoupled look-back, Merrill & Garland 2016; chunks are handed out in increasing order so
+//      predecessors are already being worked on, and a predecessor whose thread was preempted
+//      is counted by the waiting thread instead of waited for);
 //   3. writes its kept elements at that offset: SIMD Compress + full-width stores for 1/2/4/8-byte
 //      elements, a popcount/ctz loop for 16-byte ones (the "scatter" step; the chunk is still in
 //      L2, so the input is read from memory only once).
@@ -22,7 +23,6 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -121,18 +121,47 @@ struct Chunks {
 
 constexpr std::uint64_t kPending = ~std::uint64_t{0};
 
-std::uint64_t wait_published(const std::atomic<std::uint64_t>& slot) {
-  for (unsigned spins = 0;; ++spins) {
-    const std::uint64_t v = slot.load(std::memory_order_acquire);
-    if (v != kPending) return v;
-    if (spins < 4096) {
+// Per-chunk scan state, one cache line each (neighbouring chunks belong to different threads).
+struct alignas(64) ChunkState {
+  std::atomic<std::uint64_t> count{kPending};      ///< kept in this chunk
+  std::atomic<std::uint64_t> inclusive{kPending};  ///< kept in chunks 0..this one
+};
+
+void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
+  __builtin_ia32_pause();
 #endif
-    } else {
-      std::this_thread::yield();  // the predecessor's thread may have been descheduled
+}
+
+// Kept elements before chunk c: looks back over the predecessors, adding their counts until one
+// has published its inclusive prefix (decoupled look-back). A predecessor that has not even
+// published its count after a short spin (its thread was likely descheduled: this machine may be
+// shared) is counted here instead; counting is side-effect free and every thread gets the same
+// value, so the duplicate store is harmless. No thread ever waits for a preempted one.
+template <class T>
+std::uint64_t exclusive_prefix(std::uint64_t c, ChunkState* states, const Chunks<T>& job, std::size_t chunk,
+                               std::uint64_t* scratch) {
+  std::uint64_t sum = 0;
+  for (std::uint64_t j = c; j-- > 0;) {
+    for (unsigned spins = 0;; ++spins) {
+      const std::uint64_t inc = states[j].inclusive.load(std::memory_order_acquire);
+      if (inc != kPending) return sum + inc;
+      std::uint64_t cnt = states[j].count.load(std::memory_order_acquire);
+      if (cnt != kPending) {
+        sum += cnt;
+        break;
+      }
+      if (spins >= 2048) {
+        const std::uint64_t lo = j * chunk;
+        cnt = job.count(lo, static_cast<std::size_t>(std::min<std::uint64_t>(chunk, job.r.n - lo)), scratch);
+        states[j].count.store(cnt, std::memory_order_release);
+        sum += cnt;
+        break;
+      }
+      cpu_relax();
     }
   }
+  return sum;
 }
 
 template <class T>
@@ -157,25 +186,24 @@ std::uint64_t group_scan(const CompactRequest<T>& r) {
     return offset;
   }
 
-  // inclusive[c]: kept elements in chunks 0..c, kPending until published.
-  std::unique_ptr<std::atomic<std::uint64_t>[]> inclusive(new std::atomic<std::uint64_t>[chunks]);
-  for (std::uint64_t c = 0; c < chunks; ++c) inclusive[c].store(kPending, std::memory_order_relaxed);
+  std::unique_ptr<ChunkState[]> states(new ChunkState[chunks]);
   std::atomic<std::uint64_t> next{0};
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<std::uint64_t> bits(chunk / 64);
+    std::vector<std::uint64_t> bits(chunk / 64), scratch(chunk / 64);
     for (;;) {
       const std::uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
       if (c >= chunks) break;
       const std::uint64_t lo = c * chunk;
       const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, n - lo));
       const std::uint64_t kept = job.count(lo, len, bits.data());
-      const std::uint64_t before = c == 0 ? 0 : wait_published(inclusive[c - 1]);
-      inclusive[c].store(before + kept, std::memory_order_release);
+      states[c].count.store(kept, std::memory_order_release);
+      const std::uint64_t before = exclusive_prefix(c, states.get(), job, chunk, scratch.data());
+      states[c].inclusive.store(before + kept, std::memory_order_release);
       job.emit(lo, len, bits.data(), before, kept);
     }
   }
-  return inclusive[chunks - 1].load(std::memory_order_acquire);
+  return states[chunks - 1].inclusive.load(std::memory_order_acquire);
 }
 
 template <class T>

@@ -193,7 +193,6 @@ HWY_INLINE void EmitLoop(D d, std::size_t n, const std::uint64_t* HWY_RESTRICT b
   const std::size_t words = (n + 63) / 64;
   for (std::size_t w = 0; w < words && o < limit; ++w) {
     const std::uint64_t word = bits[w];
-    if (word == 0) continue;
     const std::size_t base = w * 64;
     const bool full_lanes = base + 64 <= n;  // gen may read lanes base..base+63
     for (std::size_t j = 0; j < 64; j += N) {
