@@ -7,7 +7,14 @@
 //    placement out), on the CPU and, when a device answers, on CUDA: warm-up, median of 50.
 //
 // usage: puzzle_bench [--data DIR] [--measures ssd,prediction,mgc] [--backend cpu|cuda|auto]
-//                     [--images N] [--skip-mit] [--skip-exhaustive]
+//                     [--images N] [--skip-mit] [--skip-exhaustive] [--energy] [--seams] [--dump DIR]
+//                     [--extra]
+// --energy adds the ratio of the solution's total dissimilarity to the true layout's (below 1:
+// the measure prefers a wrong layout; above 1: the search missed a better one); --dump DIR writes
+// each restored photo as DIR/<measure>_<photo>.png; --seams prints, per photo, the largest seam
+// dissimilarities of the solution and of the truth, the number of pixel-identical tiles and a map
+// of the misplaced tiles (offset to their true place, '=' for a tile identical to another);
+// --extra solves astronaut, chelsea and coins at 16/24/32/48-px tiles (seed 7).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -77,7 +84,8 @@ int main(int argc, char** argv) {
   std::vector<pz::Measure> measures{pz::Measure::ssd, pz::Measure::prediction, pz::Measure::mgc};
   Backend backend = Backend::automatic;
   int images = 20;
-  bool mit = true, exhaustive = true;
+  bool mit = true, exhaustive = true, energy = false, extra = false, seams_dump = false;
+  std::filesystem::path dump;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -92,6 +100,10 @@ int main(int argc, char** argv) {
     else if (a == "--images") images = std::atoi(next().c_str());
     else if (a == "--skip-mit") mit = false;
     else if (a == "--skip-exhaustive") exhaustive = false;
+    else if (a == "--energy") energy = true;
+    else if (a == "--extra") extra = true;
+    else if (a == "--seams") energy = seams_dump = true;
+    else if (a == "--dump") dump = next();
     else if (a == "--measures") {
       measures.clear();
       std::string s = next();
@@ -102,7 +114,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: puzzle_bench [--data DIR] [--measures ssd,prediction,mgc] [--backend B] "
-                           "[--images N] [--skip-mit] [--skip-exhaustive]\n");
+                           "[--images N] [--skip-mit] [--skip-exhaustive] [--energy] [--seams] [--dump DIR] [--extra]\n");
       return 2;
     }
   }
@@ -135,9 +147,71 @@ int main(int argc, char** argv) {
           o.backend = resolved;
           const auto sol = pz::solve(tiles, o);
           const auto sc = pz::score(grid.rows, grid.cols, sol.tile_at, s.truth);
-          char line[160];
+          char line[200];
           std::snprintf(line, sizeof line, "| %02d | %.1f%% | %.1f%% | %s | %.0f |", k + 1, 100 * sc.direct,
                         100 * sc.neighbor, sc.perfect ? "yes" : "no", sol.milliseconds);
+          if (energy) {
+            const auto c = pz::compatibility(tiles, m, resolved);
+            std::vector<int> truth_at(s.truth.size());
+            for (std::size_t t = 0; t < s.truth.size(); ++t) truth_at[s.truth[t]] = static_cast<int>(t);
+            const double ratio = pz::placement_cost(c, grid.rows, grid.cols, sol.tile_at) /
+                                 pz::placement_cost(c, grid.rows, grid.cols, truth_at);
+            std::snprintf(line + std::strlen(line), sizeof line - std::strlen(line), " E/E_truth %.5f |", ratio);
+            if (seams_dump) {
+              auto seams = [&](const std::vector<int>& at) {
+                std::vector<float> v;
+                for (int r = 0; r < grid.rows; ++r)
+                  for (int cc = 0; cc < grid.cols; ++cc) {
+                    if (cc + 1 < grid.cols) v.push_back(c.left_right(at[r * grid.cols + cc], at[r * grid.cols + cc + 1]));
+                    if (r + 1 < grid.rows) v.push_back(c.top_bottom(at[r * grid.cols + cc], at[(r + 1) * grid.cols + cc]));
+                  }
+                std::sort(v.rbegin(), v.rend());
+                double tot = 0; for (float x : v) tot += x;
+                std::printf("  total %.1f top:", tot);
+                for (int i = 0; i < 12; ++i) std::printf(" %.0f", v[i]);
+                int z = 0; for (float x : v) z += x < 1; std::printf(" (<1: %d)\n", z);
+              };
+              {
+                const std::size_t sz = std::size_t(grid.tile) * grid.tile * 3;
+                int dup = 0, groups = 0;
+                std::vector<int> seen(tiles.count(), 0);
+                for (int a = 0; a < tiles.count(); ++a) {
+                  if (seen[a]) continue;
+                  int g = 1;
+                  for (int b = a + 1; b < tiles.count(); ++b)
+                    if (!seen[b] && std::equal(tiles.tile(a), tiles.tile(a) + sz, tiles.tile(b))) { seen[b] = 1; ++g; }
+                  if (g > 1) { dup += g; ++groups; }
+                }
+                std::printf("photo %d: %d tiles in %d groups of identical tiles\n", k + 1, dup, groups);
+              }
+              std::printf("photo %d sol:", k + 1); seams(sol.tile_at);
+              if (sc.direct < 1) {
+                std::vector<int> ident(tiles.count(), 0);
+                const std::size_t sz = std::size_t(grid.tile) * grid.tile * 3;
+                for (int a = 0; a < tiles.count(); ++a)
+                  for (int b = 0; b < tiles.count(); ++b)
+                    if (a != b && std::equal(tiles.tile(a), tiles.tile(a) + sz, tiles.tile(b))) ident[a] = 1;
+                for (int r = 0; r < grid.rows; ++r) {
+                  std::printf("   ");
+                  for (int cc = 0; cc < grid.cols; ++cc) {
+                    const int q = r * grid.cols + cc, t = sol.tile_at[q], tq = s.truth[t];
+                    const int dr = tq / grid.cols - r, dc = tq % grid.cols - cc;
+                    if (dr == 0 && dc == 0) std::printf(" .  ");
+                    else if (ident[t]) std::printf(" =  ");
+                    else std::printf("%+d%+d ", dr, dc);
+                  }
+                  std::printf("\n");
+                }
+              }
+              std::printf("photo %d tru:", k + 1); seams(truth_at);
+            }
+          }
+          if (!dump.empty()) {
+            std::filesystem::create_directories(dump);
+            char name[64];
+            std::snprintf(name, sizeof name, "%s_%02d.png", std::string(pz::to_string(m)).c_str(), k + 1);
+            winnow::io::write_png(dump / name, pz::assemble(tiles, sol.tile_at).view());
+          }
           rows.push_back(line);
           d += sc.direct;
           nb += sc.neighbor;
@@ -159,6 +233,31 @@ int main(int argc, char** argv) {
     std::printf("\nMIT 432 summary (target: direct >= 96.0%%, neighbor >= 95.6%%, < 1000 ms)\n");
     std::printf("| measure | direct | neighbor | perfect | ms per puzzle |\n|---|---|---|---|---|\n");
     for (const auto& s : summary) std::printf("%s\n", s.c_str());
+  }
+  if (extra) {
+    // Photos outside the MIT set, several tile sizes, seed 7: a check that the solver is general.
+    std::printf("\nOther photos (greedy, seed 7)\n| photo | tile px | grid | measure | direct | neighbor | perfect | ms |\n"
+                "|---|---|---|---|---|---|---|---|\n");
+    for (const char* name : {"astronaut.png", "chelsea.png", "coins.png"}) {
+      const auto img = winnow::io::read_rgbaf(data / name);
+      for (int px : {16, 24, 32, 48}) {
+        const auto grid = pz::grid_from_tile(img.width(), img.height(), px);
+        if (grid.tiles() <= pz::kMaxExhaustiveTiles) continue;
+        const auto s = pz::scramble(img.view(), grid, 7);
+        const auto tiles = pz::extract_tiles(s.image.view(), grid);
+        for (auto m : measures) {
+          pz::SolveOptions o;
+          o.method = pz::Method::greedy;
+          o.measure = m;
+          o.backend = resolved;
+          const auto sol = pz::solve(tiles, o);
+          const auto sc = pz::score(grid.rows, grid.cols, sol.tile_at, s.truth);
+          std::printf("| %s | %d | %dx%d | %s | %.1f%% | %.1f%% | %s | %.0f |\n", name, px, grid.rows, grid.cols,
+                      std::string(pz::to_string(m)).c_str(), 100 * sc.direct, 100 * sc.neighbor,
+                      sc.perfect ? "yes" : "no", sol.milliseconds);
+        }
+      }
+    }
   }
   if (exhaustive) exhaustive_timing(data);
   return 0;
