@@ -32,21 +32,38 @@ namespace winnow::detail::cpu::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Mask of one vector (N <= 64 lanes) as the low N bits of a word.
+// Mask of one vector (N <= 64 lanes) as the low N bits of a word, and back. On AVX-512 the mask
+// register is the word; elsewhere Highway's bit extraction (a store + reload would stall on
+// store forwarding once per vector).
 template <class D, class M>
 HWY_INLINE std::uint64_t MaskWord(D d, M m) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  (void)d;
+  return static_cast<std::uint64_t>(m.raw);
+#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  (void)d;
+  return hn::detail::BitsFromMask(m);
+#else
   std::uint8_t buf[16] = {0};
   hn::StoreMaskBits(d, m, buf);
   std::uint64_t w;
   std::memcpy(&w, buf, 8);
   const std::size_t N = hn::Lanes(d);
   return N >= 64 ? w : (w & ((std::uint64_t{1} << N) - 1));
+#endif
 }
 template <class D>
 HWY_INLINE auto WordMask(D d, std::uint64_t w) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  hn::MFromD<D> m;
+  m.raw = static_cast<decltype(m.raw)>(w);
+  (void)d;
+  return m;
+#else
   std::uint8_t buf[16] = {0};
   std::memcpy(buf, &w, 8);
   return hn::LoadMaskBits(d, buf);
+#endif
 }
 
 // Runs `fn(d, pointer) -> mask` over in[0..n) and packs the results into bits.
