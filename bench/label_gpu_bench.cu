@@ -1,7 +1,7 @@
 // GPU labeling benchmark: winnow's device API (labels + count + statistics, device-resident
 // input) for every algorithm, on random masks and the bundled real images.
 //
-//   bench_label_gpu [--quick] [--dump DIR] [--reps N]
+//   bench_label_gpu [--quick] [--dump DIR] [--reps N] [--conn 4|8]
 //
 // Random masks: pixel i is foreground when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32
 // (bench/label_peers.py builds the identical masks with CuPy). --dump DIR writes the real-image
@@ -58,11 +58,13 @@ float median(std::vector<float> v) {
 int main(int argc, char** argv) {
   bool quick = false;
   int reps = 20;
+  int only_conn = 0;  // 0: both
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
   }
   cudaDeviceProp prop{};
   WINNOW_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
     const float copy_ms = median(copy_t);
     for (int conn : {8, 4})
       for (LabelAlgorithm a : {LabelAlgorithm::block_union_find, LabelAlgorithm::tile_merge}) {
+        if (only_conn && conn != only_conn) continue;
         LabelOptions o;
         o.connectivity = conn;
         o.algorithm = a;
@@ -155,9 +158,28 @@ int main(int argc, char** argv) {
         }
         std::uint32_t count2 = 0;
         WINNOW_CUDA_CHECK(cudaMemcpy(&count2, d_count.get(), 4, cudaMemcpyDeviceToHost));
+        // Check the device API's output (labels + statistics) against the CPU backend.
+        const char* verdict = "";
+        if (n <= (std::size_t{1} << 24)) {
+          std::vector<std::uint8_t> hm(n);
+          WINNOW_CUDA_CHECK(cudaMemcpy(hm.data(), d_mask.get(), n, cudaMemcpyDeviceToHost));
+          Image<std::uint32_t> got(c.w, c.h);
+          WINNOW_CUDA_CHECK(cudaMemcpy(got.data(), d_labels.get(), n * 4, cudaMemcpyDeviceToHost));
+          std::vector<cuda::RawComponentStats> raw(count2);
+          if (count2)
+            WINNOW_CUDA_CHECK(cudaMemcpy(raw.data(), d_stats.get(), count2 * sizeof(raw[0]), cudaMemcpyDeviceToHost));
+          LabelOptions co;
+          co.connectivity = conn;
+          co.backend = Backend::cpu;
+          const Labeling want = label(ImageView<const std::uint8_t>(hm.data(), c.w, c.h, c.w), co);
+          bool ok = want.count == count2 && std::equal(want.labels.pixels().begin(), want.labels.pixels().end(),
+                                                       got.pixels().begin());
+          for (std::uint32_t i = 0; ok && i < count2; ++i) ok = cuda::to_component_stats(raw[i]) == want.stats[i];
+          verdict = ok ? "  ok" : "  MISMATCH";
+        }
         const float ms = median(t);
-        std::printf("%-22s %-17s %4d %10.4f %10.4f %10.2f %10.4f %12u%s\n", c.name.c_str(), std::string(to_string(a)).c_str(),
-                    conn, ms, median(t0), n / (ms * 1e6), copy_ms, count2, count2 == count ? "" : "  COUNT CHANGED");
+        std::printf("%-22s %-17s %4d %10.4f %10.4f %10.2f %10.4f %12u%s%s\n", c.name.c_str(), std::string(to_string(a)).c_str(),
+                    conn, ms, median(t0), n / (ms * 1e6), copy_ms, count2, count2 == count ? "" : "  COUNT CHANGED", verdict);
         std::fflush(stdout);
       }
   }

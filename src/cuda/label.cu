@@ -163,17 +163,6 @@ __global__ void merge4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
   }
 }
 
-template <int B>
-__global__ void compress_kernel(std::uint32_t* P, Geo g) {
-  const int bx = blockIdx.x * blockDim.x + threadIdx.x;
-  for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
-    if (bx >= g.bw) continue;
-    const long long b = static_cast<long long>(by) * g.bw + bx;
-    const std::uint32_t p = P[b];
-    if (p != kNone) P[b] = find_ro<B>(P, p, g);
-  }
-}
-
 // ---- tile_merge ---------------------------------------------------------------------------------
 
 constexpr int kTile = 32;
@@ -280,53 +269,353 @@ __global__ void border_kernel(std::uint32_t* P, Geo g) {
   }
 }
 
-// ---- numbering ----------------------------------------------------------------------------------
+// ---- tile_merge on 2x2 blocks (8-connectivity) ------------------------------------------------
+//
+// One thread block (32 x 8 threads) per tile of 32 x 32 blocks = 64 x 64 pixels. A warp owns one
+// block row at a time: connections to the left come from a ballot, so every horizontal run of
+// connected blocks points at once to its raster-first block (no atomics); then the vertical
+// connections unite runs with shared-memory atomicMin (a lane skips targets its left neighbour in
+// the same run already unites). Local keys are (y << 6) | x inside the tile, which order like
+// raster indices, so each local root holds the tile-local component's first pixel; the kernel
+// writes every block's global parent = its local root's global key. With statistics, each local
+// component's area, coordinate sums and bounding box are accumulated in shared memory
+// (warp-aggregated) and stored at its root node together with a flag "may touch another tile";
+// a component that cannot becomes final there, and the numbering pass copies its statistics
+// without any global atomic. Then only blocks on tile borders are united globally (border2).
 
-constexpr int kNumThreads = 256, kNumItems = 4, kChunk = kNumThreads * kNumItems;
+constexpr int kTB = 32;  // tile side in blocks
 
-template <int B>
-__device__ __forceinline__ bool first_in_row(const std::uint32_t* P, const Geo& g, int y, int bx, std::uint32_t& node) {
-  if (bx >= g.bw) return false;
-  node = static_cast<std::uint32_t>((y / B) * g.bw + bx);
-  const std::uint32_t p = P[node];
-  return !(p & kHigh) && node_of<B>(p, g) == node && static_cast<int>(p >> g.shift) == y;
+__device__ __forceinline__ std::uint32_t lnode(std::uint32_t k) { return (k >> 7) * kTB + ((k & 63u) >> 1); }
+__device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, std::uint32_t k) {
+  for (;;) {
+    const std::uint32_t p = s[lnode(k)];
+    if (p == k) return k;
+    k = p;
+  }
+}
+__device__ void lunite(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
+  for (;;) {
+    a = lfind(s, a);
+    b = lfind(s, b);
+    if (a == b) return;
+    if (a > b) {
+      const std::uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const std::uint32_t old = atomicMin(s + lnode(b), a);
+    if (old == b) return;
+    b = old;
+  }
 }
 
-template <int B>
-__global__ void __launch_bounds__(kNumThreads) count_kernel(const std::uint32_t* P, Geo g, int nchunks, std::uint32_t* counts) {
-  using Reduce = cub::BlockReduce<std::uint32_t, kNumThreads>;
-  __shared__ typename Reduce::TempStorage tmp;
-  for (int y = blockIdx.y; y < g.H; y += gridDim.y) {
-    std::uint32_t c = 0, node;
+template <bool Stats>
+__global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S, Geo g) {
+  __shared__ std::uint32_t s[kTB * kTB];
+  __shared__ std::uint8_t sp[kTB * kTB];
+  __shared__ std::uint32_t a_area[Stats ? kTB * kTB : 1], a_sx[Stats ? kTB * kTB : 1], a_sy[Stats ? kTB * kTB : 1],
+      a_minx[Stats ? kTB * kTB : 1], a_maxx[Stats ? kTB * kTB : 1], a_maxy[Stats ? kTB * kTB : 1];
+  const int lane = threadIdx.x, wy = threadIdx.y;
+  const int tbx0 = blockIdx.x * kTB;
+  const int bx = tbx0 + lane;
+  for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
+    std::uint32_t pat[4];
+    bool conn_left[4], ext[4];
 #pragma unroll
-    for (int j = 0; j < kNumItems; ++j)
-      c += first_in_row<B>(P, g, y, blockIdx.x * kChunk + threadIdx.x * kNumItems + j, node);
-    const std::uint32_t total = Reduce(tmp).Sum(c);
-    if (threadIdx.x == 0) counts[static_cast<long long>(y) * nchunks + blockIdx.x] = total;
+    for (int r = 0; r < 4; ++r) {
+      const int lby = wy + 8 * r, by = tby0 + lby;
+      const int x = 2 * bx, y = 2 * by;
+      const bool inb = bx < g.bw && by < g.bh;
+      const bool a = inb && fg(m, g, x, y), b = inb && fg(m, g, x + 1, y), c = inb && fg(m, g, x, y + 1),
+                 d = inb && fg(m, g, x + 1, y + 1);
+      pat[r] = a | (b << 1) | (c << 2) | (d << 3);
+      const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
+      const std::uint32_t lkey = a ? (ly0 << 6) | lx0
+                                   : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
+      const std::uint32_t left = __shfl_up_sync(kFull, pat[r], 1);
+      conn_left[r] = lane > 0 && (a || c) && (left & 0xAu);
+      const bool f = pat[r] != 0;
+      const unsigned fgm = __ballot_sync(kFull, f);
+      const unsigned starts = __ballot_sync(kFull, f && !conn_left[r]);
+      const unsigned tops = __ballot_sync(kFull, a || b);
+      int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
+      if (!f) h = lane;
+      const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
+      const unsigned brk = (starts | ~fgm) & above;
+      const int e = brk ? __ffs(brk) - 2 : 31;
+      const unsigned tm = tops & ~((1u << h) - 1u);
+      const int t = tm ? __ffs(tm) - 1 : 32;
+      const int head = t <= e ? t : h;
+      const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
+      s[lby * kTB + lane] = f ? hk : kNone;
+      sp[lby * kTB + lane] = static_cast<std::uint8_t>(pat[r]);
+      if constexpr (Stats) {
+        bool e_ = false;
+        if (f) {
+          if (lane == 0 && (a || c))
+            e_ |= fg(m, g, x - 1, y - 1) || fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1) || fg(m, g, x - 1, y + 2);
+          if (lane == kTB - 1 && (b || d))
+            e_ |= fg(m, g, x + 2, y - 1) || fg(m, g, x + 2, y) || fg(m, g, x + 2, y + 1) || fg(m, g, x + 2, y + 2);
+          if (lby == 0 && (a || b))
+            e_ |= fg(m, g, x - 1, y - 1) || fg(m, g, x, y - 1) || fg(m, g, x + 1, y - 1) || fg(m, g, x + 2, y - 1);
+          if (lby == kTB - 1 && (c || d))
+            e_ |= fg(m, g, x - 1, y + 2) || fg(m, g, x, y + 2) || fg(m, g, x + 1, y + 2) || fg(m, g, x + 2, y + 2);
+        }
+        ext[r] = e_;
+      }
+    }
+    __syncthreads();
+    // Vertical connections (read targets first: heads change once unions start).
+    std::uint32_t mine[4], tu[4], tl[4], tr[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int lby = wy + 8 * r, i = lby * kTB + lane;
+      mine[r] = s[i];
+      tu[r] = tl[r] = tr[r] = kNone;
+      const std::uint32_t p = pat[r];
+      if (p && lby > 0) {
+        const int u = i - kTB;
+        if ((p & 3u) && (sp[u] & 0xCu)) tu[r] = s[u];
+        if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl[r] = s[u - 1];
+        if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr[r] = s[u + 1];
+      }
+      if (tl[r] == tu[r]) tl[r] = kNone;
+      if (tr[r] == tu[r] || tr[r] == tl[r]) tr[r] = kNone;
+      const std::uint32_t pu = __shfl_up_sync(kFull, tu[r], 1), pl = __shfl_up_sync(kFull, tl[r], 1),
+                          pr = __shfl_up_sync(kFull, tr[r], 1);
+      if (conn_left[r]) {  // lane - 1 is in the same run and unites its own targets
+        if (tu[r] == pu || tu[r] == pl || tu[r] == pr) tu[r] = kNone;
+        if (tl[r] == pu || tl[r] == pl || tl[r] == pr) tl[r] = kNone;
+        if (tr[r] == pu || tr[r] == pl || tr[r] == pr) tr[r] = kNone;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      if (tu[r] != kNone) lunite(s, mine[r], tu[r]);
+      if (tl[r] != kNone) lunite(s, mine[r], tl[r]);
+      if (tr[r] != kNone) lunite(s, mine[r], tr[r]);
+    }
+    __syncthreads();
+    std::uint32_t root[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int lby = wy + 8 * r, by = tby0 + lby;
+      root[r] = pat[r] ? lfind(s, mine[r]) : kNone;
+      if (bx < g.bw && by < g.bh) {
+        std::uint32_t v = kNone;
+        if (pat[r]) v = key_of(2 * tbx0 + static_cast<int>(root[r] & 63u), 2 * tby0 + static_cast<int>(root[r] >> 6), g);
+        P[static_cast<long long>(by) * g.bw + bx] = v;
+      }
+      if constexpr (Stats) {
+        if (pat[r]) {
+          const int i = lby * kTB + lane;
+          a_area[i] = a_sx[i] = a_sy[i] = a_maxx[i] = a_maxy[i] = 0;
+          a_minx[i] = 0xFFFFFFFFu;
+        }
+      }
+    }
+    if constexpr (Stats) {
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const std::uint32_t p = pat[r];
+        const std::uint32_t slot = p ? lnode(root[r]) : kNone;
+        const unsigned peers = __match_any_sync(kFull, slot);
+        const std::uint32_t lx = 2u * lane, ly = 2u * (wy + 8 * r);
+        const std::uint32_t area = __popc(p);
+        const std::uint32_t sx = area * lx + ((p >> 1) & 1u) + ((p >> 3) & 1u);
+        const std::uint32_t sy = area * ly + ((p >> 2) & 1u) + ((p >> 3) & 1u);
+        const std::uint32_t mnx = (p & 5u) ? lx : lx + 1, mxx = (p & 10u) ? lx + 1 : lx, mxy = (p & 12u) ? ly + 1 : ly;
+        const std::uint32_t w_area = __reduce_add_sync(peers, area) | (__reduce_or_sync(peers, ext[r] ? 1u : 0u) << 31);
+        const std::uint32_t w_sx = __reduce_add_sync(peers, sx), w_sy = __reduce_add_sync(peers, sy);
+        const std::uint32_t w_mnx = __reduce_min_sync(peers, mnx), w_mxx = __reduce_max_sync(peers, mxx),
+                            w_mxy = __reduce_max_sync(peers, mxy);
+        if (p && lane == __ffs(peers) - 1) {
+          atomicAdd(a_area + slot, w_area & 0x7FFFFFFFu);
+          if (w_area >> 31) atomicOr(a_area + slot, 0x80000000u);
+          atomicAdd(a_sx + slot, w_sx);
+          atomicAdd(a_sy + slot, w_sy);
+          atomicMin(a_minx + slot, w_mnx);
+          atomicMax(a_maxx + slot, w_mxx);
+          atomicMax(a_maxy + slot, w_mxy);
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int lby = wy + 8 * r, by = tby0 + lby, i = lby * kTB + lane;
+        if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(i))
+          S[static_cast<long long>(by) * g.bw + bx] =
+              make_uint4(a_area[i], a_sx[i], a_sy[i], a_minx[i] | (a_maxx[i] << 8) | (a_maxy[i] << 16) | ((root[r] >> 6) << 24));
+      }
+    }
     __syncthreads();
   }
 }
 
+// Unites blocks on a tile's top row / left column / right column with their neighbours in other
+// tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
+// tile to the right). Lanes skip a pair their predecessor on the border already unites.
+__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int tbx0 = blockIdx.x * kTB;
+  for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
+    int bx, by;
+    if (w == 0) {
+      bx = tbx0 + lane;
+      by = tby0;
+    } else if (w == 1) {
+      bx = tbx0;
+      by = tby0 + lane;
+    } else {
+      bx = tbx0 + kTB - 1;
+      by = tby0 + lane;
+    }
+    std::uint32_t ra = kNone, t0 = kNone, t1 = kNone, t2 = kNone, t3 = kNone;
+    const bool active = bx < g.bw && by < g.bh && (w == 0 || lane > 0);
+    if (active) {
+      const long long b = static_cast<long long>(by) * g.bw + bx;
+      ra = __ldcg(P + b);
+      if (ra != kNone) {
+        const int x = 2 * bx, y = 2 * by;
+        const bool a = fg(m, g, x, y), bb = fg(m, g, x + 1, y), c = fg(m, g, x, y + 1);
+        const long long u = b - g.bw;
+        if (w == 0) {
+          if (lane == 0 && bx > 0 && (a || c) && (fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1))) t0 = __ldcg(P + b - 1);
+          if (by > 0) {
+            if ((a || bb) && (fg(m, g, x, y - 1) || fg(m, g, x + 1, y - 1))) t1 = __ldcg(P + u);
+            if (bb && fg(m, g, x + 2, y - 1)) t2 = __ldcg(P + u + 1);
+            if (a && fg(m, g, x - 1, y - 1)) t3 = __ldcg(P + u - 1);
+          }
+        } else if (w == 1) {
+          if (bx > 0) {
+            if ((a || c) && (fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1))) t0 = __ldcg(P + b - 1);
+            if (a && fg(m, g, x - 1, y - 1)) t3 = __ldcg(P + u - 1);
+          }
+        } else {
+          if (bb && fg(m, g, x + 2, y - 1)) t2 = __ldcg(P + u + 1);
+        }
+      }
+    }
+    const std::uint32_t pa = __shfl_up_sync(kFull, ra, 1), p0 = __shfl_up_sync(kFull, t0, 1),
+                        p1 = __shfl_up_sync(kFull, t1, 1), p2 = __shfl_up_sync(kFull, t2, 1),
+                        p3 = __shfl_up_sync(kFull, t3, 1);
+    if (ra != kNone) {
+      const bool same = lane > 0 && pa == ra;
+      auto go = [&](std::uint32_t t) {
+        if (t == kNone || t == ra) return;
+        if (same && (t == p0 || t == p1 || t == p2 || t == p3)) return;
+        unite<2>(P, ra, t, g);
+      };
+      go(t0);
+      if (t1 != t0) go(t1);
+      if (t2 != t0 && t2 != t1) go(t2);
+      if (t3 != t0 && t3 != t1 && t3 != t2) go(t3);
+    }
+  }
+}
+
+// ---- numbering ----------------------------------------------------------------------------------
+//
+// compress_count: every node -> its root; per chunk of a node row, the roots whose key lies in
+// the node row's first / second pixel row are counted (packed in 16-bit halves). An exclusive scan
+// (CUB) over (pixel row, chunk) gives each chunk its first number; assign ranks the roots inside
+// the chunk with a block scan in row order, writes number | kHigh (| kDone when the component's
+// statistics are final) into the root, and initialises or copies the statistics record.
+
+constexpr int kNumThreads = 256, kNumItems = 4, kChunk = kNumThreads * kNumItems;
+constexpr std::uint32_t kDone = 0x40000000u;
+
 template <int B>
-__global__ void __launch_bounds__(kNumThreads)
-    assign_kernel(std::uint32_t* P, Geo g, int nchunks, const std::uint32_t* offsets) {
-  using Scan = cub::BlockScan<std::uint32_t, kNumThreads>;
-  __shared__ typename Scan::TempStorage tmp;
-  for (int y = blockIdx.y; y < g.H; y += gridDim.y) {
-    bool f[kNumItems];
-    std::uint32_t nodes[kNumItems], c = 0;
+__global__ void __launch_bounds__(kNumThreads) compress_count_kernel(std::uint32_t* P, Geo g, int nchunks, std::uint32_t* counts) {
+  using Reduce = cub::BlockReduce<std::uint32_t, kNumThreads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
+    std::uint32_t c = 0;
 #pragma unroll
     for (int j = 0; j < kNumItems; ++j) {
-      // blocked: thread t owns flags 4t..4t+3, so the block scan ranks them in row order
-      f[j] = first_in_row<B>(P, g, y, blockIdx.x * kChunk + threadIdx.x * kNumItems + j, nodes[j]);
+      const int bx = blockIdx.x * kChunk + j * kNumThreads + threadIdx.x;
+      if (bx >= g.bw) continue;
+      const std::uint32_t n = static_cast<std::uint32_t>(by * g.bw + bx);
+      const std::uint32_t p = P[n];
+      if (p == kNone) continue;
+      const std::uint32_t r = find_ro<B>(P, p, g);
+      if (r != p) P[n] = r;
+      else if (node_of<B>(p, g) == n) c += (B == 2 && static_cast<int>(p >> g.shift) != B * by) ? 0x10000u : 1u;
+    }
+    const std::uint32_t total = Reduce(tmp).Sum(c);
+    if (threadIdx.x == 0) {
+      const long long y = static_cast<long long>(by) * B;
+      counts[y * nchunks + blockIdx.x] = total & 0xFFFFu;
+      if (B == 2 && y + 1 < g.H) counts[(y + 1) * nchunks + blockIdx.x] = total >> 16;
+    }
+    __syncthreads();
+  }
+}
+
+__device__ __forceinline__ RawComponentStats empty_stats() {
+  RawComponentStats s;
+  s.area = 0;
+  s.left = s.top = 0xFFFFFFFFu;
+  s.right = s.bottom = 0;
+  s.reserved = 0;
+  s.sum_x = s.sum_y = 0;
+  return s;
+}
+
+template <int B, bool Local>
+__global__ void __launch_bounds__(kNumThreads) assign_kernel(std::uint32_t* P, const uint4* S, Geo g, int nchunks,
+                                                             const std::uint32_t* offsets, RawComponentStats* st,
+                                                             std::uint64_t cap) {
+  using Scan = cub::BlockScan<std::uint32_t, kNumThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
+    std::uint32_t f[kNumItems], c = 0;
+#pragma unroll
+    for (int j = 0; j < kNumItems; ++j) {
+      // blocked: thread t owns nodes 4t..4t+3, so the block scan ranks them in row order
+      const int bx = blockIdx.x * kChunk + threadIdx.x * kNumItems + j;
+      f[j] = 0;
+      if (bx < g.bw) {
+        const std::uint32_t n = static_cast<std::uint32_t>(by * g.bw + bx);
+        const std::uint32_t p = P[n];
+        if (p != kNone && !(p & kHigh) && node_of<B>(p, g) == n)
+          f[j] = (B == 2 && static_cast<int>(p >> g.shift) != B * by) ? 0x10000u : 1u;
+      }
       c += f[j];
     }
     std::uint32_t before;
     Scan(tmp).ExclusiveSum(c, before);
-    std::uint32_t next = offsets[static_cast<long long>(y) * nchunks + blockIdx.x] + before + 1;
+    const long long y = static_cast<long long>(by) * B;
+    std::uint32_t next0 = offsets[y * nchunks + blockIdx.x] + (before & 0xFFFFu) + 1;
+    std::uint32_t next1 = (B == 2 && y + 1 < g.H) ? offsets[(y + 1) * nchunks + blockIdx.x] + (before >> 16) + 1 : 0;
 #pragma unroll
-    for (int j = 0; j < kNumItems; ++j)
-      if (f[j]) P[nodes[j]] = (next++) | kHigh;
+    for (int j = 0; j < kNumItems; ++j) {
+      if (!f[j]) continue;
+      const int bx = blockIdx.x * kChunk + threadIdx.x * kNumItems + j;
+      const std::uint32_t n = static_cast<std::uint32_t>(by * g.bw + bx);
+      const std::uint32_t num = f[j] == 1u ? next0++ : next1++;
+      std::uint32_t word = num | kHigh;
+      RawComponentStats rs = empty_stats();
+      if constexpr (Local) {
+        const uint4 v = S[n];
+        if (!(v.x & 0x80000000u)) {
+          word |= kDone;
+          const std::uint32_t X0 = static_cast<std::uint32_t>(bx & ~(kTB - 1)) * 2u;
+          const std::uint32_t Y0 = static_cast<std::uint32_t>(by & ~(kTB - 1)) * 2u;
+          rs.area = v.x;
+          rs.sum_x = v.y + static_cast<std::uint64_t>(v.x) * X0;
+          rs.sum_y = v.z + static_cast<std::uint64_t>(v.x) * Y0;
+          rs.left = X0 + (v.w & 0xFFu);
+          rs.right = X0 + ((v.w >> 8) & 0xFFu);
+          rs.bottom = Y0 + ((v.w >> 16) & 0xFFu);
+          rs.top = Y0 + (v.w >> 24);
+        }
+      }
+      P[n] = word;
+      if (st && num <= cap) st[num - 1] = rs;
+    }
     __syncthreads();
   }
 }
@@ -336,20 +625,6 @@ __global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* o
 }
 
 // ---- final labels + statistics ------------------------------------------------------------------
-
-__global__ void init_stats_kernel(RawComponentStats* st, const std::uint32_t* d_count, std::uint64_t cap) {
-  const std::uint64_t n = min(static_cast<std::uint64_t>(*d_count), cap);
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    RawComponentStats s;
-    s.area = 0;
-    s.left = s.top = 0xFFFFFFFFu;
-    s.right = s.bottom = 0;
-    s.reserved = 0;
-    s.sum_x = s.sum_y = 0;
-    st[i] = s;
-  }
-}
 
 struct Run {
   std::uint32_t lab = 0, area = 0, sxr = 0, syr = 0;
@@ -370,7 +645,7 @@ __device__ void flush_global(RawComponentStats* st, const Run& r, std::uint64_t 
   atomicMax(&s.bottom, r.mxy);
 }
 
-template <int B, int K>
+template <int B, int K, bool Done>
 __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels,
                                                     Geo g, RawComponentStats* st, std::uint64_t cap) {
   __shared__ struct {
@@ -390,7 +665,13 @@ __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const
       const long long b = static_cast<long long>(by) * g.bw + bx;
       const std::uint32_t p = P[b];
       std::uint32_t lab = 0;
-      if (p != kNone) lab = (p & kHigh) ? (p & ~kHigh) : (__ldg(P + node_of<B>(p, g)) & ~kHigh);
+      bool done = false;
+      if (p != kNone) {
+        const std::uint32_t w = (p & kHigh) ? p : __ldg(P + node_of<B>(p, g));
+        // kDone: the component's statistics were final after the tile pass (assign copied them)
+        lab = w & (Done ? ~(kHigh | kDone) : ~kHigh);
+        done = Done && (w & kDone);
+      }
 #pragma unroll
       for (int dy = 0; dy < B; ++dy) {
         const int y = by * B + dy;
@@ -401,7 +682,7 @@ __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const
           if (x >= g.W) break;
           const bool f = lab && m[static_cast<long long>(y) * g.mstride + x];
           labels[static_cast<long long>(y) * g.W + x] = f ? lab : 0;
-          if (st && f) {
+          if (st && f && !done) {
             if (lab != run.lab) {
               if (run.lab && run.lab <= cap) flush_global(st, run, xbase, ybase);
               run = Run{};
@@ -479,12 +760,13 @@ struct Plan {
   int B = 2;
   LabelAlgorithm algorithm = LabelAlgorithm::block_union_find;
   int conn = 8;
+  bool local2 = false;  // tile_merge on 2x2 blocks (8-connectivity)
   std::size_t nodes = 0;
   int nchunks = 0;
   std::size_t ncounts = 0;
   std::size_t scan_bytes = 0;
   // temp layout
-  std::size_t off_P = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t off_P = 0, off_S = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
 };
 
 std::size_t align256(std::size_t v) { return (v + 255) & ~std::size_t{255}; }
@@ -504,7 +786,8 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
   if (p.algorithm != LabelAlgorithm::block_union_find && p.algorithm != LabelAlgorithm::tile_merge)
     throw BackendError("labeling algorithm '" + std::string(to_string(p.algorithm)) +
                        "' is not available on the cuda backend");
-  p.B = (p.algorithm == LabelAlgorithm::block_union_find && p.conn == 8) ? 2 : 1;
+  p.B = p.conn == 8 ? 2 : 1;
+  p.local2 = p.conn == 8 && p.algorithm == LabelAlgorithm::tile_merge;
   p.g.W = static_cast<int>(W);
   p.g.H = static_cast<int>(H);
   p.g.mstride = mstride;
@@ -517,33 +800,40 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.ncounts));
   p.off_P = 0;
-  p.off_counts = align256(p.off_P + p.nodes * 4);
+  p.off_S = align256(p.off_P + p.nodes * 4);
+  p.off_counts = align256(p.off_S + (p.local2 ? p.nodes * sizeof(uint4) : 0));
   p.off_offsets = align256(p.off_counts + p.ncounts * 4);
   p.off_scan = align256(p.off_offsets + p.ncounts * 4);
   p.total = align256(p.off_scan + p.scan_bytes);
   return p;
 }
 
-// Everything up to and including the numbering (N in *d_count).
-void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint32_t* d_count, cudaStream_t s) {
+// Everything up to and including the numbering (N in *d_count). With st (capacity cap), the
+// statistics records of labels <= cap are initialised, or written in full where final already.
+void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint32_t* d_count, RawComponentStats* st,
+              std::uint64_t cap, cudaStream_t s) {
   auto* base = static_cast<char*>(d_temp);
   auto* P = reinterpret_cast<std::uint32_t*>(base + p.off_P);
+  auto* S = reinterpret_cast<uint4*>(base + p.off_S);
   auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
   auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
+  if (!cap) st = nullptr;
   const Geo g = p.g;
   const dim3 nb(128);
   const dim3 ng((g.bw + 127) / 128, std::min(g.bh, kMaxGridY));
-  if (p.algorithm == LabelAlgorithm::tile_merge) {
+  const bool local_stats = p.local2 && st;
+  if (p.local2) {
+    const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
+    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, g);
+    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    border2_kernel<<<tg, 96, 0, s>>>(d_mask, P, g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  } else if (p.algorithm == LabelAlgorithm::tile_merge) {  // 4-connectivity: pixel tiles
     const dim3 tg((g.W + kTile - 1) / kTile, std::min((g.H + kTile - 1) / kTile, kMaxGridY));
-    if (p.conn == 8) {
-      tile_kernel<8><<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g);
-      WINNOW_CUDA_CHECK_LAUNCH();
-      border_kernel<8><<<tg, 96, 0, s>>>(P, g);
-    } else {
-      tile_kernel<4><<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g);
-      WINNOW_CUDA_CHECK_LAUNCH();
-      border_kernel<4><<<tg, 96, 0, s>>>(P, g);
-    }
+    tile_kernel<4><<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    border_kernel<4><<<tg, 96, 0, s>>>(P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else if (p.B == 2) {
     init_kernel<2><<<ng, nb, 0, s>>>(d_mask, P, g);
@@ -556,52 +846,44 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     merge4_kernel<<<ng, nb, 0, s>>>(d_mask, P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
-  const dim3 cg(p.nchunks, std::min(g.H, kMaxGridY));
-  if (p.B == 2) {
-    compress_kernel<2><<<ng, nb, 0, s>>>(P, g);
-    WINNOW_CUDA_CHECK_LAUNCH();
-    count_kernel<2><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
-  } else {
-    compress_kernel<1><<<ng, nb, 0, s>>>(P, g);
-    WINNOW_CUDA_CHECK_LAUNCH();
-    count_kernel<1><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
-  }
+  const dim3 cg(p.nchunks, std::min(g.bh, kMaxGridY));
+  if (p.B == 2) compress_count_kernel<2><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
+  else compress_count_kernel<1><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
   WINNOW_CUDA_CHECK_LAUNCH();
   std::size_t scan_bytes = p.scan_bytes;
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + p.off_scan, scan_bytes, counts, offsets, p.ncounts, s));
   total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.ncounts, d_count);
   WINNOW_CUDA_CHECK_LAUNCH();
-  if (p.B == 2) assign_kernel<2><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, offsets);
-  else assign_kernel<1><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, offsets);
+  if (local_stats) assign_kernel<2, true><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
+  else if (p.B == 2) assign_kernel<2, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
+  else assign_kernel<1, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   WINNOW_CUDA_CHECK_LAUNCH();
 }
 
-// Labels (and statistics of labels <= cap when d_stats).
+// Labels (and statistics of labels <= cap when d_stats, whose records run_core prepared).
 void run_final(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint32_t* d_labels,
-               const std::uint32_t* d_count, RawComponentStats* d_stats, std::uint64_t cap, cudaStream_t s) {
+               RawComponentStats* d_stats, std::uint64_t cap, cudaStream_t s) {
   auto* P = reinterpret_cast<const std::uint32_t*>(static_cast<const char*>(d_temp) + p.off_P);
   const Geo g = p.g;
-  if (d_stats && cap) {
-    init_stats_kernel<<<1024, 256, 0, s>>>(d_stats, d_count, cap);
-    WINNOW_CUDA_CHECK_LAUNCH();
-  } else {
-    d_stats = nullptr;
-  }
+  if (!cap) d_stats = nullptr;
   if (p.B == 2) {
     constexpr int K = 4;
     const dim3 fg_((g.bw + 256 * K - 1) / (256 * K), std::min(g.bh, kMaxGridY));
-    final_kernel<2, K><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
+    if (p.local2 && d_stats) final_kernel<2, K, true><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
+    else final_kernel<2, K, false><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
   } else {
     constexpr int K = 8;
     const dim3 fg_((g.bw + 256 * K - 1) / (256 * K), std::min(g.bh, kMaxGridY));
-    final_kernel<1, K><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
+    final_kernel<1, K, false><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
   }
   WINNOW_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-LabelAlgorithm automatic_algorithm(std::int64_t, std::int64_t, int) { return LabelAlgorithm::block_union_find; }
+LabelAlgorithm automatic_algorithm(std::int64_t, std::int64_t, int connectivity) {
+  return connectivity == 8 ? LabelAlgorithm::tile_merge : LabelAlgorithm::block_union_find;
+}
 
 std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats) {
   const std::int64_t W = req.mask.width, H = req.mask.height;
@@ -618,12 +900,14 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
   DeviceBuffer<char> d_temp(p.total, s);
   DeviceBuffer<std::uint32_t> d_count(1, s);
   WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(d_mask.get(), W, req.mask.data, req.mask.stride, W, H, cudaMemcpyHostToDevice, s));
-  run_core(p, d_temp.get(), d_mask.get(), d_count.get(), s);
+  run_core(p, d_temp.get(), d_mask.get(), d_count.get(), nullptr, 0, s);
   std::uint32_t count = 0;
   WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
   DeviceBuffer<RawComponentStats> d_stats(stats && count ? count : 0, s);
-  run_final(p, d_temp.get(), d_mask.get(), d_labels.get(), d_count.get(), d_stats.get(), d_stats.size(), s);
+  // With statistics the numbering pass runs again, now sized: it initialises (or fills) the records.
+  if (d_stats.size()) run_core(p, d_temp.get(), d_mask.get(), d_count.get(), d_stats.get(), d_stats.size(), s);
+  run_final(p, d_temp.get(), d_mask.get(), d_labels.get(), d_stats.get(), d_stats.size(), s);
   WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(req.labels.data, req.labels.stride * 4, d_labels.get(), W * 4, W * 4, H,
                                       cudaMemcpyDeviceToHost, s));
   if (stats && count) {
@@ -654,8 +938,8 @@ void label(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_mask, st
     return;
   }
   if (temp_bytes < p.total) throw InputError("winnow::cuda::label: temporary storage too small");
-  detail::cuda::run_core(p, d_temp, d_mask, d_count, stream);
-  detail::cuda::run_final(p, d_temp, d_mask, d_labels, d_count, d_stats, stats_capacity, stream);
+  detail::cuda::run_core(p, d_temp, d_mask, d_count, d_stats, stats_capacity, stream);
+  detail::cuda::run_final(p, d_temp, d_mask, d_labels, d_stats, stats_capacity, stream);
 }
 
 }  // namespace winnow::cuda
