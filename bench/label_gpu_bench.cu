@@ -1,7 +1,7 @@
 // GPU labeling benchmark: winnow's device API (labels + count + statistics, device-resident
 // input) for every algorithm, on random masks and the bundled real images.
 //
-//   bench_label_gpu [--quick] [--dump DIR] [--reps N] [--conn 4|8]
+//   bench_label_gpu [--quick] [--dump DIR] [--reps N] [--conn 4|8] [--case SUBSTR] [--alg SUBSTR]
 //
 // Random masks: pixel i is foreground when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32
 // (bench/label_peers.py builds the identical masks with CuPy). --dump DIR writes the real-image
@@ -59,12 +59,15 @@ int main(int argc, char** argv) {
   bool quick = false;
   int reps = 20;
   int only_conn = 0;  // 0: both
+  std::string only_case, only_alg;  // substrings to select cases / algorithms
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = argv[++i];
+    else if (!std::strcmp(argv[i], "--alg") && i + 1 < argc) only_alg = argv[++i];
   }
   cudaDeviceProp prop{};
   WINNOW_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
   WINNOW_CUDA_CHECK(cudaEventCreate(&e0));
   WINNOW_CUDA_CHECK(cudaEventCreate(&e1));
   for (const Case& c : cases) {
+    if (!only_case.empty() && c.name.find(only_case) == std::string::npos) continue;
     const auto n = static_cast<std::size_t>(c.w * c.h);
     detail::cuda::DeviceBuffer<std::uint8_t> d_mask(n);
     detail::cuda::DeviceBuffer<std::uint32_t> d_labels(n), d_copy(n);
@@ -125,6 +129,7 @@ int main(int argc, char** argv) {
     for (int conn : {8, 4})
       for (LabelAlgorithm a : {LabelAlgorithm::block_union_find, LabelAlgorithm::tile_merge}) {
         if (only_conn && conn != only_conn) continue;
+        if (!only_alg.empty() && std::string(to_string(a)).find(only_alg) == std::string::npos) continue;
         LabelOptions o;
         o.connectivity = conn;
         o.algorithm = a;

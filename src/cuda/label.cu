@@ -516,6 +516,33 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
   }
 }
 
+// After border2 the forest is final. Every local root that was linked has a block on its tile's
+// perimeter; pointing those local roots (and the perimeter blocks) straight at their roots keeps
+// the compress pass at one or two hops per block. Every store writes a root, so concurrent
+// read-only finds see either the old parent or the root.
+__global__ void __launch_bounds__(128) flatten2_kernel(std::uint32_t* P, Geo g) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int tbx0 = blockIdx.x * kTB;
+  const int tbx1 = min(tbx0 + kTB, g.bw) - 1;
+  for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
+    const int tby1 = min(tby0 + kTB, g.bh) - 1;
+    int bx, by;
+    if (w == 0) bx = tbx0 + lane, by = tby0;
+    else if (w == 1) bx = tbx0 + lane, by = tby1;
+    else if (w == 2) bx = tbx0, by = tby0 + lane;
+    else bx = tbx1, by = tby0 + lane;
+    if (bx > tbx1 || by > tby1) continue;
+    const long long b = static_cast<long long>(by) * g.bw + bx;
+    const std::uint32_t p = __ldcg(P + b);
+    if (p == kNone) continue;
+    const std::uint32_t r = find_ro<2>(P, p, g);
+    if (r != p) {
+      __stcg(P + b, r);
+      __stcg(P + node_of<2>(p, g), r);
+    }
+  }
+}
+
 // ---- numbering ----------------------------------------------------------------------------------
 //
 // compress_count: every node -> its root; per chunk of a node row, the roots whose key lies in
@@ -828,6 +855,8 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, g);
     WINNOW_CUDA_CHECK_LAUNCH();
     border2_kernel<<<tg, 96, 0, s>>>(d_mask, P, g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    flatten2_kernel<<<tg, 128, 0, s>>>(P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else if (p.algorithm == LabelAlgorithm::tile_merge) {  // 4-connectivity: pixel tiles
     const dim3 tg((g.W + kTile - 1) / kTile, std::min((g.H + kTile - 1) / kTile, kMaxGridY));
