@@ -8,9 +8,11 @@
 //     blocks (a quarter of the nodes). With 4-connectivity the pixels of a 2x2 block need not be
 //     connected, so the nodes are pixels (Playne & Hawick 2018). Kernels: init, merge (atomicMin
 //     union of a node with its backward neighbours), compress (every node -> its root).
-//   tile_merge (the write-up's method): one thread block per 32x32 tile labels the tile in shared
-//     memory (union-find with shared atomics), writes each pixel's tile-local root as a global key,
-//     then one kernel walks only the tile perimeters and unites across tile borders; compress.
+//   tile_merge (the write-up's method): one thread block per tile labels the tile in shared memory,
+//     writes each node's tile-local root as a global key, then one kernel walks only the tile
+//     perimeters and unites across tile borders; compress. 8-connectivity: 64x64-pixel tiles of 2x2
+//     blocks, ballot-built horizontal runs, per-tile statistics (local2/border2 below).
+//     4-connectivity: 32x32-pixel tiles of pixels.
 //
 // Keys. A node's value is a key (y << shift) | x of a foreground pixel, shift = ceil(log2 W), so
 // keys order exactly like raster indices and decode to their node with shifts. A block's own key
