@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "cpu/label_backends.hpp"
+#include "cpu/label_runs.hpp"
 #include "winnow/error.hpp"
 
 namespace winnow::detail::cpu {
@@ -155,6 +156,10 @@ inline std::uint64_t gfind(std::vector<std::uint64_t>& g, std::uint64_t a) {
 }  // namespace
 
 std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats) {
+  if (req.algorithm == LabelAlgorithm::row_stripes) {
+    std::uint64_t n = 0;
+    if (label_runs(req, stats, n)) return n;  // else: too large for 32-bit run indices
+  }
   const auto& mask = req.mask;
   const auto& labels = req.labels;
   const std::int64_t W = mask.width, H = mask.height;

@@ -1,0 +1,338 @@
+// Run-based CPU labeling in parallel row stripes (the CPU `row_stripes` algorithm).
+//
+// Algorithm (after He, Chao, Suzuki 2008, "A run-based two-scan labeling algorithm", with a flat
+// union-find instead of their representative lists):
+//   1. The image is cut into full-width row stripes, one OpenMP task each. A stripe is scanned
+//      row by row: the row's foreground runs are found 64 pixels at a time (SSE2 compares of the
+//      mask bytes give a bit row; run starts and ends are the bit transitions, read with
+//      count-trailing-zeros). Every run gets an index; indices follow raster order (stripe s
+//      owns the index range starting at y0 * ceil(W/2), an upper bound of the runs above it), so
+//      the smallest index of a component is the run holding its first pixel. Runs are connected
+//      to the previous row's runs by interval overlap (two pointers; 8-connectivity widens the
+//      interval by one pixel each side) in a union-find array that links the larger root to the
+//      smaller (roots stay the first run of each component) with path halving.
+//   2. The seams between stripes are united the same way (one row pair per seam, sequential).
+//   3. One sequential pass over the run indices in increasing order replaces each parent by the
+//      final label: a root gets the next number, any other run its parent's number (parents are
+//      smaller indices, hence already final). Numbers follow raster order of first pixels.
+//   4. Each stripe is scanned again (runs re-read from the mask, cheaper than storing them) and
+//      its label rows are written once, runs and gaps as fills. Statistics are accumulated per
+//      run (area, coordinate sums in closed form, bounding box) in a per-stripe array indexed
+//      by label; a component that comes from an earlier stripe shows up in the stripe's first
+//      row, so only those labels are merged into their owner stripe's record at the end.
+//
+// Complexity: O(W*H) for the two stripe scans (runs, not pixels, do the union-find work),
+// O(runs) for the sequential numbering and O(W * stripes) for the seams. The image is read twice
+// (1 byte/pixel) and the labels written once (4 bytes/pixel); no provisional label image.
+// Run indices are 32-bit: images with H * ceil(W/2) >= 2^32 take the pixel-scan path instead.
+#include "cpu/label_runs.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <new>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace winnow::detail::cpu {
+namespace {
+
+using Idx = std::uint32_t;
+
+/// Foreground bits of up to 64 mask bytes (bit i = m[i] != 0); bytes past n read as background.
+inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
+  if (n < 64) {
+    alignas(16) std::uint8_t buf[64] = {};
+    std::memcpy(buf, m, static_cast<std::size_t>(n));
+    return fg_bits(buf, 64);
+  }
+#if defined(__SSE2__)
+  const __m128i z = _mm_setzero_si128();
+  const auto b0 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m)), z))));
+  const auto b1 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 16)), z))));
+  const auto b2 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 32)), z))));
+  const auto b3 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 48)), z))));
+  return ~(b0 | (b1 << 16) | (b2 << 32) | (b3 << 48));
+#else
+  std::uint64_t bits = 0;
+  for (int i = 0; i < 64; ++i) bits |= static_cast<std::uint64_t>(m[i] != 0) << i;
+  return bits;
+#endif
+}
+
+/// The foreground runs [st[i], en[i]) of one mask row, left to right; returns their number.
+inline std::uint32_t row_runs(const std::uint8_t* m, std::int64_t W, std::uint32_t* st, std::uint32_t* en) {
+  std::uint32_t ns = 0, ne = 0;
+  std::uint64_t carry = 0;
+  for (std::int64_t x0 = 0; x0 < W; x0 += 64) {
+    const std::uint64_t w = fg_bits(m + x0, std::min<std::int64_t>(64, W - x0));
+    const std::uint64_t prev = (w << 1) | carry;
+    std::uint64_t starts = w & ~prev, ends = ~w & prev;
+    carry = w >> 63;
+    const auto base = static_cast<std::uint32_t>(x0);
+    while (starts) {
+      st[ns++] = base + static_cast<std::uint32_t>(__builtin_ctzll(starts));
+      starts &= starts - 1;
+    }
+    while (ends) {
+      en[ne++] = base + static_cast<std::uint32_t>(__builtin_ctzll(ends));
+      ends &= ends - 1;
+    }
+  }
+  if (ne < ns) en[ne] = static_cast<std::uint32_t>(W);
+  return ns;
+}
+
+inline Idx find(Idx* p, Idx a) {
+  while (p[a] != a) {
+    const Idx g = p[p[a]];
+    p[a] = g;
+    a = g;
+  }
+  return a;
+}
+
+/// Unites the runs of row b (indices kb..) with those of the row above, a (indices ka..).
+/// Runs of b that are still their own roots (fresh in the stripe scan) may be passed as such.
+template <int Conn>
+inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* ae, std::uint32_t na, Idx ka,
+                         const std::uint32_t* bs, const std::uint32_t* be, std::uint32_t nb, Idx kb) {
+  std::uint32_t j = 0;
+  for (std::uint32_t i = 0; i < nb; ++i) {
+    const std::uint32_t s = bs[i], e = be[i];
+    const Idx self = kb + i;
+    Idx root = find(p, self);
+    // 8-connectivity: a run [ps, pe) above touches [s, e) when pe >= s and ps <= e;
+    // 4-connectivity: when pe > s and ps < e.
+    if constexpr (Conn == 8) {
+      while (j < na && ae[j] < s) ++j;
+    } else {
+      while (j < na && ae[j] <= s) ++j;
+    }
+    while (j < na && (Conn == 8 ? as[j] <= e : as[j] < e)) {
+      const Idx r = find(p, ka + j);
+      if (r != root) {
+        if (r < root) {
+          p[root] = r;
+          root = r;
+        } else {
+          p[r] = root;
+        }
+      }
+      if (ae[j] > e) break;  // may touch the next run of b too
+      ++j;
+    }
+    p[self] = root;
+  }
+}
+
+struct Acc {
+  std::uint64_t area, sx, sy;
+  std::int64_t minx, maxx, miny, maxy;
+};
+
+struct FreeDeleter {
+  void operator()(void* q) const { std::free(q); }
+};
+
+}  // namespace
+
+bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std::uint64_t& count) {
+  const auto& mask = req.mask;
+  const auto& labels = req.labels;
+  const std::int64_t W = mask.width, H = mask.height;
+  count = 0;
+  if (stats) stats->clear();
+  if (W <= 0 || H <= 0) return true;
+  const std::int64_t per_row = (W + 1) / 2;  // at most this many runs in a row
+  if (W >= (std::int64_t{1} << 31) ||
+      static_cast<std::uint64_t>(per_row) * static_cast<std::uint64_t>(H) >= std::numeric_limits<Idx>::max())
+    return false;
+
+  const bool par = W * H >= (std::int64_t{1} << 18);
+  const int threads = par ? std::max(1, omp_get_max_threads()) : 1;
+  const std::int64_t nstripes = std::min<std::int64_t>(H, par ? threads * 2 : 1);
+  std::vector<std::int64_t> y0(static_cast<std::size_t>(nstripes) + 1);
+  for (std::int64_t s = 0; s <= nstripes; ++s) y0[static_cast<std::size_t>(s)] = H * s / nstripes;
+  std::vector<Idx> nruns(static_cast<std::size_t>(nstripes), 0);
+  std::vector<Idx> row_first(static_cast<std::size_t>(H));
+  // Parents, later final labels; only the touched part of the upper bound is ever paged in.
+  std::unique_ptr<Idx[]> parent(new Idx[static_cast<std::size_t>(per_row * H)]);
+  Idx* p = parent.get();
+  const int conn = req.connectivity;
+
+  // 1. Stripes.
+#pragma omp parallel num_threads(threads) if (par)
+  {
+    std::vector<std::uint32_t> buf(static_cast<std::size_t>(per_row + 1) * 4);
+    std::uint32_t *cs = buf.data(), *ce = cs + per_row + 1, *ps = ce + per_row + 1, *pe = ps + per_row + 1;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t s = 0; s < nstripes; ++s) {
+      const std::int64_t ya = y0[static_cast<std::size_t>(s)], yb = y0[static_cast<std::size_t>(s) + 1];
+      Idx k = static_cast<Idx>(ya * per_row);
+      const Idx k0 = k;
+      std::uint32_t np = 0;
+      Idx kp = k;
+      for (std::int64_t y = ya; y < yb; ++y) {
+        const std::uint32_t n = row_runs(mask.row(y), W, cs, ce);
+        row_first[static_cast<std::size_t>(y)] = k;
+        for (std::uint32_t i = 0; i < n; ++i) p[k + i] = k + i;
+        if (y > ya && np > 0 && n > 0) {
+          if (conn == 8) connect_rows<8>(p, ps, pe, np, kp, cs, ce, n, k);
+          else connect_rows<4>(p, ps, pe, np, kp, cs, ce, n, k);
+        }
+        std::swap(cs, ps);
+        std::swap(ce, pe);
+        np = n;
+        kp = k;
+        k += n;
+      }
+      nruns[static_cast<std::size_t>(s)] = k - k0;
+    }
+  }
+
+  // 2. Seams.
+  if (nstripes > 1) {
+    std::vector<std::uint32_t> buf(static_cast<std::size_t>(per_row + 1) * 4);
+    std::uint32_t *as = buf.data(), *ae = as + per_row + 1, *bs = ae + per_row + 1, *be = bs + per_row + 1;
+    for (std::int64_t s = 1; s < nstripes; ++s) {
+      const std::int64_t yb = y0[static_cast<std::size_t>(s)];
+      const std::uint32_t na = row_runs(mask.row(yb - 1), W, as, ae);
+      const std::uint32_t nb = row_runs(mask.row(yb), W, bs, be);
+      if (na == 0 || nb == 0) continue;
+      if (conn == 8)
+        connect_rows<8>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
+                        row_first[static_cast<std::size_t>(yb)]);
+      else
+        connect_rows<4>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
+                        row_first[static_cast<std::size_t>(yb)]);
+    }
+  }
+
+  // 3. Final numbers in raster order of first runs.
+  std::vector<std::uint64_t> lab_lo(static_cast<std::size_t>(nstripes) + 1, 0);  // labels of stripe s: (lo[s], lo[s+1]]
+  {
+    std::uint64_t n = 0;
+    for (std::int64_t s = 0; s < nstripes; ++s) {
+      lab_lo[static_cast<std::size_t>(s)] = n;
+      const Idx k0 = static_cast<Idx>(y0[static_cast<std::size_t>(s)] * per_row);
+      const Idx k1 = k0 + nruns[static_cast<std::size_t>(s)];
+      Idx next = static_cast<Idx>(n);
+      for (Idx k = k0; k < k1; ++k) {
+        const Idx v = p[k];
+        p[k] = v == k ? ++next : p[v];
+      }
+      n = next;
+    }
+    lab_lo[static_cast<std::size_t>(nstripes)] = n;
+    count = n;
+  }
+  const std::uint64_t n = count;
+
+  // 4. Label rows (and statistics).
+  const bool want = stats != nullptr;
+  std::vector<std::unique_ptr<Acc, FreeDeleter>> acc(want ? static_cast<std::size_t>(nstripes) : 0);
+  for (std::size_t s = 0; s < acc.size(); ++s) {
+    // Indexed by label; zero pages from calloc, so labels a stripe never sees cost nothing.
+    acc[s].reset(static_cast<Acc*>(std::calloc(lab_lo[s + 1] + 1, sizeof(Acc))));
+    if (!acc[s]) throw std::bad_alloc();
+  }
+#pragma omp parallel num_threads(threads) if (par)
+  {
+    std::vector<std::uint32_t> buf(static_cast<std::size_t>(per_row + 1) * 2);
+    std::uint32_t *cs = buf.data(), *ce = cs + per_row + 1;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t s = 0; s < nstripes; ++s) {
+      const std::int64_t ya = y0[static_cast<std::size_t>(s)], yb = y0[static_cast<std::size_t>(s) + 1];
+      Idx k = static_cast<Idx>(ya * per_row);
+      Acc* a = want ? acc[static_cast<std::size_t>(s)].get() : nullptr;
+      for (std::int64_t y = ya; y < yb; ++y) {
+        const std::uint32_t nr = row_runs(mask.row(y), W, cs, ce);
+        std::uint32_t* out = labels.row(y);
+        std::uint32_t x = 0;
+        for (std::uint32_t i = 0; i < nr; ++i) {
+          const std::uint32_t st = cs[i], en = ce[i];
+          const std::uint32_t L = p[k + i];
+          for (; x < st; ++x) out[x] = 0;
+          for (; x < en; ++x) out[x] = L;
+          if (want) {
+            Acc& r = a[L];
+            const std::uint64_t len = en - st;
+            if (r.area == 0) {
+              r.minx = st;
+              r.maxx = en - 1;
+              r.miny = y;
+            } else {
+              r.minx = std::min<std::int64_t>(r.minx, st);
+              r.maxx = std::max<std::int64_t>(r.maxx, en - 1);
+            }
+            r.maxy = y;
+            r.area += len;
+            r.sx += (static_cast<std::uint64_t>(st) + en - 1) * len / 2;
+            r.sy += static_cast<std::uint64_t>(y) * len;
+          }
+        }
+        for (; x < static_cast<std::uint32_t>(W); ++x) out[x] = 0;
+        k += nr;
+      }
+    }
+  }
+  if (!want) return true;
+
+  // Components from earlier stripes appear in a stripe's first row: merge them into their owner.
+  {
+    std::vector<std::uint32_t> buf(static_cast<std::size_t>(per_row + 1) * 2);
+    std::uint32_t *cs = buf.data(), *ce = cs + per_row + 1;
+    for (std::int64_t s = 1; s < nstripes; ++s) {
+      const std::int64_t ya = y0[static_cast<std::size_t>(s)];
+      const std::uint64_t lo = lab_lo[static_cast<std::size_t>(s)];
+      const std::uint32_t nr = row_runs(mask.row(ya), W, cs, ce);
+      Acc* a = acc[static_cast<std::size_t>(s)].get();
+      const Idx k = row_first[static_cast<std::size_t>(ya)];
+      for (std::uint32_t i = 0; i < nr; ++i) {
+        const std::uint32_t L = p[k + i];
+        if (L > lo || a[L].area == 0) continue;
+        const auto o = static_cast<std::size_t>(std::upper_bound(lab_lo.begin(), lab_lo.end(), L - 1) - lab_lo.begin()) - 1;
+        Acc& d = acc[o].get()[L];
+        const Acc& q = a[L];
+        d.area += q.area;
+        d.sx += q.sx;
+        d.sy += q.sy;
+        d.minx = std::min(d.minx, q.minx);
+        d.maxx = std::max(d.maxx, q.maxx);
+        d.miny = std::min(d.miny, q.miny);
+        d.maxy = std::max(d.maxy, q.maxy);
+        a[L].area = 0;
+      }
+    }
+  }
+  stats->resize(n);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
+  for (std::int64_t s = 0; s < nstripes; ++s) {
+    const Acc* a = acc[static_cast<std::size_t>(s)].get();
+    for (std::uint64_t L = lab_lo[static_cast<std::size_t>(s)] + 1; L <= lab_lo[static_cast<std::size_t>(s) + 1]; ++L) {
+      const Acc& q = a[L];
+      ComponentStats& o = (*stats)[L - 1];
+      o.area = q.area;
+      o.left = q.minx;
+      o.top = q.miny;
+      o.width = q.maxx - q.minx + 1;
+      o.height = q.maxy - q.miny + 1;
+      o.cx = static_cast<double>(q.sx) / static_cast<double>(q.area);
+      o.cy = static_cast<double>(q.sy) / static_cast<double>(q.area);
+    }
+  }
+  return true;
+}
+
+}  // namespace winnow::detail::cpu
