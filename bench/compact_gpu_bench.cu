@@ -6,9 +6,12 @@
 // enough buffers to exceed twice the L2 cache. Every result of ours is checked against CUB's
 // output on the device (abort on mismatch).
 //
-//   bench_compact_gpu [--quick] [--markdown]
-//     --quick     n = 2^21 and 2^24 only, and a 4096x4096 image
-//     --markdown  also print the table in markdown at the end
+//   bench_compact_gpu [--quick] [--markdown] [--sweep-stable]
+//     --quick         n = 2^21 and 2^24 only, and a 4096x4096 image
+//     --markdown      also print the table in markdown at the end
+//     --sweep-stable  instead: single_pass stable policies (kern::LookbackPolicy, int32) at 2^21,
+//                     2^24, 2^28 (2^21, 2^24 with --quick) against CUB, the library's single_pass
+//                     stable / any and block_ballot stable; each verified against CUB's output
 //
 // Columns: median time; ours/CUB = CUB time / our time (> 1: we are faster); copy frac =
 // (4n + 4k bytes) / time over the achieved cudaMemcpy D2D bandwidth (2 * 4n bytes / its time).
@@ -28,6 +31,7 @@
 
 #include "winnow/compact.hpp"
 #include "winnow/cuda/compact.hpp"
+#include "compact_sweep.cuh"
 
 #define CK(call)                                                                                   \
   do {                                                                                             \
@@ -266,6 +270,110 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
   }
 }
 
+/// --sweep-stable: every SweepVariant against CUB and the library's variants, same inputs.
+void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, cudaStream_t s) {
+  std::vector<SweepVariant> vars;
+  add_sweep_a(vars);
+  add_sweep_b(vars);
+  add_sweep_c(vars);
+  const double sels[] = {0.01, 0.50, 0.99};
+  for (std::uint64_t n : sizes) {
+    const std::size_t bytes = n * sizeof(std::int32_t);
+    const int buffers = static_cast<int>(std::clamp<std::uint64_t>((2 * l2_bytes + bytes - 1) / bytes, 2, 16));
+    std::vector<std::int32_t*> in(buffers), out(buffers);
+    for (int b = 0; b < buffers; ++b) {
+      in[b] = dalloc<std::int32_t>(n);
+      out[b] = dalloc<std::int32_t>(n);
+      fill_random<<<1024, 256, 0, s>>>(in[b], n, 1234567ull * (b + 1));
+      CK(cudaGetLastError());
+    }
+    std::int32_t* ref = dalloc<std::int32_t>(n);
+    auto* d_num = dalloc<std::uint64_t>(1);
+    auto* d_bad = dalloc<unsigned long long>(1);
+    auto* d_count = dalloc<std::uint64_t>(1);
+    const double copy_ms = median_ms([&](int r) {
+      CK(cudaMemcpyAsync(out[r % buffers], in[r % buffers], bytes, cudaMemcpyDeviceToDevice, s));
+    }, s);
+    const double copy_bps = 2.0 * bytes / (copy_ms * 1e-3);
+    print_row({pow2_name(n), "-", "cudaMemcpy D2D", copy_ms * 1e3, 0, 0});
+    for (double sel : sels) {
+      const auto t = static_cast<std::int32_t>((1.0 - sel) * 2147483647.0);
+      const Greater op{t};
+      const winnow::Predicate pred = winnow::where(winnow::CompareOp::greater, t);
+      char sel_name[16];
+      std::snprintf(sel_name, sizeof sel_name, "%d%%", static_cast<int>(sel * 100 + 0.5));
+      std::size_t cub_bytes = 0;
+      CK(cub::DeviceSelect::If(nullptr, cub_bytes, in[0], out[0], d_num, static_cast<std::int64_t>(n), op, s));
+      void* cub_temp = dalloc<char>(cub_bytes);
+      CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[0], ref, d_num, static_cast<std::int64_t>(n), op, s));
+      std::uint64_t k = 0;
+      CK(cudaMemcpyAsync(&k, d_num, sizeof k, cudaMemcpyDeviceToHost, s));
+      CK(cudaStreamSynchronize(s));
+      const double moved = 4.0 * n + 4.0 * k;
+      const double cub_ms = median_ms([&](int r) {
+        CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
+                                 static_cast<std::int64_t>(n), op, s));
+      }, s);
+      print_row({pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
+      // verify (count and elements against CUB's stable output), then time
+      auto verify = [&](const std::string& name) {
+        std::uint64_t kk = 0;
+        CK(cudaMemcpyAsync(&kk, d_count, sizeof kk, cudaMemcpyDeviceToHost, s));
+        CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
+        count_mismatch<<<1024, 256, 0, s>>>(out[0], ref, k, d_bad);
+        CK(cudaGetLastError());
+        unsigned long long bad = 0;
+        CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        if (kk != k || bad) {
+          std::printf("MISMATCH %s n=%llu sel=%s: count %llu (CUB %llu), %llu elements differ\n", name.c_str(),
+                      (unsigned long long)n, sel_name, (unsigned long long)kk, (unsigned long long)k, bad);
+          return false;
+        }
+        return true;
+      };
+      struct Lib { const char* name; CompactAlgorithm a; Order o; };
+      for (const Lib& l : {Lib{"lib single_pass stable", CompactAlgorithm::single_pass, Order::stable},
+                           Lib{"lib block_ballot stable", CompactAlgorithm::block_ballot, Order::stable},
+                           Lib{"lib single_pass any", CompactAlgorithm::single_pass, Order::any}}) {
+        winnow::CompactOptions o;
+        o.algorithm = l.a;
+        o.order = l.o;
+        std::size_t tb = 0;
+        winnow::cuda::compact<std::int32_t>(nullptr, tb, in[0], n, out[0], d_count, pred, o, s);
+        void* temp = dalloc<char>(tb);
+        CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
+        winnow::cuda::compact<std::int32_t>(temp, tb, in[0], n, out[0], d_count, pred, o, s);
+        if (l.o == Order::any || verify(l.name)) {
+          const double ms = median_ms([&](int r) {
+            winnow::cuda::compact<std::int32_t>(temp, tb, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
+          }, s);
+          print_row({pow2_name(n), sel_name, l.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
+        }
+        CK(cudaFree(temp));
+      }
+      for (const SweepVariant& v : vars) {
+        const std::size_t tb = v.temp_bytes(n);
+        void* temp = dalloc<char>(tb);
+        CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
+        v.launch(in[0], n, out[0], d_count, pred, temp, s);
+        CK(cudaGetLastError());
+        if (verify(v.name)) {
+          const double ms = median_ms([&](int r) { v.launch(in[r % buffers], n, out[r % buffers], d_count, pred, temp, s); }, s);
+          print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
+        }
+        CK(cudaFree(temp));
+      }
+      CK(cudaFree(cub_temp));
+    }
+    for (int b = 0; b < buffers; ++b) {
+      CK(cudaFree(in[b]));
+      CK(cudaFree(out[b]));
+    }
+    for (void* p : {(void*)ref, (void*)d_num, (void*)d_bad, (void*)d_count}) CK(cudaFree(p));
+  }
+}
+
 void bench_image(int side, cudaStream_t s) {
   const std::uint64_t n = std::uint64_t(side) * side;
   const std::string size = std::to_string(side) + "^2";
@@ -358,12 +466,13 @@ void bench_image(int side, cudaStream_t s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, markdown = false;
+  bool quick = false, markdown = false, sweep = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--markdown")) markdown = true;
+    else if (!std::strcmp(argv[i], "--sweep-stable")) sweep = true;
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--markdown]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--markdown] [--sweep-stable]\n", argv[0]);
       return 2;
     }
   }
@@ -377,8 +486,12 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 21, std::uint64_t{1} << 24};
   if (!quick) sizes.push_back(std::uint64_t{1} << 28);
-  bench_streams(sizes, prop.l2CacheSize, s);
-  bench_image(quick ? 4096 : 8192, s);
+  if (sweep) {
+    bench_sweep(sizes, prop.l2CacheSize, s);
+  } else {
+    bench_streams(sizes, prop.l2CacheSize, s);
+    bench_image(quick ? 4096 : 8192, s);
+  }
   if (markdown) {
     std::printf("\n| n | kept | method | median time (us) | ours/CUB | copy frac |\n|---|---|---|---:|---:|---:|\n");
     for (const Row& r : g_rows) {

@@ -60,12 +60,11 @@ int sm_count() {
   return sms;
 }
 
-CompactAlgorithm automatic_algorithm(std::uint64_t n, std::size_t /*element_size*/, Order order) {
+CompactAlgorithm automatic_algorithm(std::uint64_t /*n*/, std::size_t /*element_size*/, Order /*order*/) {
   // From bench/results/compact-gpu.md (H200, int32): unordered, single_pass (atomic tile offsets)
-  // is fastest everywhere; stable, single_pass wins while launch-bound (2^21) and block_ballot's
-  // two passes win from 2^24 on, where the look-back chain costs more than the second read.
-  if (order == Order::any) return CompactAlgorithm::single_pass;
-  return n >= (std::uint64_t{1} << 22) ? CompactAlgorithm::block_ballot : CompactAlgorithm::single_pass;
+  // is fastest everywhere; stable, single_pass (decoupled look-back, StableTuning) is ahead of
+  // block_ballot's two passes at every size and selectivity measured (2^21 - 2^28).
+  return CompactAlgorithm::single_pass;
 }
 
 CompactAlgorithm resolve_algorithm(CompactAlgorithm a, std::uint64_t n, std::size_t element_size, Order order) {

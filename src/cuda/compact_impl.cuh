@@ -11,6 +11,7 @@
 
 #include "core/compact_backends.hpp"
 #include "cuda/check.cuh"
+#include "cuda/compact_lookback.cuh"
 #include "cuda/kernels/compact_kernels.cuh"
 #include "winnow/cuda/compact.hpp"
 #include "winnow/error.hpp"
@@ -86,9 +87,12 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   std::uint64_t parts = 0;
   HpPlan hp;
   const std::uint64_t words = (n + 31) / 32;
+  const bool stable_small = n * static_cast<std::uint64_t>(Src::size) < kStableSmallBytes;
   switch (algorithm) {
     case CompactAlgorithm::single_pass:
-      at_status = layout.take((order == Order::stable ? num_tiles + 1 : 3) * sizeof(std::uint64_t));
+      at_status = layout.take(order != Order::stable ? 3 * sizeof(std::uint64_t)
+                              : stable_small ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
+                                             : StableLookback<StableTuning, Src, Sink>::temp_bytes(n));
       break;
     case CompactAlgorithm::block_ballot:
     case CompactAlgorithm::group_scan:
@@ -124,27 +128,22 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
 
   switch (algorithm) {
     case CompactAlgorithm::single_pass: {
+      if (order == Order::stable) {
+        // Decoupled look-back, one tile per block; policies in compact_lookback.cuh.
+        if (stable_small)
+          StableLookback<StableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+        else
+          StableLookback<StableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+        break;
+      }
       kern::StreamArgs a;
       a.n = n;
       a.num_tiles = num_tiles;
       a.d_count = count;
       a.state = reinterpret_cast<unsigned long long*>(temp + at_status);
-      const std::uint64_t words = order == Order::stable ? num_tiles + 1 : 3;
-      WINNOW_CUDA_CHECK(cudaMemsetAsync(a.state, 0, words * sizeof(std::uint64_t), stream));
-      if (order == Order::stable) {
-        // One tile per block: the persistent form measured 2.5x slower here, because a block's
-        // prefetched tile publishes its count only after the block's look-back, which chains
-        // the look-backs of all blocks.
-        kern::TileArgs t;
-        t.n = n;
-        t.num_tiles = num_tiles;
-        t.status = reinterpret_cast<std::uint64_t*>(a.state);
-        t.d_count = count;
-        kern::compact_tile_kernel<Src, Sink, kern::Prefix::lookback><<<tiles, kThreads, 0, stream>>>(src, sink, t);
-      } else {
-        constexpr auto kernel = kern::compact_stream_kernel<Src, Sink, kern::Prefix::atomic>;
-        kernel<<<persistent_grid<kernel>(num_tiles), kThreads, 0, stream>>>(src, sink, a);
-      }
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(a.state, 0, 3 * sizeof(std::uint64_t), stream));
+      constexpr auto kernel = kern::compact_stream_kernel<Src, Sink, kern::Prefix::atomic>;
+      kernel<<<persistent_grid<kernel>(num_tiles), kThreads, 0, stream>>>(src, sink, a);
       WINNOW_CUDA_CHECK_LAUNCH();
       break;
     }

@@ -3,14 +3,16 @@
 //
 // The algorithms (n elements, k kept, p = tile size; all read n elements once per pass):
 //
-//  * single_pass (default): one kernel. Each block takes a tile of p elements (dynamic tile id,
-//    so tiles start in order), loads it with 16-byte vector loads, evaluates the predicate in
+//  * single_pass (default): one kernel (compact_lookback_kernel). Each block takes a tile of p
+//    elements (tile id = blockIdx.x), loads it with 16-byte vector loads, evaluates the predicate in
 //    registers, ranks the kept elements inside the tile (warp ballot + popc, then a scan of the
 //    per-warp counts by one warp) and finds the tile's output offset by decoupled look-back
 //    (Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", NVR-2016-002):
-//    a tile publishes its count, then looks back over its predecessors' published counts or
-//    inclusive prefixes, 32 at a time, until it meets an inclusive prefix. Kept elements are staged
-//    in shared memory at their rank and written out coalesced. Stable. Reads n, writes k; O(n).
+//    a tile publishes its count, sleeps about one L2 write latency, then looks back over its
+//    predecessors' published counts or inclusive prefixes, 32 at a time, until it meets an
+//    inclusive prefix; meanwhile the other warps stage the kept elements in shared memory at their
+//    rank, and all write them out coalesced. Stable. Reads n, writes k; O(n). Its shape and
+//    look-back policy are compile-time (LookbackPolicy; the library's choice in compact_lookback.cuh).
 //    The unordered variant replaces the look-back by one atomicAdd per tile on the output counter.
 //  * block_ballot (Biller, Olsson & Assarsson, HPG 2009; Hughes et al., InK-Compact 2013): count
 //    kernel (__syncthreads_count per bit of the per-thread count), exclusive scan of the block
@@ -27,7 +29,9 @@
 //    Gather-only and stable by construction; O(n + k log4 n).
 //
 // Everything uses 64-bit element indices and offsets; counts inside a tile are 32-bit.
+#include <cub/agent/single_pass_scan_operators.cuh>
 #include <cuda/atomic>
+#include <cuda/std/functional>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -401,6 +405,219 @@ __device__ __forceinline__ std::uint64_t decoupled_lookback(std::uint64_t* statu
   const std::uint64_t exclusive = lookback_rounds(status, tile);
   if (lane == 0) status_store(&status[tile], kStatusInclusive | (exclusive + total));
   return exclusive;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// single_pass stable, tunable: the decoupled look-back tile kernel with its shape and look-back
+// policy as compile-time parameters. The library uses kern::StableTuning (compact_impl.cuh); the
+// benchmark's --sweep-stable mode measures other policies for int32.
+
+/// Shape and look-back policy of the single_pass stable kernel.
+///  Threads, Vectors: block size and 16-byte vectors per thread (int32: 4 items per vector; 1-byte
+///    elements use half the vectors, so their index staging stays small);
+///  BlockTileId: tile = blockIdx.x (blocks start in index order, as CUB relies on) instead of an
+///    atomic tile counter (one L2 round trip before the loads);
+///  LookbackWords: predecessors read per look-back round, in units of 32; 0 = CUB's
+///    cub::ScanTileState + cub::TilePrefixCallbackOp with its default delays (a control);
+///  InitialDelayNs: sleep once after publishing the aggregate, before the first look-back read;
+///  PollDelayNs: sleep between re-reads of a predecessor that has not published yet (0: spin);
+///  EarlyStage: warps 1.. stage their kept elements at their in-tile rank while warp 0 does the
+///    look-back (only the final global write waits for the offset).
+template <int Threads, int Vectors, bool BlockTileId, int LookbackWords, int InitialDelayNs, int PollDelayNs,
+          bool EarlyStage>
+struct LookbackPolicy {
+  static constexpr int threads = Threads;
+  static constexpr int warps = Threads / 32;
+  template <int Size>
+  static constexpr int vectors = Size == 1 ? (Vectors / 2 > 0 ? Vectors / 2 : 1) : Vectors;
+  template <int Size>
+  static constexpr int tile = Threads * vectors<Size> * Tuning<Size>::vec;
+  static constexpr bool block_tile_id = BlockTileId;
+  static constexpr int lookback_words = LookbackWords;
+  static constexpr bool use_cub = LookbackWords == 0;
+  static constexpr int initial_delay_ns = InitialDelayNs;
+  static constexpr int poll_delay_ns = PollDelayNs;
+  static constexpr bool early_stage = EarlyStage;
+  static_assert(Threads % 32 == 0 && Threads <= 1024 && Vectors >= 1);
+};
+
+using CubTileState = cub::ScanTileState<unsigned long long>;
+
+struct LookbackArgs {
+  std::uint64_t n = 0;
+  std::uint64_t num_tiles = 0;
+  std::uint64_t* status = nullptr;  // ours: num_tiles words + 1 tile counter, zeroed
+  CubTileState cub_state;           // use_cub: initialised by cub_tile_state_init_kernel
+  unsigned long long* tile_counter = nullptr;  // use_cub without BlockTileId: zeroed
+  unsigned long long* d_count = nullptr;
+};
+
+/// Sets CUB's tile descriptors to "invalid" (and its padding to out-of-bounds) before a launch.
+template <int = 0>
+__global__ void cub_tile_state_init_kernel(CubTileState state, int num_tiles) {
+  state.InitializeStatus(num_tiles);
+}
+
+/// Look-back by one warp over `Words` x 32 predecessors per round: the sum of all tiles before
+/// `tile` (tile > 0). Status words carry their value, so relaxed loads suffice.
+template <int Words, int InitialDelayNs, int PollDelayNs>
+__device__ __forceinline__ std::uint64_t lookback_sum(std::uint64_t* status, std::uint64_t tile) {
+  const unsigned lane = lane_id();
+  if constexpr (InitialDelayNs > 0) __nanosleep(InitialDelayNs);
+  std::uint64_t exclusive = 0;
+  std::int64_t pred = static_cast<std::int64_t>(tile) - 1;
+  while (true) {
+    std::uint64_t w[Words];
+#pragma unroll
+    for (int q = 0; q < Words; ++q) {
+      const std::int64_t j = pred - static_cast<std::int64_t>(q * 32 + lane);
+      w[q] = j >= 0 ? status_load(&status[j]) : kStatusInclusive;  // "before tile 0": inclusive 0
+    }
+#pragma unroll
+    for (int q = 0; q < Words; ++q) {
+      const std::int64_t j = pred - static_cast<std::int64_t>(q * 32 + lane);
+      while ((w[q] >> 62) == 0) {
+        if constexpr (PollDelayNs > 0) __nanosleep(PollDelayNs);
+        w[q] = status_load(&status[j]);
+      }
+    }
+    int stop = 32 * Words;  // position (q * 32 + lane) of the nearest inclusive prefix
+#pragma unroll
+    for (int q = Words - 1; q >= 0; --q) {
+      const unsigned inc = __ballot_sync(kFull, (w[q] >> 62) == 2);
+      if (inc) stop = q * 32 + __ffs(inc) - 1;
+    }
+    std::uint64_t value = 0;
+#pragma unroll
+    for (int q = 0; q < Words; ++q)
+      if (q * 32 + static_cast<int>(lane) <= stop) value += w[q] & kStatusValue;
+    exclusive += warp_sum_u64(value);
+    if (stop < 32 * Words) break;
+    pred -= 32 * Words;
+  }
+  return exclusive;
+}
+
+template <class Src, class Sink, class Pol>
+__global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src, Sink sink, LookbackArgs a) {
+  constexpr int kT = Pol::threads, kW = Pol::warps;
+  constexpr int vec = Tuning<Src::size>::vec;
+  constexpr int V = Pol::template vectors<Src::size>;
+  constexpr int kTile = Pol::template tile<Src::size>;
+  constexpr int E = V * kW;               // (vector, warp) entries, in memory order
+  constexpr int per = (E + 31) / 32;      // entries per lane of the scanning warp
+  constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
+  using Stage = typename Sink::stage_type;
+  using CubPrefix = cub::TilePrefixCallbackOp<unsigned long long, ::cuda::std::plus<>, CubTileState>;
+  extern __shared__ uint4 winnow_lookback_stage[];
+  Stage* stage = reinterpret_cast<Stage*>(winnow_lookback_stage);
+  __shared__ std::uint32_t warp_prefix[E];
+  __shared__ std::uint64_t s_tile, s_offset;
+  __shared__ std::uint32_t s_total;
+  __shared__ typename CubPrefix::TempStorage cub_temp;
+
+  std::uint64_t tile = blockIdx.x;
+  if constexpr (!Pol::block_tile_id) {
+    if (threadIdx.x == 0)
+      s_tile = atomicAdd(Pol::use_cub ? a.tile_counter : reinterpret_cast<unsigned long long*>(a.status + a.num_tiles),
+                         1ull);
+    __syncthreads();
+    tile = s_tile;
+  }
+  const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(kTile);
+  auto at = [&](int v) { return tile_base + static_cast<std::uint64_t>(v * kT + threadIdx.x) * vec; };
+  typename Src::value_type vals[V][vec];
+  typename Src::raw_type raw[V];
+  unsigned bits[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) src.template fetch<need_values>(at(v), a.n, vals[v], raw[v]);
+#pragma unroll
+  for (int v = 0; v < V; ++v) bits[v] = src.finish(at(v), a.n, vals[v], raw[v]);
+
+  const unsigned lane = lane_id(), warp = threadIdx.x / 32;
+  unsigned lane_prefix[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const unsigned c = __popc(bits[v]);
+    lane_prefix[v] = warp_exclusive_count(c);
+    const unsigned w = __shfl_sync(kFull, lane_prefix[v] + c, 31);
+    if (lane == 0) warp_prefix[v * kW + warp] = w;
+  }
+  __syncthreads();
+
+  // Warp 0: tile total, publication of the aggregate, look-back; returns the tile's offset.
+  auto lookback = [&](std::uint32_t total) -> std::uint64_t {
+    std::uint64_t offset = 0;
+    if constexpr (Pol::use_cub) {
+      if (tile == 0) {
+        if (lane == 0) a.cub_state.SetInclusive(0, total);
+      } else {
+        CubPrefix op(a.cub_state, cub_temp, ::cuda::std::plus<>{}, static_cast<int>(tile));
+        offset = op(static_cast<unsigned long long>(total));
+      }
+    } else if (tile != 0) {
+      offset = lookback_sum<Pol::lookback_words, Pol::initial_delay_ns, Pol::poll_delay_ns>(a.status, tile);
+      if (lane == 0) status_store(&a.status[tile], kStatusInclusive | (offset + total));
+    }
+    if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
+    return offset;
+  };
+
+  std::uint32_t total = 0;
+  if (warp == 0) {
+    std::uint32_t x[per], sum = 0;
+#pragma unroll
+    for (int k = 0; k < per; ++k) {
+      const int i = static_cast<int>(lane) * per + k;
+      x[k] = i < E ? warp_prefix[i] : 0u;
+      sum += x[k];
+    }
+    std::uint32_t incl = sum;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
+      if (lane >= static_cast<unsigned>(d)) incl += y;
+    }
+    std::uint32_t run = incl - sum;
+#pragma unroll
+    for (int k = 0; k < per; ++k) {
+      const int i = static_cast<int>(lane) * per + k;
+      if (i < E) warp_prefix[i] = run;
+      run += x[k];
+    }
+    total = __shfl_sync(kFull, incl, 31);
+    if constexpr (!Pol::use_cub) {  // publish as early as possible
+      if (lane == 0) status_store(&a.status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
+    }
+    if (lane == 0) s_total = total;
+    if constexpr (!Pol::early_stage) {
+      const std::uint64_t offset = lookback(total);
+      if (lane == 0) s_offset = offset;
+    }
+  }
+  __syncthreads();
+  auto stage_mine = [&] {
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      unsigned r = warp_prefix[v * kW + warp] + lane_prefix[v];
+#pragma unroll
+      for (int e = 0; e < vec; ++e)
+        if (bits[v] & (1u << e))
+          stage[r++] = sink.make(vals[v][e], static_cast<std::uint32_t>((v * kT + threadIdx.x) * vec + e));
+    }
+  };
+  if constexpr (Pol::early_stage) {
+    if (warp == 0) {
+      const std::uint64_t offset = lookback(total);
+      if (lane == 0) s_offset = offset;
+    }
+  }
+  stage_mine();
+  __syncthreads();
+  const std::uint64_t offset = s_offset;
+  const std::uint32_t kept = s_total;
+  for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, stage[i], tile_base);
 }
 
 // ---------------------------------------------------------------------------------------------

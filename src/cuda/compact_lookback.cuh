@@ -1,0 +1,86 @@
+#pragma once
+// Launcher of the single_pass stable kernel (kern::compact_lookback_kernel) for one policy:
+// temporary storage size, status reset, launch. Used by the library (compact_impl.cuh, with
+// StableTuning) and by the benchmark's --sweep-stable mode (other policies, int32 only).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "cuda/check.cuh"
+#include "cuda/kernels/compact_kernels.cuh"
+#include "winnow/error.hpp"
+
+namespace winnow::detail::cuda {
+
+/// The library's single_pass stable policies, chosen by the --sweep-stable measurements recorded
+/// in bench/results/compact-gpu.md (H200, int32; kern::LookbackPolicy says what each parameter
+/// does). Large inputs: 256 x 16 items, tile id = blockIdx.x, 32 predecessors per round, one 1 us
+/// sleep after publishing the aggregate and no sleep while polling (1.00-1.09x CUB at 2^24-2^28,
+/// where the previous atomic-id / 128-wide / 32 ns-poll kernel was 0.55-0.71x). Small inputs (the
+/// grid fits on the device at once): 512 x 16 items, 450 ns first sleep, 350 ns polls (1.18-1.40x
+/// CUB at 2^21, where the large policy is 0.97-1.07x).
+//                                          threads vectors blockIdx lookback init_ns poll_ns early_stage
+using StableTuning = kern::LookbackPolicy<256, 4, true, 1, 1000, 0, true>;
+using StableTuningSmall = kern::LookbackPolicy<512, 4, true, 1, 450, 350, true>;
+/// Inputs of fewer bytes than this use StableTuningSmall.
+constexpr std::uint64_t kStableSmallBytes = std::uint64_t{1} << 24;
+
+template <class Pol, class Src, class Sink>
+struct StableLookback {
+  static constexpr int tile = Pol::template tile<Src::size>;
+  static constexpr std::size_t stage_bytes = sizeof(typename Sink::stage_type) * static_cast<std::size_t>(tile);
+
+  static std::uint64_t tiles(std::uint64_t n) { return (n + tile - 1) / tile; }
+
+  /// Bytes of temporary storage for n elements (status words, counter).
+  static std::size_t temp_bytes(std::uint64_t n) {
+    const std::uint64_t t = std::max<std::uint64_t>(tiles(n), 1);
+    if constexpr (Pol::use_cub) {
+      if (t > static_cast<std::uint64_t>(INT_MAX)) throw InputError("compaction: input too large for one grid");
+      std::size_t b = 0;
+      WINNOW_CUDA_CHECK(kern::CubTileState::AllocationSize(static_cast<int>(t), b));
+      return ((b + 255) & ~std::size_t{255}) + 256;
+    } else {
+      return (t + 1) * sizeof(std::uint64_t);
+    }
+  }
+
+  /// Resets the status and launches (n > 0; temp holds temp_bytes(n)). Never synchronises.
+  static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* temp,
+                     cudaStream_t stream) {
+    constexpr auto kernel = kern::compact_lookback_kernel<Src, Sink, Pol>;
+    static const bool configured = [] {
+      if (stage_bytes > 48 * 1024)
+        WINNOW_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(stage_bytes)));
+      return true;
+    }();
+    (void)configured;
+    const std::uint64_t t = tiles(n);
+    if (t > static_cast<std::uint64_t>(INT_MAX)) throw InputError("compaction: input too large for one grid");
+    kern::LookbackArgs a;
+    a.n = n;
+    a.num_tiles = t;
+    a.d_count = reinterpret_cast<unsigned long long*>(d_count);
+    if constexpr (Pol::use_cub) {
+      std::size_t b = 0;
+      WINNOW_CUDA_CHECK(kern::CubTileState::AllocationSize(static_cast<int>(t), b));
+      b = (b + 255) & ~std::size_t{255};
+      WINNOW_CUDA_CHECK(a.cub_state.Init(static_cast<int>(t), temp, b));
+      a.tile_counter = reinterpret_cast<unsigned long long*>(static_cast<char*>(temp) + b);
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(a.tile_counter, 0, sizeof(unsigned long long), stream));
+      const unsigned init_blocks = static_cast<unsigned>((t + 32 + 255) / 256);
+      kern::cub_tile_state_init_kernel<<<init_blocks, 256, 0, stream>>>(a.cub_state, static_cast<int>(t));
+      WINNOW_CUDA_CHECK_LAUNCH();
+    } else {
+      a.status = static_cast<std::uint64_t*>(temp);
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, (t + 1) * sizeof(std::uint64_t), stream));
+    }
+    kernel<<<static_cast<unsigned>(t), Pol::threads, stage_bytes, stream>>>(src, sink, a);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
+};
+
+}  // namespace winnow::detail::cuda
