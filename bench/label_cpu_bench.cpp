@@ -1,7 +1,7 @@
 // CPU labeling benchmark: winnow (each CPU algorithm) against OpenCV connectedComponents with the
 // same number of threads (OMP_NUM_THREADS, default: all cores), same masks as the GPU benchmark.
 //
-//   bench_label_cpu [--size N] [--reps R]
+//   bench_label_cpu [--size N] [--reps R] [--case SUBSTR] [--conn 4|8] [--alg NAME] [--no-stats]
 #include <omp.h>
 
 #include <algorithm>
@@ -33,31 +33,26 @@ std::uint32_t fmix32(std::uint32_t h) {
   h ^= h >> 16;
   return h;
 }
-double time_ms(int reps, const std::function<void()>& f) {
-  f();  // warm-up
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t size = 4096;
-  int reps = 7;
+  int reps = 7, only_conn = 0;
+  std::string only_case, only_alg;
+  bool with_stats = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--size") && i + 1 < argc) size = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = argv[++i];
+    else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--alg") && i + 1 < argc) only_alg = argv[++i];
+    else if (!std::strcmp(argv[i], "--no-stats")) with_stats = false;
   }
   const int threads = omp_get_max_threads();
 #ifdef WINNOW_HAVE_OPENCV
   cv::setNumThreads(threads);
 #endif
-  std::printf("CPU labeling, %d threads, median of %d\n", threads, reps);
+  std::printf("CPU labeling, %d threads, median of %d (variants interleaved per repetition)\n", threads, reps);
   std::printf("%-22s %4s %-28s %10s %10s\n", "case", "conn", "variant", "ms", "vs OpenCV");
   struct Case {
     std::string name;
@@ -78,32 +73,65 @@ int main(int argc, char** argv) {
     for (std::int64_t i = 0; i < grey.size(); ++i) m.data()[i] = grey.data()[i] > t;
     cases.push_back({std::string(f).substr(0, std::string(f).find('.')), std::move(m)});
   }
+  // Every repetition runs each variant once, in turn, so load from other processes hits all of
+  // them alike; "vs OpenCV" is the median of the per-repetition ratios (OpenCV ms / ours ms).
   for (const auto& c : cases) {
+    if (!only_case.empty() && c.name.find(only_case) == std::string::npos) continue;
     Image<std::uint32_t> out(c.mask.width(), c.mask.height());
     for (int conn : {8, 4}) {
-      double cv_ms = 0, cv_stats_ms = 0;
+      if (only_conn && conn != only_conn) continue;
+      struct Variant {
+        std::string name;
+        bool stats;
+        std::function<std::uint32_t()> run;
+        std::vector<double> ms;
+        std::uint32_t n = 0;
+      };
+      std::vector<Variant> vs;
 #ifdef WINNOW_HAVE_OPENCV
       cv::Mat src(static_cast<int>(c.mask.height()), static_cast<int>(c.mask.width()), CV_8U,
                   const_cast<std::uint8_t*>(c.mask.data()));
       cv::Mat labels, stats, centroids;
-      cv_ms = time_ms(reps, [&] { cv::connectedComponents(src, labels, conn, CV_32S); });
-      cv_stats_ms = time_ms(reps, [&] { cv::connectedComponentsWithStats(src, labels, stats, centroids, conn, CV_32S); });
-      std::printf("%-22s %4d %-28s %10.3f %10s\n", c.name.c_str(), conn, "opencv", cv_ms, "1.00");
-      std::printf("%-22s %4d %-28s %10.3f %10s\n", c.name.c_str(), conn, "opencv+stats", cv_stats_ms, "1.00");
+      vs.push_back({"opencv", false, [&] { return static_cast<std::uint32_t>(cv::connectedComponents(src, labels, conn, CV_32S) - 1); }, {}});
+      if (with_stats)
+        vs.push_back({"opencv+stats", true, [&] {
+                        return static_cast<std::uint32_t>(
+                            cv::connectedComponentsWithStats(src, labels, stats, centroids, conn, CV_32S) - 1);
+                      }, {}});
 #endif
       for (LabelAlgorithm a : {LabelAlgorithm::row_stripes, LabelAlgorithm::tile_merge})
         for (bool st : {false, true}) {
+          if ((!only_alg.empty() && only_alg != to_string(a)) || (st && !with_stats)) continue;
           LabelOptions o;
           o.backend = Backend::cpu;
           o.connectivity = conn;
           o.algorithm = a;
           o.want_stats = st;
-          std::uint32_t n = 0;
-          const double ms = time_ms(reps, [&] { n = label_into(c.mask.view(), out.view(), o).count; });
-          const double ref = st ? cv_stats_ms : cv_ms;
-          std::printf("%-22s %4d %-28s %10.3f %10.2f  (N=%u)\n", c.name.c_str(), conn,
-                      (std::string(to_string(a)) + (st ? "+stats" : "")).c_str(), ms, ref > 0 ? ref / ms : 0.0, n);
+          vs.push_back({std::string(to_string(a)) + (st ? "+stats" : ""), st,
+                        [&c, &out, o] { return label_into(c.mask.view(), out.view(), o).count; }, {}});
         }
+      for (auto& v : vs) v.n = v.run();  // warm-up
+      for (int r = 0; r < reps; ++r)
+        for (auto& v : vs) {
+          const auto t0 = std::chrono::steady_clock::now();
+          v.run();
+          v.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+      auto median = [](std::vector<double> x) {
+        std::sort(x.begin(), x.end());
+        return x.empty() ? 0.0 : x[x.size() / 2];
+      };
+      for (auto& v : vs) {
+        const Variant* ref = nullptr;
+        for (const auto& u : vs)
+          if (u.name.rfind("opencv", 0) == 0 && u.stats == v.stats) ref = &u;
+        std::vector<double> ratio;
+        if (ref)
+          for (int r = 0; r < reps; ++r) ratio.push_back(ref->ms[static_cast<std::size_t>(r)] / v.ms[static_cast<std::size_t>(r)]);
+        std::printf("%-22s %4d %-28s %10.3f %10.2f  (N=%u)\n", c.name.c_str(), conn, v.name.c_str(), median(v.ms),
+                    median(ratio), v.n);
+      }
+      std::fflush(stdout);
     }
   }
   return 0;

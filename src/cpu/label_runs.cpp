@@ -40,6 +40,21 @@
 #include <emmintrin.h>
 #endif
 
+#ifdef WINNOW_LABEL_TIMING
+#include <chrono>
+#include <cstdio>
+#define LT_MARK(name)                                                                                   \
+  do {                                                                                                  \
+    const auto lt_now = std::chrono::steady_clock::now();                                               \
+    std::fprintf(stderr, "  %-8s %8.3f ms\n", name, std::chrono::duration<double, std::milli>(lt_now - lt_t).count()); \
+    lt_t = lt_now;                                                                                      \
+  } while (0)
+#else
+#define LT_MARK(name) \
+  do {                \
+  } while (0)
+#endif
+
 namespace winnow::detail::cpu {
 namespace {
 
@@ -68,6 +83,20 @@ inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
   for (int i = 0; i < 64; ++i) bits |= static_cast<std::uint64_t>(m[i] != 0) << i;
   return bits;
 #endif
+}
+
+/// Writes v to out[a, b); may also write up to 3 elements past b, but never at or past `limit`
+/// (the caller's later writes cover the overshoot).
+inline void fill_over(std::uint32_t* out, std::uint32_t a, std::uint32_t b, std::uint32_t limit, std::uint32_t v) {
+#if defined(__SSE2__)
+  if (b + 3 < limit) {
+    const __m128i vv = _mm_set1_epi32(static_cast<int>(v));
+    for (; a < b; a += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + a), vv);
+    return;
+  }
+#endif
+  (void)limit;
+  for (; a < b; ++a) out[a] = v;
 }
 
 /// The foreground runs [st[i], en[i]) of one mask row, left to right; returns their number.
@@ -159,6 +188,9 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       static_cast<std::uint64_t>(per_row) * static_cast<std::uint64_t>(H) >= std::numeric_limits<Idx>::max())
     return false;
 
+#ifdef WINNOW_LABEL_TIMING
+  auto lt_t = std::chrono::steady_clock::now();
+#endif
   const bool par = W * H >= (std::int64_t{1} << 18);
   const int threads = par ? std::max(1, omp_get_max_threads()) : 1;
   const std::int64_t nstripes = std::min<std::int64_t>(H, par ? threads * 2 : 1);
@@ -201,6 +233,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
     }
   }
 
+  LT_MARK("scan");
   // 2. Seams.
   if (nstripes > 1) {
     std::vector<std::uint32_t> buf(static_cast<std::size_t>(per_row + 1) * 4);
@@ -219,6 +252,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
     }
   }
 
+  LT_MARK("seams");
   // 3. Final numbers in raster order of first runs.
   std::vector<std::uint64_t> lab_lo(static_cast<std::size_t>(nstripes) + 1, 0);  // labels of stripe s: (lo[s], lo[s+1]]
   {
@@ -239,6 +273,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
   }
   const std::uint64_t n = count;
 
+  LT_MARK("number");
   // 4. Label rows (and statistics).
   const bool want = stats != nullptr;
   std::vector<std::unique_ptr<Acc, FreeDeleter>> acc(want ? static_cast<std::size_t>(nstripes) : 0);
@@ -259,12 +294,14 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       for (std::int64_t y = ya; y < yb; ++y) {
         const std::uint32_t nr = row_runs(mask.row(y), W, cs, ce);
         std::uint32_t* out = labels.row(y);
+        const auto w32 = static_cast<std::uint32_t>(W);
         std::uint32_t x = 0;
         for (std::uint32_t i = 0; i < nr; ++i) {
           const std::uint32_t st = cs[i], en = ce[i];
           const std::uint32_t L = p[k + i];
-          for (; x < st; ++x) out[x] = 0;
-          for (; x < en; ++x) out[x] = L;
+          fill_over(out, x, st, w32, 0);
+          fill_over(out, st, en, w32, L);
+          x = en;
           if (want) {
             Acc& r = a[L];
             const std::uint64_t len = en - st;
@@ -282,11 +319,12 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
             r.sy += static_cast<std::uint64_t>(y) * len;
           }
         }
-        for (; x < static_cast<std::uint32_t>(W); ++x) out[x] = 0;
+        fill_over(out, x, w32, w32, 0);
         k += nr;
       }
     }
   }
+  LT_MARK("write");
   if (!want) return true;
 
   // Components from earlier stripes appear in a stripe's first row: merge them into their owner.
