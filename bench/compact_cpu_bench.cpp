@@ -19,6 +19,16 @@
 #include <random>
 #include <set>
 #include <string>
+
+// Google Benchmark renamed Run::error_occurred to Run::skipped (1.8); accept both.
+template <class Run>
+static bool run_failed(const Run& r) {
+  if constexpr (requires { r.error_occurred; }) {
+    return r.error_occurred;
+  } else {
+    return static_cast<bool>(r.skipped);
+  }
+}
 #include <vector>
 
 #include "winnow/compact.hpp"
@@ -123,7 +133,7 @@ class Collector : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     // With --benchmark_repetitions the median aggregate wins over single repetitions.
     for (const auto& r : runs) {
-      if (r.error_occurred) continue;
+      if (run_failed(r)) continue;
       const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
       if (r.run_type != Run::RT_Iteration && !median) continue;
       const auto it = r.counters.find("bytes_per_second");
