@@ -30,6 +30,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -133,14 +134,14 @@ inline Idx find(Idx* p, Idx a) {
 
 /// Unites the runs of row b (indices kb..) with those of the row above, a (indices ka..).
 /// Runs of b that are still their own roots (fresh in the stripe scan) may be passed as such.
-template <int Conn>
+template <int Conn, bool Fresh>
 inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* ae, std::uint32_t na, Idx ka,
                          const std::uint32_t* bs, const std::uint32_t* be, std::uint32_t nb, Idx kb) {
   std::uint32_t j = 0;
   for (std::uint32_t i = 0; i < nb; ++i) {
     const std::uint32_t s = bs[i], e = be[i];
     const Idx self = kb + i;
-    Idx root = find(p, self);
+    Idx root = Fresh ? self : find(p, self);
     // 8-connectivity: a run [ps, pe) above touches [s, e) when pe >= s and ps <= e;
     // 4-connectivity: when pe > s and ps < e.
     if constexpr (Conn == 8) {
@@ -149,7 +150,8 @@ inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* a
       while (j < na && ae[j] <= s) ++j;
     }
     while (j < na && (Conn == 8 ? as[j] <= e : as[j] < e)) {
-      const Idx r = find(p, ka + j);
+      Idx r = p[ka + j];  // usually the root already
+      if (r != root && p[r] != r) r = find(p, r);
       if (r != root) {
         if (r < root) {
           p[root] = r;
@@ -220,8 +222,8 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
         row_first[static_cast<std::size_t>(y)] = k;
         for (std::uint32_t i = 0; i < n; ++i) p[k + i] = k + i;
         if (y > ya && np > 0 && n > 0) {
-          if (conn == 8) connect_rows<8>(p, ps, pe, np, kp, cs, ce, n, k);
-          else connect_rows<4>(p, ps, pe, np, kp, cs, ce, n, k);
+          if (conn == 8) connect_rows<8, true>(p, ps, pe, np, kp, cs, ce, n, k);
+          else connect_rows<4, true>(p, ps, pe, np, kp, cs, ce, n, k);
         }
         std::swap(cs, ps);
         std::swap(ce, pe);
@@ -244,10 +246,10 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       const std::uint32_t nb = row_runs(mask.row(yb), W, bs, be);
       if (na == 0 || nb == 0) continue;
       if (conn == 8)
-        connect_rows<8>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
+        connect_rows<8, false>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
                         row_first[static_cast<std::size_t>(yb)]);
       else
-        connect_rows<4>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
+        connect_rows<4, false>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
                         row_first[static_cast<std::size_t>(yb)]);
     }
   }
@@ -275,12 +277,21 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
 
   LT_MARK("number");
   // 4. Label rows (and statistics).
+  // A stripe's own labels (lab_lo[s], lab_lo[s+1]] first appear at their root runs, in increasing
+  // order, so their records are accumulated straight into the output (area; left, top; right and
+  // bottom in width/height; the 64-bit coordinate sums in cx/cy's bits) and initialised on first
+  // sight. Labels from earlier stripes go to a per-stripe array indexed by label (calloc's zero
+  // pages: only the few touched pages cost anything) and are merged at the end.
   const bool want = stats != nullptr;
-  std::vector<std::unique_ptr<Acc, FreeDeleter>> acc(want ? static_cast<std::size_t>(nstripes) : 0);
-  for (std::size_t s = 0; s < acc.size(); ++s) {
-    // Indexed by label; zero pages from calloc, so labels a stripe never sees cost nothing.
-    acc[s].reset(static_cast<Acc*>(std::calloc(lab_lo[s + 1] + 1, sizeof(Acc))));
-    if (!acc[s]) throw std::bad_alloc();
+  std::vector<std::unique_ptr<Acc, FreeDeleter>> foreign(want ? static_cast<std::size_t>(nstripes) : 0);
+  ComponentStats* cst = nullptr;
+  if (want) {
+    stats->resize(n);
+    cst = stats->data();
+    for (std::size_t s = 1; s < foreign.size(); ++s) {
+      foreign[s].reset(static_cast<Acc*>(std::calloc(lab_lo[s] + 1, sizeof(Acc))));
+      if (!foreign[s]) throw std::bad_alloc();
+    }
   }
 #pragma omp parallel num_threads(threads) if (par)
   {
@@ -290,33 +301,65 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
     for (std::int64_t s = 0; s < nstripes; ++s) {
       const std::int64_t ya = y0[static_cast<std::size_t>(s)], yb = y0[static_cast<std::size_t>(s) + 1];
       Idx k = static_cast<Idx>(ya * per_row);
-      Acc* a = want ? acc[static_cast<std::size_t>(s)].get() : nullptr;
+      Acc* fa = want ? foreign[static_cast<std::size_t>(s)].get() : nullptr;
+      const auto lo = static_cast<std::uint32_t>(lab_lo[static_cast<std::size_t>(s)]);
+      std::uint32_t next_own = lo + 1;
+      const auto w32 = static_cast<std::uint32_t>(W);
       for (std::int64_t y = ya; y < yb; ++y) {
         const std::uint32_t nr = row_runs(mask.row(y), W, cs, ce);
         std::uint32_t* out = labels.row(y);
-        const auto w32 = static_cast<std::uint32_t>(W);
         std::uint32_t x = 0;
-        for (std::uint32_t i = 0; i < nr; ++i) {
-          const std::uint32_t st = cs[i], en = ce[i];
-          const std::uint32_t L = p[k + i];
-          fill_over(out, x, st, w32, 0);
-          fill_over(out, st, en, w32, L);
-          x = en;
-          if (want) {
-            Acc& r = a[L];
+        if (!want) {
+          for (std::uint32_t i = 0; i < nr; ++i) {
+            const std::uint32_t st = cs[i], en = ce[i];
+            fill_over(out, x, st, w32, 0);
+            fill_over(out, st, en, w32, p[k + i]);
+            x = en;
+          }
+        } else {
+          for (std::uint32_t i = 0; i < nr; ++i) {
+            const std::uint32_t st = cs[i], en = ce[i];
+            const std::uint32_t L = p[k + i];
+            fill_over(out, x, st, w32, 0);
+            fill_over(out, st, en, w32, L);
+            x = en;
             const std::uint64_t len = en - st;
-            if (r.area == 0) {
-              r.minx = st;
-              r.maxx = en - 1;
-              r.miny = y;
+            const std::uint64_t sx = (static_cast<std::uint64_t>(st) + en - 1) * len / 2;
+            const std::uint64_t sy = static_cast<std::uint64_t>(y) * len;
+            if (L > lo) {
+              ComponentStats& r = cst[L - 1];
+              if (L == next_own) {
+                ++next_own;
+                r.area = len;
+                r.left = st;
+                r.top = y;
+                r.width = en - 1;
+                r.height = y;
+                r.cx = std::bit_cast<double>(sx);
+                r.cy = std::bit_cast<double>(sy);
+              } else {
+                r.area += len;
+                r.left = std::min<std::int64_t>(r.left, st);
+                r.width = std::max<std::int64_t>(r.width, en - 1);
+                r.height = y;
+                r.cx = std::bit_cast<double>(std::bit_cast<std::uint64_t>(r.cx) + sx);
+                r.cy = std::bit_cast<double>(std::bit_cast<std::uint64_t>(r.cy) + sy);
+              }
             } else {
-              r.minx = std::min<std::int64_t>(r.minx, st);
-              r.maxx = std::max<std::int64_t>(r.maxx, en - 1);
+              Acc& r = fa[L];
+              if (r.area == 0) {
+                r.minx = st;
+                r.maxx = en - 1;
+                r.miny = y;
+              } else {
+                r.minx = std::min<std::int64_t>(r.minx, st);
+                r.maxx = std::max<std::int64_t>(r.maxx, en - 1);
+              }
+              r.maxy = y;
+              r.area += len;
+              r.sx += sx;
+              r.sy += sy;
             }
-            r.maxy = y;
-            r.area += len;
-            r.sx += (static_cast<std::uint64_t>(st) + en - 1) * len / 2;
-            r.sy += static_cast<std::uint64_t>(y) * len;
           }
         }
         fill_over(out, x, w32, w32, 0);
@@ -335,41 +378,34 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       const std::int64_t ya = y0[static_cast<std::size_t>(s)];
       const std::uint64_t lo = lab_lo[static_cast<std::size_t>(s)];
       const std::uint32_t nr = row_runs(mask.row(ya), W, cs, ce);
-      Acc* a = acc[static_cast<std::size_t>(s)].get();
+      Acc* fa = foreign[static_cast<std::size_t>(s)].get();
       const Idx k = row_first[static_cast<std::size_t>(ya)];
       for (std::uint32_t i = 0; i < nr; ++i) {
         const std::uint32_t L = p[k + i];
-        if (L > lo || a[L].area == 0) continue;
-        const auto o = static_cast<std::size_t>(std::upper_bound(lab_lo.begin(), lab_lo.end(), L - 1) - lab_lo.begin()) - 1;
-        Acc& d = acc[o].get()[L];
-        const Acc& q = a[L];
+        if (L > lo || fa[L].area == 0) continue;
+        const Acc& q = fa[L];
+        ComponentStats& d = cst[L - 1];
         d.area += q.area;
-        d.sx += q.sx;
-        d.sy += q.sy;
-        d.minx = std::min(d.minx, q.minx);
-        d.maxx = std::max(d.maxx, q.maxx);
-        d.miny = std::min(d.miny, q.miny);
-        d.maxy = std::max(d.maxy, q.maxy);
-        a[L].area = 0;
+        d.left = std::min(d.left, q.minx);
+        d.top = std::min(d.top, q.miny);
+        d.width = std::max(d.width, q.maxx);
+        d.height = std::max(d.height, q.maxy);
+        d.cx = std::bit_cast<double>(std::bit_cast<std::uint64_t>(d.cx) + q.sx);
+        d.cy = std::bit_cast<double>(std::bit_cast<std::uint64_t>(d.cy) + q.sy);
+        fa[L].area = 0;
       }
     }
   }
-  stats->resize(n);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
-  for (std::int64_t s = 0; s < nstripes; ++s) {
-    const Acc* a = acc[static_cast<std::size_t>(s)].get();
-    for (std::uint64_t L = lab_lo[static_cast<std::size_t>(s)] + 1; L <= lab_lo[static_cast<std::size_t>(s) + 1]; ++L) {
-      const Acc& q = a[L];
-      ComponentStats& o = (*stats)[L - 1];
-      o.area = q.area;
-      o.left = q.minx;
-      o.top = q.miny;
-      o.width = q.maxx - q.minx + 1;
-      o.height = q.maxy - q.miny + 1;
-      o.cx = static_cast<double>(q.sx) / static_cast<double>(q.area);
-      o.cy = static_cast<double>(q.sy) / static_cast<double>(q.area);
-    }
+  const auto nn = static_cast<std::int64_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static) if (par)
+  for (std::int64_t i = 0; i < nn; ++i) {
+    ComponentStats& o = cst[i];
+    o.width = o.width - o.left + 1;
+    o.height = o.height - o.top + 1;
+    o.cx = static_cast<double>(std::bit_cast<std::uint64_t>(o.cx)) / static_cast<double>(o.area);
+    o.cy = static_cast<double>(std::bit_cast<std::uint64_t>(o.cy)) / static_cast<double>(o.area);
   }
+  LT_MARK("stats");
   return true;
 }
 
