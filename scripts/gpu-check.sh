@@ -2,6 +2,7 @@
 # On a CUDA machine: build for sm_90, run every test with WINNOW_REQUIRE_GPU=1 (a skipped GPU
 # test fails), run the GPU benchmarks, and print a short table last.
 #   scripts/gpu-check.sh [LOG_DIR]        (default: build-gpu/logs)
+# WINNOW_COMMIT names the commit where the tree travels without its git history.
 # WINNOW_GPU_CHECK_STEPS picks steps (default: all), e.g. "tests compact" then "label puzzle" to
 # split the work over two calls of a time-limited machine; the build step always runs.
 # Extra libraries missing on the GPU host can be carried as .debs: scripts/fetch-device-deps.sh.
@@ -53,7 +54,7 @@ want puzzle && bench puzzle "$build/bench/puzzle_bench" --measures mgc
 
 step "summary"
 printf '%s\n' "device: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-  "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "date: $(date -u +%F)"
+  "commit: ${WINNOW_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" "date: $(date -u +%F)"
 [ -f "$logs/ctest.log" ] && grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1
 for f in "$logs"/bench-*.log; do
   [ -f "$f" ] || continue
