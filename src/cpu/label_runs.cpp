@@ -35,6 +35,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <new>
 
 #if defined(__SSE2__)
@@ -176,6 +177,34 @@ struct FreeDeleter {
   void operator()(void* q) const { std::free(q); }
 };
 
+/// The run array of the last labeling, kept for the next one (up to 128 MiB): a fresh array
+/// costs a page fault per 1024 runs, several milliseconds per 4096² frame.
+class RunArrayCache {
+ public:
+  std::unique_ptr<Idx[]> take(std::size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (buf_ && size_ >= n) {
+      size_ = 0;
+      return std::move(buf_);
+    }
+    return std::unique_ptr<Idx[]>(new Idx[n]);
+  }
+  void give(std::unique_ptr<Idx[]> b, std::size_t n) {
+    if (n > (std::size_t{1} << 25)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!buf_ || size_ < n) {
+      buf_ = std::move(b);
+      size_ = n;
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<Idx[]> buf_;
+  std::size_t size_ = 0;
+};
+RunArrayCache g_run_cache;
+
 }  // namespace
 
 bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std::uint64_t& count) {
@@ -201,7 +230,13 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
   std::vector<Idx> nruns(static_cast<std::size_t>(nstripes), 0);
   std::vector<Idx> row_first(static_cast<std::size_t>(H));
   // Parents, later final labels; only the touched part of the upper bound is ever paged in.
-  std::unique_ptr<Idx[]> parent(new Idx[static_cast<std::size_t>(per_row * H)]);
+  const auto cap = static_cast<std::size_t>(per_row * H);
+  std::unique_ptr<Idx[]> parent = g_run_cache.take(cap);
+  struct GiveBack {
+    std::unique_ptr<Idx[]>& b;
+    std::size_t n;
+    ~GiveBack() { g_run_cache.give(std::move(b), n); }
+  } give_back{parent, cap};
   Idx* p = parent.get();
   const int conn = req.connectivity;
 
