@@ -225,6 +225,32 @@ TEST_P(Label, Patterns) {
   }
 }
 
+// Images large enough for the CPU's parallel row stripes (>= 2^18 pixels), with components that
+// cross every stripe seam several times: merges at the seams re-parent roots across stripes.
+Mask comb(std::int64_t w, std::int64_t h, bool serpentine) {  // vertical bars joined at the bottom (or alternately)
+  Mask m(w, h);
+  for (std::int64_t x = 0; x < w; x += 3)
+    for (std::int64_t y = 0; y < h; ++y) m(x, y) = 1;
+  for (std::int64_t x = 0; x + 3 < w; x += 3) {
+    const std::int64_t y = !serpentine || (x / 3) % 2 == 0 ? h - 1 : 0;
+    for (std::int64_t k = 0; k <= 3; ++k) m(x + k, y) = 1;
+  }
+  return m;
+}
+
+TEST_P(Label, StripeSeams) {
+  REQUIRE_VARIANT();
+  for (int conn : {4, 8}) {
+    check(spiral(701), conn, "large spiral");
+    check(rings(601), conn, "large rings");
+    check(comb(600, 501, false), conn, "comb");
+    check(comb(601, 500, true), conn, "serpentine");
+    check(random_mask(200001, 3, 0.5, 11), conn, "three rows");
+    check(random_mask(3, 100003, 0.6, 12), conn, "three columns");
+    check(random_mask(1001, 700, 0.55, 13), conn, "random");
+  }
+}
+
 TEST_P(Label, MinArea) {
   REQUIRE_VARIANT();
   const Mask m = random_mask(211, 157, 0.4, 99);

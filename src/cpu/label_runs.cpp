@@ -61,6 +61,11 @@ namespace winnow::detail::cpu {
 namespace {
 
 using Idx = std::uint32_t;
+constexpr Idx kFlag = Idx{1} << 31;  // numbering: marks a run whose entry holds its label offset
+constexpr Idx kMask = kFlag - 1;
+// Stripes per thread: more than one, so a thread that the OS deschedules on a busy machine
+// leaves its later stripes to the others (dynamic schedule); seams are cheap.
+constexpr int kStripesPerThread = 8;
 
 /// Foreground bits of up to 64 mask bytes (bit i = m[i] != 0); bytes past n read as background.
 inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
@@ -124,6 +129,12 @@ inline std::uint32_t row_runs(const std::uint8_t* m, std::int64_t W, std::uint32
   return ns;
 }
 
+/// Find without path compression (the seams must leave non-roots pointing inside their stripe).
+inline Idx find_ro(const Idx* p, Idx a) {
+  while (p[a] != a) a = p[a];
+  return a;
+}
+
 inline Idx find(Idx* p, Idx a) {
   while (p[a] != a) {
     const Idx g = p[p[a]];
@@ -134,15 +145,18 @@ inline Idx find(Idx* p, Idx a) {
 }
 
 /// Unites the runs of row b (indices kb..) with those of the row above, a (indices ka..).
-/// Runs of b that are still their own roots (fresh in the stripe scan) may be passed as such.
+/// Fresh: row b was just found (every run its own root; the stripe scan), with path halving.
+/// Otherwise (the seams) only roots are written, each one it re-parents is appended to `moved`.
+/// Roots that stop being roots are appended to `moved` when it is given.
 template <int Conn, bool Fresh>
 inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* ae, std::uint32_t na, Idx ka,
-                         const std::uint32_t* bs, const std::uint32_t* be, std::uint32_t nb, Idx kb) {
+                         const std::uint32_t* bs, const std::uint32_t* be, std::uint32_t nb, Idx kb,
+                         std::vector<Idx>* moved = nullptr) {
   std::uint32_t j = 0;
   for (std::uint32_t i = 0; i < nb; ++i) {
     const std::uint32_t s = bs[i], e = be[i];
     const Idx self = kb + i;
-    Idx root = Fresh ? self : find(p, self);
+    Idx root = Fresh ? self : find_ro(p, self);
     // 8-connectivity: a run [ps, pe) above touches [s, e) when pe >= s and ps <= e;
     // 4-connectivity: when pe > s and ps < e.
     if constexpr (Conn == 8) {
@@ -152,19 +166,21 @@ inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* a
     }
     while (j < na && (Conn == 8 ? as[j] <= e : as[j] < e)) {
       Idx r = p[ka + j];  // usually the root already
-      if (r != root && p[r] != r) r = find(p, r);
+      if (r != root && p[r] != r) r = Fresh ? find(p, r) : find_ro(p, r);
       if (r != root) {
         if (r < root) {
           p[root] = r;
+          if (moved) moved->push_back(root);
           root = r;
         } else {
           p[r] = root;
+          if (moved) moved->push_back(r);
         }
       }
       if (ae[j] > e) break;  // may touch the next run of b too
       ++j;
     }
-    p[self] = root;
+    if constexpr (Fresh) p[self] = root;
   }
 }
 
@@ -216,7 +232,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
   if (W <= 0 || H <= 0) return true;
   const std::int64_t per_row = (W + 1) / 2;  // at most this many runs in a row
   if (W >= (std::int64_t{1} << 31) ||
-      static_cast<std::uint64_t>(per_row) * static_cast<std::uint64_t>(H) >= std::numeric_limits<Idx>::max())
+      static_cast<std::uint64_t>(per_row) * static_cast<std::uint64_t>(H) >= kFlag)
     return false;
 
 #ifdef WINNOW_LABEL_TIMING
@@ -224,7 +240,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
 #endif
   const bool par = W * H >= (std::int64_t{1} << 18);
   const int threads = par ? std::max(1, omp_get_max_threads()) : 1;
-  const std::int64_t nstripes = std::min<std::int64_t>(H, par ? threads * 2 : 1);
+  const std::int64_t nstripes = std::min<std::int64_t>(H, par ? threads * kStripesPerThread : 1);
   std::vector<std::int64_t> y0(static_cast<std::size_t>(nstripes) + 1);
   for (std::int64_t s = 0; s <= nstripes; ++s) y0[static_cast<std::size_t>(s)] = H * s / nstripes;
   std::vector<Idx> nruns(static_cast<std::size_t>(nstripes), 0);
@@ -272,6 +288,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
 
   LT_MARK("scan");
   // 2. Seams.
+  std::vector<Idx> moved;  // roots the seams re-parented (possibly to an earlier stripe)
   if (nstripes > 1) {
     std::vector<std::uint32_t> buf(static_cast<std::size_t>(per_row + 1) * 4);
     std::uint32_t *as = buf.data(), *ae = as + per_row + 1, *bs = ae + per_row + 1, *be = bs + per_row + 1;
@@ -282,31 +299,43 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       if (na == 0 || nb == 0) continue;
       if (conn == 8)
         connect_rows<8, false>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
-                        row_first[static_cast<std::size_t>(yb)]);
+                        row_first[static_cast<std::size_t>(yb)], &moved);
       else
         connect_rows<4, false>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
-                        row_first[static_cast<std::size_t>(yb)]);
+                        row_first[static_cast<std::size_t>(yb)], &moved);
     }
   }
 
   LT_MARK("seams");
-  // 3. Final numbers in raster order of first runs.
+  // 3. Final numbers in raster order of first runs, in parallel: each stripe ranks its roots
+  //    (entry := kFlag | rank); then the roots the seams re-parented get their final label's
+  //    offset from their stripe's first label (mod 2^31) the same way. Every other run points
+  //    to a smaller run of its own stripe, so the write pass below resolves all runs in order.
   std::vector<std::uint64_t> lab_lo(static_cast<std::size_t>(nstripes) + 1, 0);  // labels of stripe s: (lo[s], lo[s+1]]
+  std::vector<Idx> kbase(static_cast<std::size_t>(nstripes));
+  for (std::int64_t s = 0; s < nstripes; ++s) kbase[static_cast<std::size_t>(s)] = static_cast<Idx>(y0[static_cast<std::size_t>(s)] * per_row);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
+  for (std::int64_t s = 0; s < nstripes; ++s) {
+    const Idx k0 = kbase[static_cast<std::size_t>(s)], k1 = k0 + nruns[static_cast<std::size_t>(s)];
+    Idx c = 0;
+    for (Idx k = k0; k < k1; ++k)
+      if (p[k] == k) p[k] = kFlag | c++;
+    lab_lo[static_cast<std::size_t>(s) + 1] = c;
+  }
+  for (std::int64_t s = 0; s < nstripes; ++s) lab_lo[static_cast<std::size_t>(s) + 1] += lab_lo[static_cast<std::size_t>(s)];
+  count = lab_lo.back();
   {
-    std::uint64_t n = 0;
-    for (std::int64_t s = 0; s < nstripes; ++s) {
-      lab_lo[static_cast<std::size_t>(s)] = n;
-      const Idx k0 = static_cast<Idx>(y0[static_cast<std::size_t>(s)] * per_row);
-      const Idx k1 = k0 + nruns[static_cast<std::size_t>(s)];
-      Idx next = static_cast<Idx>(n);
-      for (Idx k = k0; k < k1; ++k) {
-        const Idx v = p[k];
-        p[k] = v == k ? ++next : p[v];
-      }
-      n = next;
+    auto stripe_of = [&](Idx k) {
+      return static_cast<std::size_t>(std::upper_bound(kbase.begin(), kbase.end(), k) - kbase.begin()) - 1;
+    };
+    std::vector<Idx> label_of(moved.size());
+    for (std::size_t i = 0; i < moved.size(); ++i) {
+      Idx g = moved[i];
+      while (!(p[g] & kFlag)) g = p[g];
+      label_of[i] = static_cast<Idx>(lab_lo[stripe_of(g)] + (p[g] & kMask) + 1);
     }
-    lab_lo[static_cast<std::size_t>(nstripes)] = n;
-    count = n;
+    for (std::size_t i = 0; i < moved.size(); ++i)
+      p[moved[i]] = kFlag | ((label_of[i] - static_cast<Idx>(lab_lo[stripe_of(moved[i])]) - 1) & kMask);
   }
   const std::uint64_t n = count;
 
@@ -340,8 +369,13 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       const auto lo = static_cast<std::uint32_t>(lab_lo[static_cast<std::size_t>(s)]);
       std::uint32_t next_own = lo + 1;
       const auto w32 = static_cast<std::uint32_t>(W);
+      const Idx lo1 = static_cast<Idx>(lab_lo[static_cast<std::size_t>(s)] + 1);
       for (std::int64_t y = ya; y < yb; ++y) {
         const std::uint32_t nr = row_runs(mask.row(y), W, cs, ce);
+        for (std::uint32_t i = 0; i < nr; ++i) {  // final labels (parents are smaller, done already)
+          const Idx v = p[k + i];
+          p[k + i] = (v & kFlag) ? ((lo1 + v) & kMask) : p[v];
+        }
         std::uint32_t* out = labels.row(y);
         std::uint32_t x = 0;
         if (!want) {
