@@ -1,5 +1,8 @@
 // CPU connected-component labeling: tiles (or full-width row stripes) labelled independently in
 // parallel, then a union-find merge across the tile borders, then sequential relabelling.
+// This file is the CPU `tile_merge` algorithm; `row_stripes` (the CPU default) is the run-based
+// labeling of label_runs.cpp, which falls back to this pixel scan with full-width stripes only for
+// images beyond its 31-bit run indices.
 //
 // Algorithm
 //   1. Each tile (one OpenMP task) is scanned once in raster order with the SAUF decision tree

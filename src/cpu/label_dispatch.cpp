@@ -32,6 +32,7 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
   const Backend backend = resolve_backend(options.backend);
   LabelAlgorithm algorithm = options.algorithm;
   if (algorithm == LabelAlgorithm::automatic) {
+    // CPU: run-based row stripes beat tile_merge and OpenCV (bench/results/label.md).
 #ifdef WINNOW_HAVE_CUDA
     algorithm = backend == Backend::cuda
                     ? detail::cuda::automatic_algorithm(mask.width, mask.height, options.connectivity)

@@ -1,30 +1,39 @@
-// Run-based CPU labeling in parallel row stripes (the CPU `row_stripes` algorithm).
+// Run-based CPU labeling in parallel row stripes (the CPU `row_stripes` algorithm, the CPU's
+// `automatic` choice).
 //
 // Algorithm (after He, Chao, Suzuki 2008, "A run-based two-scan labeling algorithm", with a flat
 // union-find instead of their representative lists):
-//   1. The image is cut into full-width row stripes, one OpenMP task each. A stripe is scanned
-//      row by row: the row's foreground runs are found 64 pixels at a time (SSE2 compares of the
-//      mask bytes give a bit row; run starts and ends are the bit transitions, read with
-//      count-trailing-zeros). Every run gets an index; indices follow raster order (stripe s
-//      owns the index range starting at y0 * ceil(W/2), an upper bound of the runs above it), so
-//      the smallest index of a component is the run holding its first pixel. Runs are connected
-//      to the previous row's runs by interval overlap (two pointers; 8-connectivity widens the
-//      interval by one pixel each side) in a union-find array that links the larger root to the
-//      smaller (roots stay the first run of each component) with path halving.
-//   2. The seams between stripes are united the same way (one row pair per seam, sequential).
-//   3. One sequential pass over the run indices in increasing order replaces each parent by the
-//      final label: a root gets the next number, any other run its parent's number (parents are
-//      smaller indices, hence already final). Numbers follow raster order of first pixels.
-//   4. Each stripe is scanned again (runs re-read from the mask, cheaper than storing them) and
-//      its label rows are written once, runs and gaps as fills. Statistics are accumulated per
-//      run (area, coordinate sums in closed form, bounding box) in a per-stripe array indexed
-//      by label; a component that comes from an earlier stripe shows up in the stripe's first
-//      row, so only those labels are merged into their owner stripe's record at the end.
+//   1. The image is cut into full-width row stripes (several per thread, dynamic schedule). A
+//      stripe is scanned row by row: the row's foreground runs are found 64 pixels at a time
+//      (SSE2 compares of the mask bytes give a bit row; run starts and ends are its bit
+//      transitions, read with count-trailing-zeros). Every run gets an index; indices follow
+//      raster order (stripe s owns the index range from y0 * ceil(W/2), an upper bound of the
+//      runs above it), so the smallest index of a component is the run holding its first pixel.
+//      Runs are connected to the previous row's runs by interval overlap (two pointers;
+//      8-connectivity widens the interval by one pixel each side) in a union-find array that
+//      links the larger root to the smaller (roots stay the first run of each component), with
+//      path halving.
+//   2. The seams between stripes are united the same way (one row pair per seam, sequential,
+//      no path compression, so every non-root still points into its own stripe); the roots the
+//      seams re-parent are recorded.
+//   3. Numbering, in parallel: each stripe ranks its remaining roots in index order (the entry
+//      becomes a flag plus the rank); a prefix sum over stripes gives each stripe its first
+//      label; the recorded roots get their component's label (sequential, at most one per seam
+//      run). Labels are then 1..N in raster order of each component's first pixel.
+//   4. Each stripe is scanned again (runs re-read from the mask: cheaper than storing them),
+//      each run's entry is resolved to its final label (its parent is a smaller index of the same
+//      stripe, already resolved, or it carries its label), and the label row is written once,
+//      runs and gaps as 16-byte fills. Statistics are accumulated per run (area, coordinate
+//      sums in closed form, bounding box): a stripe's own labels first appear in increasing
+//      order, so they accumulate straight into the output records; labels from earlier stripes
+//      (they all show up in the stripe's first row) go to a side array and are merged at the end.
 //
-// Complexity: O(W*H) for the two stripe scans (runs, not pixels, do the union-find work),
-// O(runs) for the sequential numbering and O(W * stripes) for the seams. The image is read twice
-// (1 byte/pixel) and the labels written once (4 bytes/pixel); no provisional label image.
-// Run indices are 32-bit: images with H * ceil(W/2) >= 2^32 take the pixel-scan path instead.
+// Complexity: O(W*H) for the two stripe scans (runs, not pixels, do the union-find work), O(runs)
+// for numbering, O(W * stripes) for the seams. The mask is read twice (1 byte/pixel) and the
+// labels written once (4 bytes/pixel); there is no provisional label image. Run indices are
+// 32-bit with one flag bit: images with H * ceil(W/2) >= 2^31 take the pixel-scan path of
+// label.cpp instead. The run array is kept between calls (up to 128 MiB), since paging in a fresh
+// one costs several milliseconds per 4096² frame.
 #include "cpu/label_runs.hpp"
 
 #include <omp.h>
