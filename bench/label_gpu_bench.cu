@@ -128,8 +128,9 @@ int main(int argc, char** argv) {
     const float copy_ms = median(copy_t);
     for (int conn : {8, 4})
       for (LabelAlgorithm a : {LabelAlgorithm::block_union_find, LabelAlgorithm::tile_merge}) {
+        const std::string aname(to_string(a));
         if (only_conn && conn != only_conn) continue;
-        if (!only_alg.empty() && std::string(to_string(a)).find(only_alg) == std::string::npos) continue;
+        if (!only_alg.empty() && aname.find(only_alg) == std::string::npos) continue;
         LabelOptions o;
         o.connectivity = conn;
         o.algorithm = a;
@@ -183,7 +184,7 @@ int main(int argc, char** argv) {
           verdict = ok ? "  ok" : "  MISMATCH";
         }
         const float ms = median(t);
-        std::printf("%-22s %-17s %4d %10.4f %10.4f %10.2f %10.4f %12u%s%s\n", c.name.c_str(), std::string(to_string(a)).c_str(),
+        std::printf("%-22s %-17s %4d %10.4f %10.4f %10.2f %10.4f %12u%s%s\n", c.name.c_str(), aname.c_str(),
                     conn, ms, median(t0), n / (ms * 1e6), copy_ms, count2, count2 == count ? "" : "  COUNT CHANGED", verdict);
         std::fflush(stdout);
       }

@@ -295,10 +295,32 @@ __device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, 
     k = p;
   }
 }
-__device__ void lunite(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
+
+// Tile pass details: the mask is read as 16-bit words (a block's two pixels of a row in one load,
+// all rows of a thread issued before the ballots); the unions' finds halve paths (a halving store
+// writes an ancestor over a parent, so no cycle; a racing atomicMin link it overwrites is retried
+// by its linking thread with the old parent); after the unions only run heads resolve their root
+// (read-only finds, each writes only its own node) and every block takes its head's root in one
+// hop. Statistics: per local component one 64-bit shared add of packed sums (area 13 bits | sum y
+// 18 | sum x 18, no carries: a 64x64 tile bounds each field) and two 64-bit ORs of occupied
+// columns / rows (bounding box from the lowest / highest bit), the "may touch another tile" flag
+// OR'ed into bit 63 of the sums; warp-aggregated per root.
+
+__device__ __forceinline__ std::uint32_t lfind_halve(std::uint32_t* s, std::uint32_t k) {
+  volatile std::uint32_t* vs = s;
   for (;;) {
-    a = lfind(s, a);
-    b = lfind(s, b);
+    const std::uint32_t n = lnode(k);
+    const std::uint32_t p = vs[n];
+    if (p == k) return k;
+    const std::uint32_t gp = vs[lnode(p)];
+    if (gp != p) vs[n] = gp;
+    k = gp;
+  }
+}
+__device__ void lunite_halve(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
+  for (;;) {
+    a = lfind_halve(s, a);
+    b = lfind_halve(s, b);
     if (a == b) return;
     if (a > b) {
       const std::uint32_t t = a;
@@ -311,26 +333,46 @@ __device__ void lunite(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
   }
 }
 
+// The two pixels (x, y), (x + 1, y) as bits 0 and 1; x, y inside the image.
+__device__ __forceinline__ std::uint32_t pair_bits(const std::uint8_t* m, const Geo& g, int x, int y, bool v2) {
+  const std::uint8_t* row = m + static_cast<long long>(y) * g.mstride + x;
+  if (v2 && x + 1 < g.W) {
+    const std::uint32_t w = __ldg(reinterpret_cast<const unsigned short*>(row));
+    return ((w & 0xFFu) ? 1u : 0u) | ((w >> 8) ? 2u : 0u);
+  }
+  std::uint32_t r = __ldg(row) ? 1u : 0u;
+  if (x + 1 < g.W && __ldg(row + 1)) r |= 2u;
+  return r;
+}
+
 template <bool Stats>
 __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S, Geo g) {
   __shared__ std::uint32_t s[kTB * kTB];
   __shared__ std::uint8_t sp[kTB * kTB];
-  __shared__ std::uint32_t a_area[Stats ? kTB * kTB : 1], a_sx[Stats ? kTB * kTB : 1], a_sy[Stats ? kTB * kTB : 1],
-      a_minx[Stats ? kTB * kTB : 1], a_maxx[Stats ? kTB * kTB : 1], a_maxy[Stats ? kTB * kTB : 1];
+  __shared__ unsigned long long a_sum[Stats ? kTB * kTB : 1], a_col[Stats ? kTB * kTB : 1], a_row[Stats ? kTB * kTB : 1];
   const int lane = threadIdx.x, wy = threadIdx.y;
   const int tbx0 = blockIdx.x * kTB;
   const int bx = tbx0 + lane;
+  const bool v2 = ((reinterpret_cast<std::uintptr_t>(m) | static_cast<std::uintptr_t>(g.mstride)) & 1u) == 0;
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
     std::uint32_t pat[4];
     bool conn_left[4], ext[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
+      const int by = tby0 + wy + 8 * r;
+      const int x = 2 * bx, y = 2 * by;
+      std::uint32_t p = 0;
+      if (bx < g.bw && by < g.bh) {
+        p = pair_bits(m, g, x, y, v2);
+        if (y + 1 < g.H) p |= pair_bits(m, g, x, y + 1, v2) << 2;
+      }
+      pat[r] = p;
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
       const int lby = wy + 8 * r, by = tby0 + lby;
       const int x = 2 * bx, y = 2 * by;
-      const bool inb = bx < g.bw && by < g.bh;
-      const bool a = inb && fg(m, g, x, y), b = inb && fg(m, g, x + 1, y), c = inb && fg(m, g, x, y + 1),
-                 d = inb && fg(m, g, x + 1, y + 1);
-      pat[r] = a | (b << 1) | (c << 2) | (d << 3);
+      const bool a = pat[r] & 1u, b = pat[r] & 2u, c = pat[r] & 4u, d = pat[r] & 8u;
       const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
       const std::uint32_t lkey = a ? (ly0 << 6) | lx0
                                    : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
@@ -394,26 +436,35 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      if (tu[r] != kNone) lunite(s, mine[r], tu[r]);
-      if (tl[r] != kNone) lunite(s, mine[r], tl[r]);
-      if (tr[r] != kNone) lunite(s, mine[r], tr[r]);
+      if (tu[r] != kNone) lunite_halve(s, mine[r], tu[r]);
+      if (tl[r] != kNone) lunite_halve(s, mine[r], tl[r]);
+      if (tr[r] != kNone) lunite_halve(s, mine[r], tr[r]);
+    }
+    __syncthreads();
+    // Run heads resolve their roots (read-only finds; each writes only its own node, a root).
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int i = (wy + 8 * r) * kTB + lane;
+      if (pat[r] && lnode(mine[r]) == static_cast<std::uint32_t>(i)) {
+        const std::uint32_t rt = lfind(s, mine[r]);
+        if (rt != mine[r]) s[i] = rt;
+      }
     }
     __syncthreads();
     std::uint32_t root[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int lby = wy + 8 * r, by = tby0 + lby;
-      root[r] = pat[r] ? lfind(s, mine[r]) : kNone;
+      root[r] = pat[r] ? s[lnode(mine[r])] : kNone;
       if (bx < g.bw && by < g.bh) {
         std::uint32_t v = kNone;
         if (pat[r]) v = key_of(2 * tbx0 + static_cast<int>(root[r] & 63u), 2 * tby0 + static_cast<int>(root[r] >> 6), g);
         P[static_cast<long long>(by) * g.bw + bx] = v;
       }
       if constexpr (Stats) {
-        if (pat[r]) {
+        if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(lby * kTB + lane)) {
           const int i = lby * kTB + lane;
-          a_area[i] = a_sx[i] = a_sy[i] = a_maxx[i] = a_maxy[i] = 0;
-          a_minx[i] = 0xFFFFFFFFu;
+          a_sum[i] = a_col[i] = a_row[i] = 0;
         }
       }
     }
@@ -428,28 +479,37 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
         const std::uint32_t area = __popc(p);
         const std::uint32_t sx = area * lx + ((p >> 1) & 1u) + ((p >> 3) & 1u);
         const std::uint32_t sy = area * ly + ((p >> 2) & 1u) + ((p >> 3) & 1u);
-        const std::uint32_t mnx = (p & 5u) ? lx : lx + 1, mxx = (p & 10u) ? lx + 1 : lx, mxy = (p & 12u) ? ly + 1 : ly;
-        const std::uint32_t w_area = __reduce_add_sync(peers, area) | (__reduce_or_sync(peers, ext[r] ? 1u : 0u) << 31);
-        const std::uint32_t w_sx = __reduce_add_sync(peers, sx), w_sy = __reduce_add_sync(peers, sy);
-        const std::uint32_t w_mnx = __reduce_min_sync(peers, mnx), w_mxx = __reduce_max_sync(peers, mxx),
-                            w_mxy = __reduce_max_sync(peers, mxy);
+        const std::uint32_t c2 = ((p & 5u) ? 1u : 0u) | ((p & 10u) ? 2u : 0u);
+        const std::uint32_t r3 = ((p & 3u) ? 1u : 0u) | ((p & 12u) ? 2u : 0u) | (ext[r] ? 4u : 0u);
+        // per row and group: area <= 128, sum x <= 32 * (4 * 62 + 2) < 2^16
+        const std::uint32_t w_ax = __reduce_add_sync(peers, area | (sx << 16)), w_sy = __reduce_add_sync(peers, sy);
+        const std::uint32_t w_lo = __reduce_or_sync(peers, lane < 16 ? c2 << (2 * lane) : 0u);
+        const std::uint32_t w_hi = __reduce_or_sync(peers, lane < 16 ? 0u : c2 << (2 * (lane - 16)));
+        const std::uint32_t w_r3 = __reduce_or_sync(peers, r3);
         if (p && lane == __ffs(peers) - 1) {
-          atomicAdd(a_area + slot, w_area & 0x7FFFFFFFu);
-          if (w_area >> 31) atomicOr(a_area + slot, 0x80000000u);
-          atomicAdd(a_sx + slot, w_sx);
-          atomicAdd(a_sy + slot, w_sy);
-          atomicMin(a_minx + slot, w_mnx);
-          atomicMax(a_maxx + slot, w_mxx);
-          atomicMax(a_maxy + slot, w_mxy);
+          const unsigned long long sum = (static_cast<unsigned long long>(w_ax & 0xFFFFu) << 36) |
+                                         (static_cast<unsigned long long>(w_sy) << 18) | (w_ax >> 16);
+          atomicAdd(a_sum + slot, sum);
+          if (w_r3 & 4u) atomicOr(a_sum + slot, 1ull << 63);
+          atomicOr(a_col + slot, (static_cast<unsigned long long>(w_hi) << 32) | w_lo);
+          atomicOr(a_row + slot, static_cast<unsigned long long>(w_r3 & 3u) << ly);
         }
       }
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int lby = wy + 8 * r, by = tby0 + lby, i = lby * kTB + lane;
-        if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(i))
+        if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(i)) {
+          const unsigned long long sum = a_sum[i], col = a_col[i], row = a_row[i];
+          const std::uint32_t area = static_cast<std::uint32_t>(sum >> 36) & 0x1FFFu;
+          const std::uint32_t sx = static_cast<std::uint32_t>(sum) & 0x3FFFFu;
+          const std::uint32_t sy = static_cast<std::uint32_t>(sum >> 18) & 0x3FFFFu;
+          const std::uint32_t mnx = __ffsll(static_cast<long long>(col)) - 1, mxx = 63 - __clzll(static_cast<long long>(col)),
+                              mxy = 63 - __clzll(static_cast<long long>(row));
           S[static_cast<long long>(by) * g.bw + bx] =
-              make_uint4(a_area[i], a_sx[i], a_sy[i], a_minx[i] | (a_maxx[i] << 8) | (a_maxy[i] << 16) | ((root[r] >> 6) << 24));
+              make_uint4(area | (static_cast<std::uint32_t>(sum >> 63) << 31), sx, sy,
+                         mnx | (mxx << 8) | (mxy << 16) | ((root[r] >> 6) << 24));
+        }
       }
     }
     __syncthreads();
@@ -729,6 +789,7 @@ __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const
       }
     }
     if (st) {  // block-uniform
+      if (!__syncthreads_or(run.lab != 0)) continue;  // nothing of this row needs atomics
       if (threadIdx.x == 0) {
         sh.lab = run.lab;
         sh.area = sh.mxx = sh.mxy = 0;
