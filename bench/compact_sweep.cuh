@@ -40,6 +40,6 @@ SweepVariant make_sweep_variant(const char* name) {
   };
   return v;
 }
-template <int T, int V, bool B, int LB, int D0, int DP, bool ES>
-using P = winnow::detail::cuda::kern::LookbackPolicy<T, V, B, LB, D0, DP, ES>;
+template <int T, int V, bool B, int LB, int D0, int DP, bool ES, int RP = 0, bool PS = false>
+using P = winnow::detail::cuda::kern::LookbackPolicy<T, V, B, LB, D0, DP, ES, RP, PS>;
 #endif
