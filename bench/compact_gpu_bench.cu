@@ -274,7 +274,6 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
 void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, cudaStream_t s) {
   std::vector<SweepVariant> vars;
   add_sweep_a(vars);
-  add_sweep_b(vars);
   add_sweep_c(vars);
   const double sels[] = {0.01, 0.50, 0.99};
   for (std::uint64_t n : sizes) {

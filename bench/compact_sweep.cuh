@@ -18,7 +18,6 @@ struct SweepVariant {
 };
 
 void add_sweep_a(std::vector<SweepVariant>& v);
-void add_sweep_b(std::vector<SweepVariant>& v);
 void add_sweep_c(std::vector<SweepVariant>& v);
 
 #ifdef WINNOW_SWEEP_DEFINE
@@ -40,6 +39,6 @@ SweepVariant make_sweep_variant(const char* name) {
   };
   return v;
 }
-template <int T, int V, bool B, int LB, int D0, int DP, bool ES, int RP = 0, bool PS = false>
-using P = winnow::detail::cuda::kern::LookbackPolicy<T, V, B, LB, D0, DP, ES, RP, PS>;
+template <int T, int V, bool B, int LB, int D0, int DP, bool ES>
+using P = winnow::detail::cuda::kern::LookbackPolicy<T, V, B, LB, D0, DP, ES>;
 #endif

@@ -1,7 +1,8 @@
 // single_pass stable look-back policies that the library may adopt (kern::LookbackPolicy through
-// the library's launcher cuda/compact_lookback.cuh): the persistent prefetching kernel and the
-// re-polling look-back, on several element types, value and index outputs, unaligned inputs, and
-// sizes that make every persistent block take several tiles. Oracle: std::copy_if on the host.
+// the library's launcher cuda/compact_lookback.cuh): the closest candidates of the sweep (longer
+// post-publish sleep, 512- and 1024-thread tiles) and CUB's own look-back as the control, on
+// several element types, value and index outputs, unaligned inputs and many tiles.
+// Oracle: std::copy_if on the host.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -21,8 +22,8 @@ namespace {
 namespace wc = winnow::detail::cuda;
 namespace kern = winnow::detail::cuda::kern;
 
-template <int T, int V, int D0, int RP, bool PS>
-using Pol = kern::LookbackPolicy<T, V, true, 1, D0, 0, true, RP, PS>;
+template <int T, int V, int LB, int D0>
+using Pol = kern::LookbackPolicy<T, V, true, LB, D0, 0, true>;
 
 template <class Policy, class T>
 void check_values(std::uint64_t n, double keep, std::size_t skew) {
@@ -121,28 +122,25 @@ void check_flag_indices(std::uint64_t n) {
   cudaFree(temp);
 }
 
-using Persist256x16 = Pol<256, 4, 1000, 0, true>;
-using Persist512x16 = Pol<512, 4, 1000, 0, true>;
-using Repoll256x16 = Pol<256, 4, 1000, 500, false>;
+using Sleep2000_512x16 = Pol<512, 4, 1, 2000>;
+using Sleep1000_1024x16 = Pol<1024, 4, 1, 1000>;
+using CubControl256x16 = Pol<256, 4, 0, 0>;
 
-TEST(CompactLookbackPolicy, single_pass_persistent_int32) {
+TEST(CompactLookbackPolicy, single_pass_candidates_int32) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
-  sweep_values<Persist256x16, std::uint32_t>();
-  sweep_values<Persist512x16, std::uint32_t>();
+  sweep_values<Sleep2000_512x16, std::uint32_t>();
+  sweep_values<Sleep1000_1024x16, std::uint32_t>();
+  sweep_values<CubControl256x16, std::uint32_t>();
 }
-TEST(CompactLookbackPolicy, single_pass_persistent_other_types) {
+TEST(CompactLookbackPolicy, single_pass_candidates_other_types) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
-  sweep_values<Persist256x16, std::uint8_t>();
-  sweep_values<Persist256x16, std::uint64_t>();
+  sweep_values<Sleep2000_512x16, std::uint8_t>();
+  sweep_values<Sleep2000_512x16, std::uint64_t>();
 }
-TEST(CompactLookbackPolicy, single_pass_persistent_flag_indices) {
+TEST(CompactLookbackPolicy, single_pass_candidates_flag_indices) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   for (std::uint64_t n : {std::uint64_t{7}, std::uint64_t{100003}, (std::uint64_t{1} << 24) + 5})
-    check_flag_indices<Persist256x16>(n);
-}
-TEST(CompactLookbackPolicy, single_pass_repoll_int32) {
-  WINNOW_REQUIRE_CUDA_OR_SKIP();
-  sweep_values<Repoll256x16, std::uint32_t>();
+    check_flag_indices<Sleep2000_512x16>(n);
 }
 
 }  // namespace

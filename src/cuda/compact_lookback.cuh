@@ -50,12 +50,7 @@ struct StableLookback {
   /// Resets the status and launches (n > 0; temp holds temp_bytes(n)). Never synchronises.
   static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* temp,
                      cudaStream_t stream) {
-    constexpr auto kernel = [] {
-      if constexpr (Pol::persistent)
-        return &kern::compact_lookback_persist_kernel<Src, Sink, Pol>;
-      else
-        return &kern::compact_lookback_kernel<Src, Sink, Pol>;
-    }();
+    constexpr auto kernel = &kern::compact_lookback_kernel<Src, Sink, Pol>;
     static const bool configured = [] {
       if (stage_bytes > 48 * 1024)
         WINNOW_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -83,19 +78,7 @@ struct StableLookback {
       a.status = static_cast<std::uint64_t*>(temp);
       WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, (t + 1) * sizeof(std::uint64_t), stream));
     }
-    std::uint64_t grid = t;
-    if constexpr (Pol::persistent) {  // every block resident at once: block b waits on lower tiles only
-      static const int per_sm = [] {
-        int b = 0;
-        WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, Pol::threads, stage_bytes));
-        return std::max(b, 1);
-      }();
-      int dev = 0, sms = 0;
-      WINNOW_CUDA_CHECK(cudaGetDevice(&dev));
-      WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-      grid = std::min<std::uint64_t>(t, static_cast<std::uint64_t>(per_sm) * static_cast<std::uint64_t>(sms));
-    }
-    kernel<<<static_cast<unsigned>(grid), Pol::threads, stage_bytes, stream>>>(src, sink, a);
+    kernel<<<static_cast<unsigned>(t), Pol::threads, stage_bytes, stream>>>(src, sink, a);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
 };

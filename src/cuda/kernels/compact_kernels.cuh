@@ -343,70 +343,6 @@ __device__ __forceinline__ void status_store(std::uint64_t* s, std::uint64_t w) 
   ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(*s).store(w, ::cuda::std::memory_order_relaxed);
 }
 
-/// The look-back proper, by one warp: the sum of all tiles before `tile` (tile > 0).
-__device__ __forceinline__ std::uint64_t lookback_rounds(std::uint64_t* status, std::uint64_t tile) {
-  const unsigned lane = lane_id();
-  // Each round reads 32 * kLookbackWords predecessors (one L2 round trip), nearest first.
-  constexpr int kLookbackWords = 4;
-  std::uint64_t exclusive = 0;
-  std::int64_t pred = static_cast<std::int64_t>(tile) - 1;
-  while (true) {
-    std::uint64_t w[kLookbackWords];
-#pragma unroll
-    for (int q = 0; q < kLookbackWords; ++q) {
-      const std::int64_t j = pred - static_cast<std::int64_t>(q * 32 + lane);
-      w[q] = j >= 0 ? status_load(&status[j]) : kStatusInclusive;  // "before tile 0": inclusive 0
-    }
-#pragma unroll
-    for (int q = 0; q < kLookbackWords; ++q) {
-      const std::int64_t j = pred - static_cast<std::int64_t>(q * 32 + lane);
-      while ((w[q] >> 62) == 0) {
-        __nanosleep(32);
-        w[q] = status_load(&status[j]);
-      }
-    }
-    int stop = 32 * kLookbackWords;  // position (q * 32 + lane) of the nearest inclusive prefix
-#pragma unroll
-    for (int q = kLookbackWords - 1; q >= 0; --q) {
-      const unsigned inc = __ballot_sync(kFull, (w[q] >> 62) == 2);
-      if (inc) stop = q * 32 + __ffs(inc) - 1;
-    }
-    std::uint64_t value = 0;
-#pragma unroll
-    for (int q = 0; q < kLookbackWords; ++q)
-      if (q * 32 + static_cast<int>(lane) <= stop) value += w[q] & kStatusValue;
-    exclusive += warp_sum_u64(value);
-    if (stop < 32 * kLookbackWords) break;
-    pred -= 32 * kLookbackWords;
-  }
-  return exclusive;
-}
-
-/// As decoupled_lookback, when the tile's aggregate (or, for tile 0, inclusive prefix) is already
-/// published.
-__device__ __forceinline__ std::uint64_t decoupled_lookback_published(std::uint64_t* status, std::uint64_t tile,
-                                                                      std::uint32_t total) {
-  if (tile == 0) return 0;
-  const std::uint64_t exclusive = lookback_rounds(status, tile);
-  if (lane_id() == 0) status_store(&status[tile], kStatusInclusive | (exclusive + total));
-  return exclusive;
-}
-
-/// Called by all 32 lanes of one warp: publishes `total` for `tile`, returns the tile's exclusive
-/// prefix (the sum of all earlier tiles) and publishes the inclusive prefix.
-__device__ __forceinline__ std::uint64_t decoupled_lookback(std::uint64_t* status, std::uint64_t tile,
-                                                            std::uint32_t total) {
-  const unsigned lane = lane_id();
-  if (tile == 0) {
-    if (lane == 0) status_store(&status[0], kStatusInclusive | total);
-    return 0;
-  }
-  if (lane == 0) status_store(&status[tile], kStatusAggregate | total);
-  const std::uint64_t exclusive = lookback_rounds(status, tile);
-  if (lane == 0) status_store(&status[tile], kStatusInclusive | (exclusive + total));
-  return exclusive;
-}
-
 
 // ---------------------------------------------------------------------------------------------
 // single_pass stable, tunable: the decoupled look-back tile kernel with its shape and look-back
@@ -424,12 +360,8 @@ __device__ __forceinline__ std::uint64_t decoupled_lookback(std::uint64_t* statu
 ///  PollDelayNs: sleep between re-reads of a predecessor that has not published yet (0: spin);
 ///  EarlyStage: warps 1.. stage their kept elements at their in-tile rank while warp 0 does the
 ///    look-back (only the final global write waits for the offset).
-///  RepollNs (ours only, > 0): when the first 32 predecessors hold no inclusive prefix, sleep this
-///    long and re-read the same 32 (up to 3 times) before walking further back;
-///  Persistent: grid = resident blocks, block b takes tiles b, b + G, b + 2G... and issues the
-///    loads of its next tile before the look-back of the current one (requires BlockTileId, ours).
 template <int Threads, int Vectors, bool BlockTileId, int LookbackWords, int InitialDelayNs, int PollDelayNs,
-          bool EarlyStage, int RepollNs = 0, bool Persistent = false>
+          bool EarlyStage>
 struct LookbackPolicy {
   static constexpr int threads = Threads;
   static constexpr int warps = Threads / 32;
@@ -443,10 +375,7 @@ struct LookbackPolicy {
   static constexpr int initial_delay_ns = InitialDelayNs;
   static constexpr int poll_delay_ns = PollDelayNs;
   static constexpr bool early_stage = EarlyStage;
-  static constexpr int repoll_ns = RepollNs;
-  static constexpr bool persistent = Persistent;
   static_assert(Threads % 32 == 0 && Threads <= 1024 && Vectors >= 1);
-  static_assert(!Persistent || (BlockTileId && LookbackWords > 0), "persistent: blockIdx tile ids, our look-back");
 };
 
 using CubTileState = cub::ScanTileState<unsigned long long>;
@@ -468,13 +397,12 @@ __global__ void cub_tile_state_init_kernel(CubTileState state, int num_tiles) {
 
 /// Look-back by one warp over `Words` x 32 predecessors per round: the sum of all tiles before
 /// `tile` (tile > 0). Status words carry their value, so relaxed loads suffice.
-template <int Words, int InitialDelayNs, int PollDelayNs, int RepollNs = 0>
+template <int Words, int InitialDelayNs, int PollDelayNs>
 __device__ __forceinline__ std::uint64_t lookback_sum(std::uint64_t* status, std::uint64_t tile) {
   const unsigned lane = lane_id();
   if constexpr (InitialDelayNs > 0) __nanosleep(InitialDelayNs);
   std::uint64_t exclusive = 0;
   std::int64_t pred = static_cast<std::int64_t>(tile) - 1;
-  [[maybe_unused]] int repolls = 0;
   while (true) {
     std::uint64_t w[Words];
 #pragma unroll
@@ -495,13 +423,6 @@ __device__ __forceinline__ std::uint64_t lookback_sum(std::uint64_t* status, std
     for (int q = Words - 1; q >= 0; --q) {
       const unsigned inc = __ballot_sync(kFull, (w[q] >> 62) == 2);
       if (inc) stop = q * 32 + __ffs(inc) - 1;
-    }
-    if constexpr (RepollNs > 0) {  // no inclusive prefix near: let the inclusive front come closer
-      if (stop == 32 * Words && exclusive == 0 && pred + 1 == static_cast<std::int64_t>(tile) && repolls < 3) {
-        ++repolls;
-        __nanosleep(RepollNs);
-        continue;
-      }
     }
     std::uint64_t value = 0;
 #pragma unroll
@@ -572,7 +493,7 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
         offset = op(static_cast<unsigned long long>(total));
       }
     } else if (tile != 0) {
-      offset = lookback_sum<Pol::lookback_words, Pol::initial_delay_ns, Pol::poll_delay_ns, Pol::repoll_ns>(a.status,
+      offset = lookback_sum<Pol::lookback_words, Pol::initial_delay_ns, Pol::poll_delay_ns>(a.status,
                                                                                                           tile);
       if (lane == 0) status_store(&a.status[tile], kStatusInclusive | (offset + total));
     }
@@ -636,133 +557,12 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
   for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, stage[i], tile_base);
 }
 
-/// single_pass stable, persistent (Pol::persistent): gridDim.x = G blocks, all resident at once
-/// (the launcher sizes G by occupancy); block b takes tiles b, b + G, b + 2G, ... For each tile:
-/// rank, publish the aggregate, issue the loads of the block's next tile, then warp 0 looks back
-/// (the other warps stage) and all write out. A tile's aggregate is published only after the
-/// block's previous tile (G lower) has its inclusive prefix, and every wait is on a lower tile, so
-/// no block waits on a block that waits on it. Measured (H200, int32, 2^28): 0.90-1.00x CUB, slower
-/// than the one-tile-per-block kernel at 1-50% kept; kept for the sweep, not used by the library.
-template <class Src, class Sink, class Pol>
-__global__ void __launch_bounds__(Pol::threads) compact_lookback_persist_kernel(Src src, Sink sink, LookbackArgs a) {
-  constexpr int kT = Pol::threads, kW = Pol::warps;
-  constexpr int vec = Tuning<Src::size>::vec;
-  constexpr int V = Pol::template vectors<Src::size>;
-  constexpr int kTile = Pol::template tile<Src::size>;
-  constexpr int E = V * kW;
-  constexpr int per = (E + 31) / 32;
-  constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
-  using Stage = typename Sink::stage_type;
-  using Value = typename Src::value_type;
-  using Raw = typename Src::raw_type;
-  extern __shared__ uint4 winnow_lookback_stage[];
-  Stage* stage = reinterpret_cast<Stage*>(winnow_lookback_stage);
-  __shared__ std::uint32_t warp_prefix[E];
-  __shared__ std::uint64_t s_offset;
-  __shared__ std::uint32_t s_total;
-
-  const unsigned lane = lane_id(), warp = threadIdx.x / 32;
-  const std::uint64_t G = gridDim.x;
-  auto at = [&](std::uint64_t t, int v) {
-    return t * static_cast<std::uint64_t>(kTile) + static_cast<std::uint64_t>(v * kT + threadIdx.x) * vec;
-  };
-  Value vals[V][vec], nvals[V][vec];
-  Raw raw[V], nraw[V];
-  std::uint64_t tile = blockIdx.x;
-  if (tile < a.num_tiles) {
-#pragma unroll
-    for (int v = 0; v < V; ++v) src.template fetch<need_values>(at(tile, v), a.n, vals[v], raw[v]);
-  }
-  while (tile < a.num_tiles) {
-    unsigned bits[V];
-#pragma unroll
-    for (int v = 0; v < V; ++v) bits[v] = src.finish(at(tile, v), a.n, vals[v], raw[v]);
-    unsigned lane_prefix[V];
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const unsigned c = __popc(bits[v]);
-      lane_prefix[v] = warp_exclusive_count(c);
-      const unsigned w = __shfl_sync(kFull, lane_prefix[v] + c, 31);
-      if (lane == 0) warp_prefix[v * kW + warp] = w;
-    }
-    __syncthreads();
-    std::uint32_t total = 0;
-    if (warp == 0) {
-      std::uint32_t x[per], sum = 0;
-#pragma unroll
-      for (int k = 0; k < per; ++k) {
-        const int i = static_cast<int>(lane) * per + k;
-        x[k] = i < E ? warp_prefix[i] : 0u;
-        sum += x[k];
-      }
-      std::uint32_t incl = sum;
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
-        if (lane >= static_cast<unsigned>(d)) incl += y;
-      }
-      std::uint32_t run = incl - sum;
-#pragma unroll
-      for (int k = 0; k < per; ++k) {
-        const int i = static_cast<int>(lane) * per + k;
-        if (i < E) warp_prefix[i] = run;
-        run += x[k];
-      }
-      total = __shfl_sync(kFull, incl, 31);
-      if (lane == 0) {
-        status_store(&a.status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
-        s_total = total;
-      }
-    }
-    __syncthreads();
-    const std::uint64_t next = tile + G;
-    if (next < a.num_tiles) {  // in flight during the look-back, staging and writes below
-#pragma unroll
-      for (int v = 0; v < V; ++v) src.template fetch<need_values>(at(next, v), a.n, nvals[v], nraw[v]);
-    }
-    if (warp == 0) {
-      std::uint64_t offset = 0;
-      if (tile != 0) {
-        offset = lookback_sum<Pol::lookback_words, Pol::initial_delay_ns, Pol::poll_delay_ns, Pol::repoll_ns>(
-            a.status, tile);
-        if (lane == 0) status_store(&a.status[tile], kStatusInclusive | (offset + total));
-      }
-      if (lane == 0) {
-        if (tile + 1 == a.num_tiles) *a.d_count = offset + total;
-        s_offset = offset;
-      }
-    }
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      unsigned r = warp_prefix[v * kW + warp] + lane_prefix[v];
-#pragma unroll
-      for (int e = 0; e < vec; ++e)
-        if (bits[v] & (1u << e))
-          stage[r++] = sink.make(vals[v][e], static_cast<std::uint32_t>((v * kT + threadIdx.x) * vec + e));
-    }
-    __syncthreads();
-    const std::uint64_t offset = s_offset;
-    const std::uint32_t kept = s_total;
-    const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(kTile);
-    for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, stage[i], tile_base);
-    // The next iteration writes warp_prefix / s_total / stage only after its first barrier, which
-    // every thread reaches after its reads above.
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      raw[v] = nraw[v];
-#pragma unroll
-      for (int e = 0; e < vec; ++e) vals[v][e] = nvals[v][e];
-    }
-    tile = next;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
 /// How a tile learns its output offset.
 enum class Prefix {
-  lookback,  ///< single_pass stable: decoupled look-back
   atomic,    ///< single_pass any: atomicAdd on *d_count (set to 0 before the launch)
   offsets,   ///< block_ballot stable: scanned block counts
 };
@@ -770,7 +570,6 @@ enum class Prefix {
 struct TileArgs {
   std::uint64_t n = 0;
   std::uint64_t num_tiles = 0;
-  std::uint64_t* status = nullptr;              // lookback: num_tiles words + 1 tile counter, zeroed
   const std::uint64_t* offsets = nullptr;       // offsets mode
   unsigned long long* d_count = nullptr;
 };
@@ -782,15 +581,10 @@ __global__ void __launch_bounds__(kThreads) compact_tile_kernel(Src src, Sink si
   constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
   __shared__ typename Sink::stage_type stage[Tn::tile];
   __shared__ std::uint32_t warp_prefix[32];
-  __shared__ std::uint64_t s_tile, s_offset;
+  __shared__ std::uint64_t s_offset;
   __shared__ std::uint32_t s_total;
 
-  std::uint64_t tile = blockIdx.x;
-  if constexpr (P == Prefix::lookback) {
-    if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned long long*>(a.status + a.num_tiles), 1ull);
-    __syncthreads();
-    tile = s_tile;
-  }
+  const std::uint64_t tile = blockIdx.x;
   const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(Tn::tile);
   Tile<Src, need_values> t;
   t.load(src, tile_base, a.n);
@@ -819,12 +613,9 @@ __global__ void __launch_bounds__(kThreads) compact_tile_kernel(Src src, Sink si
     std::uint64_t offset = 0;
     if constexpr (P == Prefix::offsets) {
       offset = a.offsets[tile];
-    } else if constexpr (P == Prefix::atomic) {
+    } else {
       if (lane == 0) offset = atomicAdd(a.d_count, static_cast<unsigned long long>(total));
       offset = __shfl_sync(kFull, offset, 0);
-    } else {
-      offset = decoupled_lookback(a.status, tile, total);
-      if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
     }
     if (lane == 0) {
       s_offset = offset;
@@ -850,16 +641,14 @@ __global__ void __launch_bounds__(kThreads) compact_tile_kernel(Src src, Sink si
 struct StreamArgs {
   std::uint64_t n = 0;
   std::uint64_t num_tiles = 0;
-  /// lookback: num_tiles status words, then the tile counter; atomic: tile counter, output
-  /// counter, finished-block counter. Zeroed before the launch.
+  /// Tile counter, output counter, finished-block counter. Zeroed before the launch.
   unsigned long long* state = nullptr;
   unsigned long long* d_count = nullptr;
 };
 
-/// single_pass, persistent: each block takes tiles from a counter (in order, so look-back always
-/// waits on tiles that are already running) and software-pipelines them: once a tile is ranked
-/// and staged in shared memory, the loads of the next tile are issued before the look-back (or
-/// atomic) that finds the staged tile's output offset, so memory stays busy during the look-back.
+/// single_pass any, persistent: each block takes tiles from a counter and software-pipelines
+/// them: once a tile is ranked and staged in shared memory, the loads of the next tile are issued
+/// before the atomic that finds the staged tile's output offset, so memory stays busy meanwhile.
 template <class Src, class Sink, Prefix P>
 __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink sink, StreamArgs a) {
   using Tn = Tuning<Src::size>;
@@ -868,7 +657,8 @@ __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink 
   __shared__ std::uint32_t warp_prefix[32];
   __shared__ std::uint64_t s_next, s_offset;
   __shared__ std::uint32_t s_total;
-  unsigned long long* counter = P == Prefix::lookback ? a.state + a.num_tiles : a.state;
+  static_assert(P == Prefix::atomic, "the persistent stream kernel takes offsets by atomics");
+  unsigned long long* counter = a.state;
   const unsigned lane = lane_id(), warp = threadIdx.x / 32;
 
   if (threadIdx.x == 0) s_next = atomicAdd(counter, 1ull);
@@ -901,10 +691,6 @@ __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink 
       const std::uint32_t total = __shfl_sync(kFull, incl, 31);
       if (lane == 0) {
         s_total = total;
-        if constexpr (P == Prefix::lookback) {  // publish early: successors need not wait for our look-back
-          std::uint64_t* status = reinterpret_cast<std::uint64_t*>(a.state);
-          status_store(&status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
-        }
         s_next = atomicAdd(counter, 1ull);
       }
     }
@@ -921,13 +707,8 @@ __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink 
     if (warp == 0) {
       const std::uint32_t total = s_total;
       std::uint64_t offset = 0;
-      if constexpr (P == Prefix::atomic) {
-        if (lane == 0) offset = atomicAdd(a.state + 1, static_cast<unsigned long long>(total));
-        offset = __shfl_sync(kFull, offset, 0);
-      } else {
-        offset = decoupled_lookback_published(reinterpret_cast<std::uint64_t*>(a.state), tile, total);
-        if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
-      }
+      if (lane == 0) offset = atomicAdd(a.state + 1, static_cast<unsigned long long>(total));
+      offset = __shfl_sync(kFull, offset, 0);
       if (lane == 0) s_offset = offset;
     }
     __syncthreads();
@@ -937,13 +718,11 @@ __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink 
     __syncthreads();
     tile = next;
   }
-  if constexpr (P == Prefix::atomic) {
-    if (threadIdx.x == 0) {
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(a.state + 2, 1ull) == gridDim.x - 1) {
       __threadfence();
-      if (atomicAdd(a.state + 2, 1ull) == gridDim.x - 1) {
-        __threadfence();
-        *a.d_count = atomicAdd(a.state + 1, 0ull);
-      }
+      *a.d_count = atomicAdd(a.state + 1, 0ull);
     }
   }
 }
