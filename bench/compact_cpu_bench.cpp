@@ -70,11 +70,12 @@ void set_bytes(benchmark::State& state, std::size_t n, std::size_t kept) {
   state.counters["kept"] = static_cast<double>(kept);
 }
 
-void BM_winnow_group_scan(benchmark::State& state) {
+template <winnow::CompactAlgorithm Algorithm>
+void BM_winnow(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   Input& d = input(n, static_cast<int>(state.range(1)));
   const auto pred = winnow::where(winnow::CompareOp::greater, kThreshold);
-  const winnow::CompactOptions opt{winnow::Order::stable, winnow::CompactAlgorithm::group_scan, winnow::Backend::cpu};
+  const winnow::CompactOptions opt{winnow::Order::stable, Algorithm, winnow::Backend::cpu};
   std::size_t k = 0;
   for (auto _ : state) {
     k = winnow::compact<std::int32_t>(d.in, d.out, pred, opt);
@@ -84,21 +85,8 @@ void BM_winnow_group_scan(benchmark::State& state) {
   if (k != d.kept) state.SkipWithError("wrong count");
   set_bytes(state, n, d.kept);
 }
-
-void BM_winnow_histopyramid(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  Input& d = input(n, static_cast<int>(state.range(1)));
-  const auto pred = winnow::where(winnow::CompareOp::greater, kThreshold);
-  const winnow::CompactOptions opt{winnow::Order::stable, winnow::CompactAlgorithm::histopyramid, winnow::Backend::cpu};
-  std::size_t k = 0;
-  for (auto _ : state) {
-    k = winnow::compact<std::int32_t>(d.in, d.out, pred, opt);
-    benchmark::DoNotOptimize(d.out.data());
-    benchmark::ClobberMemory();
-  }
-  if (k != d.kept) state.SkipWithError("wrong count");
-  set_bytes(state, n, d.kept);
-}
+void BM_winnow_group_scan(benchmark::State& state) { BM_winnow<winnow::CompactAlgorithm::group_scan>(state); }
+void BM_winnow_histopyramid(benchmark::State& state) { BM_winnow<winnow::CompactAlgorithm::histopyramid>(state); }
 
 void BM_std_copy_if(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
