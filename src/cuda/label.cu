@@ -114,6 +114,28 @@ __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const 
   }
 }
 
+// unite for tile_merge on 2x2 blocks: a root that is linked under another stops being a root, so
+// the count of roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per
+// former root (afterwards its node no longer holds its own key).
+__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx) {
+  for (;;) {
+    a = find<2>(P, a, g);
+    b = find<2>(P, b, g);
+    if (a == b) return;
+    if (a > b) {
+      const std::uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const std::uint32_t old = atomicMin(P + node_of<2>(b, g), a);
+    if (old == b) {
+      atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> 6), 1u);
+      return;
+    }
+    b = old;
+  }
+}
+
 // ---- block_union_find ---------------------------------------------------------------------------
 
 template <int B>
@@ -286,6 +308,9 @@ __global__ void border_kernel(std::uint32_t* P, Geo g) {
 // without any global atomic. Then only blocks on tile borders are united globally (border2).
 
 constexpr int kTB = 32;  // tile side in blocks
+// Local components that may touch another tile, listed per tile: each owns a perimeter block,
+// so a tile has at most 4 * 32 - 4 of them.
+constexpr int kXCap = 128;
 
 __device__ __forceinline__ std::uint32_t lnode(std::uint32_t k) { return (k >> 7) * kTB + ((k & 63u) >> 1); }
 __device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, std::uint32_t k) {
@@ -301,10 +326,11 @@ __device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, 
 // writes an ancestor over a parent, so no cycle; a racing atomicMin link it overwrites is retried
 // by its linking thread with the old parent); after the unions only run heads resolve their root
 // (read-only finds, each writes only its own node) and every block takes its head's root in one
-// hop. Statistics: per local component one 64-bit shared add of packed sums (area 13 bits | sum y
-// 18 | sum x 18, no carries: a 64x64 tile bounds each field) and two 64-bit ORs of occupied
-// columns / rows (bounding box from the lowest / highest bit), the "may touch another tile" flag
-// OR'ed into bit 63 of the sums; warp-aggregated per root.
+// hop. Statistics: per horizontal run (not per block: a run is one component) one 64-bit shared
+// add of packed sums (area 13 bits | sum y 18 | sum x 18, no carries: a 64x64 tile bounds each
+// field; from bit 49 a count of runs that may touch another tile) and two 64-bit ORs of occupied
+// columns / rows (bounding box from the lowest / highest bit). The run's sums come from the row's
+// pixel ballots (population counts masked to the run), so no match / reduction is needed.
 
 __device__ __forceinline__ std::uint32_t lfind_halve(std::uint32_t* s, std::uint32_t k) {
   volatile std::uint32_t* vs = s;
@@ -345,18 +371,28 @@ __device__ __forceinline__ std::uint32_t pair_bits(const std::uint8_t* m, const 
   return r;
 }
 
+// Pixel (x, y) as 0 / 1, 0 outside the image (a predicated load, no branch around it).
+__device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g, int x, int y) {
+  const bool in = x >= 0 && y >= 0 && x < g.W && y < g.H;
+  return in && __ldg(m + static_cast<long long>(y) * g.mstride + x) ? 1u : 0u;
+}
+
 template <bool Stats>
-__global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S, Geo g) {
+__global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
+                                                                    std::uint32_t* xlist, std::uint32_t* xcount,
+                                                                    std::uint32_t* rc, Geo g) {
   __shared__ std::uint32_t s[kTB * kTB];
   __shared__ std::uint8_t sp[kTB * kTB];
   __shared__ unsigned long long a_sum[Stats ? kTB * kTB : 1], a_col[Stats ? kTB * kTB : 1], a_row[Stats ? kTB * kTB : 1];
+  __shared__ std::uint32_t s_next;  // entries of this tile in xlist
   const int lane = threadIdx.x, wy = threadIdx.y;
   const int tbx0 = blockIdx.x * kTB;
   const int bx = tbx0 + lane;
   const bool v2 = ((reinterpret_cast<std::uintptr_t>(m) | static_cast<std::uintptr_t>(g.mstride)) & 1u) == 0;
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
+    if (Stats && lane == 0 && wy == 0) s_next = 0;
     std::uint32_t pat[4];
-    bool conn_left[4], ext[4];
+    std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour; bit 4 + r: may touch another tile
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int by = tby0 + wy + 8 * r;
@@ -377,10 +413,11 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
       const std::uint32_t lkey = a ? (ly0 << 6) | lx0
                                    : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
       const std::uint32_t left = __shfl_up_sync(kFull, pat[r], 1);
-      conn_left[r] = lane > 0 && (a || c) && (left & 0xAu);
+      const bool cl = lane > 0 && (a || c) && (left & 0xAu);
+      if (cl) flags |= 1u << r;
       const bool f = pat[r] != 0;
       const unsigned fgm = __ballot_sync(kFull, f);
-      const unsigned starts = __ballot_sync(kFull, f && !conn_left[r]);
+      const unsigned starts = __ballot_sync(kFull, f && !cl);
       const unsigned tops = __ballot_sync(kFull, a || b);
       int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
       if (!f) h = lane;
@@ -394,18 +431,17 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
       s[lby * kTB + lane] = f ? hk : kNone;
       sp[lby * kTB + lane] = static_cast<std::uint8_t>(pat[r]);
       if constexpr (Stats) {
+        // "may touch another tile": a perimeter block with pixels on that side and a foreground
+        // pixel next to them in the neighbouring tile (conservative by one pixel at the corners).
+        // Loads are OR'ed, not short-circuited, so they issue together.
         bool e_ = false;
         if (f) {
-          if (lane == 0 && (a || c))
-            e_ |= fg(m, g, x - 1, y - 1) || fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1) || fg(m, g, x - 1, y + 2);
-          if (lane == kTB - 1 && (b || d))
-            e_ |= fg(m, g, x + 2, y - 1) || fg(m, g, x + 2, y) || fg(m, g, x + 2, y + 1) || fg(m, g, x + 2, y + 2);
-          if (lby == 0 && (a || b))
-            e_ |= fg(m, g, x - 1, y - 1) || fg(m, g, x, y - 1) || fg(m, g, x + 1, y - 1) || fg(m, g, x + 2, y - 1);
-          if (lby == kTB - 1 && (c || d))
-            e_ |= fg(m, g, x - 1, y + 2) || fg(m, g, x, y + 2) || fg(m, g, x + 1, y + 2) || fg(m, g, x + 2, y + 2);
+          if (lane == 0 && (a || c)) e_ |= (px(m, g, x - 1, y - 1) | px(m, g, x - 1, y) | px(m, g, x - 1, y + 1) | px(m, g, x - 1, y + 2)) != 0;
+          if (lane == kTB - 1 && (b || d)) e_ |= (px(m, g, x + 2, y - 1) | px(m, g, x + 2, y) | px(m, g, x + 2, y + 1) | px(m, g, x + 2, y + 2)) != 0;
+          if (lby == 0 && (a || b)) e_ |= (px(m, g, x - 1, y - 1) | px(m, g, x, y - 1) | px(m, g, x + 1, y - 1) | px(m, g, x + 2, y - 1)) != 0;
+          if (lby == kTB - 1 && (c || d)) e_ |= (px(m, g, x - 1, y + 2) | px(m, g, x, y + 2) | px(m, g, x + 1, y + 2) | px(m, g, x + 2, y + 2)) != 0;
         }
-        ext[r] = e_;
+        if (e_) flags |= 16u << r;
       }
     }
     __syncthreads();
@@ -427,7 +463,7 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
       if (tr[r] == tu[r] || tr[r] == tl[r]) tr[r] = kNone;
       const std::uint32_t pu = __shfl_up_sync(kFull, tu[r], 1), pl = __shfl_up_sync(kFull, tl[r], 1),
                           pr = __shfl_up_sync(kFull, tr[r], 1);
-      if (conn_left[r]) {  // lane - 1 is in the same run and unites its own targets
+      if ((flags >> r) & 1u) {  // lane - 1 is in the same run and unites its own targets
         if (tu[r] == pu || tu[r] == pl || tu[r] == pr) tu[r] = kNone;
         if (tl[r] == pu || tl[r] == pl || tl[r] == pr) tl[r] = kNone;
         if (tr[r] == pu || tr[r] == pl || tr[r] == pr) tr[r] = kNone;
@@ -461,6 +497,15 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
         if (pat[r]) v = key_of(2 * tbx0 + static_cast<int>(root[r] & 63u), 2 * tby0 + static_cast<int>(root[r] >> 6), g);
         P[static_cast<long long>(by) * g.bw + bx] = v;
       }
+      {  // roots per (pixel row, tile column): the numbering's counts (border2 removes linked roots)
+        const bool isroot = pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(lby * kTB + lane);
+        const unsigned rt = __ballot_sync(kFull, isroot && !((root[r] >> 6) & 1u));
+        const unsigned rb = __ballot_sync(kFull, isroot && ((root[r] >> 6) & 1u));
+        if (lane == 0 && by < g.bh) {
+          rc[static_cast<std::size_t>(2 * by) * gridDim.x + blockIdx.x] = __popc(rt);
+          if (2 * by + 1 < g.H) rc[static_cast<std::size_t>(2 * by + 1) * gridDim.x + blockIdx.x] = __popc(rb);
+        }
+      }
       if constexpr (Stats) {
         if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(lby * kTB + lane)) {
           const int i = lby * kTB + lane;
@@ -470,29 +515,45 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
     }
     if constexpr (Stats) {
       __syncthreads();
+      // One record update per horizontal run, by its first lane, from the row's ballots: a run
+      // covers lanes h..e (all the same component), so its area and coordinate sums are
+      // population counts of the pixel ballots masked to h..e, its columns the contiguous range
+      // from its first to its last pixel column, its rows the OR of its top / bottom pixels.
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const std::uint32_t p = pat[r];
-        const std::uint32_t slot = p ? lnode(root[r]) : kNone;
-        const unsigned peers = __match_any_sync(kFull, slot);
-        const std::uint32_t lx = 2u * lane, ly = 2u * (wy + 8 * r);
-        const std::uint32_t area = __popc(p);
-        const std::uint32_t sx = area * lx + ((p >> 1) & 1u) + ((p >> 3) & 1u);
-        const std::uint32_t sy = area * ly + ((p >> 2) & 1u) + ((p >> 3) & 1u);
-        const std::uint32_t c2 = ((p & 5u) ? 1u : 0u) | ((p & 10u) ? 2u : 0u);
-        const std::uint32_t r3 = ((p & 3u) ? 1u : 0u) | ((p & 12u) ? 2u : 0u) | (ext[r] ? 4u : 0u);
-        // per row and group: area <= 128, sum x <= 32 * (4 * 62 + 2) < 2^16
-        const std::uint32_t w_ax = __reduce_add_sync(peers, area | (sx << 16)), w_sy = __reduce_add_sync(peers, sy);
-        const std::uint32_t w_lo = __reduce_or_sync(peers, lane < 16 ? c2 << (2 * lane) : 0u);
-        const std::uint32_t w_hi = __reduce_or_sync(peers, lane < 16 ? 0u : c2 << (2 * (lane - 16)));
-        const std::uint32_t w_r3 = __reduce_or_sync(peers, r3);
-        if (p && lane == __ffs(peers) - 1) {
-          const unsigned long long sum = (static_cast<unsigned long long>(w_ax & 0xFFFFu) << 36) |
-                                         (static_cast<unsigned long long>(w_sy) << 18) | (w_ax >> 16);
-          atomicAdd(a_sum + slot, sum);
-          if (w_r3 & 4u) atomicOr(a_sum + slot, 1ull << 63);
-          atomicOr(a_col + slot, (static_cast<unsigned long long>(w_hi) << 32) | w_lo);
-          atomicOr(a_row + slot, static_cast<unsigned long long>(w_r3 & 3u) << ly);
+        const unsigned bA = __ballot_sync(kFull, p & 1u), bB = __ballot_sync(kFull, p & 2u),
+                       bC = __ballot_sync(kFull, p & 4u), bD = __ballot_sync(kFull, p & 8u);
+        const unsigned bE = __ballot_sync(kFull, (flags >> (4 + r)) & 1u), bL = __ballot_sync(kFull, (flags >> r) & 1u);
+        const unsigned fgm = bA | bB | bC | bD;
+        const unsigned starts = fgm & ~bL;
+        if ((starts >> lane) & 1u) {
+          const unsigned above = lane == 31 ? 0u : ~((2u << lane) - 1u);
+          const unsigned brk = (starts | ~fgm) & above;
+          const int e = brk ? __ffs(brk) - 2 : 31;
+          const unsigned rm = (e == 31 ? kFull : ((2u << e) - 1u)) & ~((1u << lane) - 1u);
+          const unsigned mA = bA & rm, mB = bB & rm, mC = bC & rm, mD = bD & rm;
+          const std::uint32_t cB = __popc(mB), cC = __popc(mC), cD = __popc(mD);
+          const std::uint32_t area = __popc(mA) + cB + cC + cD;
+          std::uint32_t lanesum = 0;  // sum over the run's pixels of their lane index
+#pragma unroll
+          for (int k = 0; k < 5; ++k) {
+            const unsigned K = k == 0 ? 0xAAAAAAAAu : k == 1 ? 0xCCCCCCCCu : k == 2 ? 0xF0F0F0F0u : k == 3 ? 0xFF00FF00u : 0xFFFF0000u;
+            lanesum += (__popc(mA & K) + __popc(mB & K) + __popc(mC & K) + __popc(mD & K)) << k;
+          }
+          const std::uint32_t ly = 2u * (wy + 8 * r);
+          const std::uint32_t sx = 2u * lanesum + cB + cD;
+          const std::uint32_t sy = area * ly + cC + cD;
+          const std::uint32_t mnx = ((mA | mC) >> lane) & 1u ? 2u * lane : 2u * lane + 1u;
+          const std::uint32_t mxx = ((mB | mD) >> e) & 1u ? 2u * e + 1u : 2u * e;
+          const std::uint32_t rows = ((mA | mB) ? 1u : 0u) | ((mC | mD) ? 2u : 0u);
+          const std::uint32_t slot = lnode(root[r]);
+          // area 13 bits at 36, sum y 18 at 18, sum x 18 at 0; runs with an outside neighbour
+          // counted from bit 49 (at most 512 runs per tile)
+          atomicAdd(a_sum + slot, (static_cast<unsigned long long>(area) << 36) | (static_cast<unsigned long long>(sy) << 18) |
+                                      sx | ((bE & rm) ? 1ull << 49 : 0ull));
+          atomicOr(a_col + slot, (~0ull >> (63 - mxx)) & (~0ull << mnx));
+          atomicOr(a_row + slot, static_cast<unsigned long long>(rows) << ly);
         }
       }
       __syncthreads();
@@ -506,11 +567,15 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
           const std::uint32_t sy = static_cast<std::uint32_t>(sum >> 18) & 0x3FFFFu;
           const std::uint32_t mnx = __ffsll(static_cast<long long>(col)) - 1, mxx = 63 - __clzll(static_cast<long long>(col)),
                               mxy = 63 - __clzll(static_cast<long long>(row));
-          S[static_cast<long long>(by) * g.bw + bx] =
-              make_uint4(area | (static_cast<std::uint32_t>(sum >> 63) << 31), sx, sy,
-                         mnx | (mxx << 8) | (mxy << 16) | ((root[r] >> 6) << 24));
+          const long long n = static_cast<long long>(by) * g.bw + bx;
+          S[n] = make_uint4(area | ((sum >> 49) ? 0x80000000u : 0u), sx, sy, mnx | (mxx << 8) | (mxy << 16) | ((root[r] >> 6) << 24));
+          if (sum >> 49)
+            xlist[(static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x) * kXCap + atomicAdd(&s_next, 1u)] =
+                static_cast<std::uint32_t>(n);
         }
       }
+      __syncthreads();
+      if (lane == 0 && wy == 0) xcount[static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x] = s_next;
     }
     __syncthreads();
   }
@@ -519,7 +584,7 @@ __global__ void __launch_bounds__(256) local2_kernel(const std::uint8_t* m, std:
 // Unites blocks on a tile's top row / left column / right column with their neighbours in other
 // tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
 // tile to the right). Lanes skip a pair their predecessor on the border already unites.
-__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
+__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int tbx0 = blockIdx.x * kTB;
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
@@ -568,7 +633,7 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
       auto go = [&](std::uint32_t t) {
         if (t == kNone || t == ra) return;
         if (same && (t == p0 || t == p1 || t == p2 || t == p3)) return;
-        unite<2>(P, ra, t, g);
+        unite_counted(P, ra, t, g, rc, gridDim.x);
       };
       go(t0);
       if (t1 != t0) go(t1);
@@ -709,8 +774,124 @@ __global__ void __launch_bounds__(kNumThreads) assign_kernel(std::uint32_t* P, c
   }
 }
 
+// tile_merge on 2x2 blocks: no compress pass. After flatten2 a node's parent is its tile-local
+// root, whose parent is the root, so roots are the nodes that hold their own key. The tile pass
+// counted roots per (pixel row, tile column) and border2 subtracted the linked ones; after the
+// scan, a warp takes one block row of one tile, ranks its roots of each pixel row with a ballot
+// and writes the number (and the statistics record, as assign_kernel).
+template <bool Local>
+__global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const uint4* S, Geo g, const std::uint32_t* offsets,
+                                                      RawComponentStats* st, std::uint64_t cap) {
+  const int lane = threadIdx.x, bx = blockIdx.x * kTB + lane;
+  for (int by = blockIdx.y * 8 + threadIdx.y; by < g.bh; by += gridDim.y * 8) {
+    const long long n = static_cast<long long>(by) * g.bw + bx;
+    std::uint32_t p = kNone;
+    if (bx < g.bw) p = P[n];
+    const bool root = p != kNone && node_of<2>(p, g) == static_cast<std::uint32_t>(n);
+    const bool bottom = root && static_cast<int>(p >> g.shift) != 2 * by;
+    const unsigned rt = __ballot_sync(kFull, root && !bottom), rb = __ballot_sync(kFull, bottom);
+    if (!root) continue;
+    const std::size_t y = static_cast<std::size_t>(2 * by + (bottom ? 1 : 0));
+    const std::uint32_t num = offsets[y * gridDim.x + blockIdx.x] + __popc((bottom ? rb : rt) & ((1u << lane) - 1u)) + 1;
+    std::uint32_t word = num | kHigh;
+    RawComponentStats rs = empty_stats();
+    if constexpr (Local) {
+      const uint4 v = S[n];
+      if (!(v.x & 0x80000000u)) {
+        word |= kDone;
+        const std::uint32_t X0 = static_cast<std::uint32_t>(bx & ~(kTB - 1)) * 2u;
+        const std::uint32_t Y0 = static_cast<std::uint32_t>(by & ~(kTB - 1)) * 2u;
+        rs.area = v.x;
+        rs.sum_x = v.y + static_cast<std::uint64_t>(v.x) * X0;
+        rs.sum_y = v.z + static_cast<std::uint64_t>(v.x) * Y0;
+        rs.left = X0 + (v.w & 0xFFu);
+        rs.right = X0 + ((v.w >> 8) & 0xFFu);
+        rs.bottom = Y0 + ((v.w >> 16) & 0xFFu);
+        rs.top = Y0 + (v.w >> 24);
+      }
+    }
+    P[n] = word;
+    if (st && num <= cap) st[num - 1] = rs;
+  }
+}
+
 __global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* offsets, std::size_t n, std::uint32_t* d_count) {
   *d_count = n ? offsets[n - 1] + counts[n - 1] : 0;
+}
+
+// ---- statistics of components that cross tiles (tile_merge, 8-connectivity) --------------------
+//
+// assign initialised their records; every tile-local part (listed by the tile pass with its
+// tile-relative statistics) is added here. One thread block per tile: a warp groups its entries
+// by label (__match_any_sync), reduces tile-relative values in 32 bits and the group's first lane
+// updates the record (bounding box atomics only where they would change it).
+__global__ void __launch_bounds__(128) merge_stats_kernel(const std::uint32_t* P, const uint4* S, const std::uint32_t* xlist,
+                                                          const std::uint32_t* xcount, Geo g, RawComponentStats* st,
+                                                          std::uint64_t cap) {
+  const int lane = threadIdx.x & 31;
+  const int nty = (g.bh + kTB - 1) / kTB;
+  for (int ty = blockIdx.y; ty < nty; ty += gridDim.y) {
+    const std::size_t tile = static_cast<std::size_t>(ty) * gridDim.x + blockIdx.x;
+    const std::uint32_t cnt = __ldg(xcount + tile);
+    if (static_cast<std::uint32_t>(threadIdx.x & ~31) >= cnt) continue;  // warp-uniform
+    std::uint32_t num = 0;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (static_cast<std::uint32_t>(threadIdx.x) < cnt) {
+      const std::uint32_t n = __ldg(xlist + tile * kXCap + threadIdx.x);
+      v = __ldg(S + n);
+      std::uint32_t w = __ldg(P + n);
+      if (!(w & kHigh)) w = __ldg(P + node_of<2>(w, g));
+      num = w & ~(kHigh | kDone);
+    }
+    const unsigned peers = __match_any_sync(kFull, num);
+    const std::uint32_t area = __reduce_add_sync(peers, v.x & 0x7FFFFFFFu);
+    const std::uint32_t sx = __reduce_add_sync(peers, v.y), sy = __reduce_add_sync(peers, v.z);
+    const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu), mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
+    const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu), mny = __reduce_min_sync(peers, v.w >> 24);
+    if (num && num <= cap && lane == __ffs(peers) - 1) {
+      const std::uint32_t X0 = blockIdx.x * 2u * kTB, Y0 = static_cast<std::uint32_t>(ty) * 2u * kTB;
+      RawComponentStats& r = st[num - 1];
+      atomicAdd(&r.area, area);
+      atomicAdd(reinterpret_cast<unsigned long long*>(&r.sum_x), sx + static_cast<unsigned long long>(area) * X0);
+      atomicAdd(reinterpret_cast<unsigned long long*>(&r.sum_y), sy + static_cast<unsigned long long>(area) * Y0);
+      if (X0 + mnx < __ldcg(&r.left)) atomicMin(&r.left, X0 + mnx);
+      if (X0 + mxx > __ldcg(&r.right)) atomicMax(&r.right, X0 + mxx);
+      if (Y0 + mny < __ldcg(&r.top)) atomicMin(&r.top, Y0 + mny);
+      if (Y0 + mxy > __ldcg(&r.bottom)) atomicMax(&r.bottom, Y0 + mxy);
+    }
+  }
+}
+
+// ---- label image, 2x2 blocks, vectorised --------------------------------------------------------
+//
+// For W % 4 == 0 with a 4-byte aligned mask (pointer and stride) and a 16-byte aligned label
+// image: a thread takes two adjacent blocks (one 8-byte node load), their labels (one more hop
+// for non-roots), reads each of the two mask rows as one 32-bit word and writes 4 labels with
+// one streaming 16-byte store. Statistics are not touched (they are complete before this pass on
+// the tile_merge path; the other paths use final_kernel).
+__device__ __forceinline__ std::uint32_t label_of(const std::uint32_t* P, std::uint32_t p, const Geo& g) {
+  if (p == kNone) return 0;
+  std::uint32_t w = p;
+  while (!(w & kHigh)) w = __ldg(P + node_of<2>(w, g));  // at most two hops
+  return w & ~(kHigh | kDone);
+}
+
+__global__ void __launch_bounds__(256) labels2_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels,
+                                                      Geo g) {
+  const int q = blockIdx.x * 256 + threadIdx.x;  // blocks 2q, 2q + 1 of a block row
+  if (q >= g.bw / 2) return;
+  for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
+    const uint2 pp = __ldg(reinterpret_cast<const uint2*>(P + static_cast<long long>(by) * g.bw) + q);
+    const std::uint32_t l0 = label_of(P, pp.x, g), l1 = label_of(P, pp.y, g);
+#pragma unroll
+    for (int dy = 0; dy < 2; ++dy) {
+      const int y = 2 * by + dy;
+      if (y >= g.H) break;
+      const std::uint32_t mw = __ldg(reinterpret_cast<const std::uint32_t*>(m + static_cast<long long>(y) * g.mstride) + q);
+      const uint4 o = make_uint4((mw & 0xFFu) ? l0 : 0u, (mw & 0xFF00u) ? l0 : 0u, (mw & 0xFF0000u) ? l1 : 0u, (mw >> 24) ? l1 : 0u);
+      __stcs(reinterpret_cast<uint4*>(labels + static_cast<long long>(y) * g.W) + q, o);
+    }
+  }
 }
 
 // ---- final labels + statistics ------------------------------------------------------------------
@@ -734,7 +915,7 @@ __device__ void flush_global(RawComponentStats* st, const Run& r, std::uint64_t 
   atomicMax(&s.bottom, r.mxy);
 }
 
-template <int B, int K, bool Done>
+template <int B, int K>
 __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels,
                                                     Geo g, RawComponentStats* st, std::uint64_t cap) {
   __shared__ struct {
@@ -754,12 +935,10 @@ __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const
       const long long b = static_cast<long long>(by) * g.bw + bx;
       const std::uint32_t p = P[b];
       std::uint32_t lab = 0;
-      bool done = false;
       if (p != kNone) {
-        const std::uint32_t w = (p & kHigh) ? p : __ldg(P + node_of<B>(p, g));
-        // kDone: the component's statistics were final after the tile pass (assign copied them)
-        lab = w & (Done ? ~(kHigh | kDone) : ~kHigh);
-        done = Done && (w & kDone);
+        std::uint32_t w = p;
+        while (!(w & kHigh)) w = __ldg(P + node_of<B>(w, g));  // one hop, two on the tile_merge 2x2 path
+        lab = w & (B == 2 ? ~(kHigh | kDone) : ~kHigh);
       }
 #pragma unroll
       for (int dy = 0; dy < B; ++dy) {
@@ -771,7 +950,7 @@ __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const
           if (x >= g.W) break;
           const bool f = lab && m[static_cast<long long>(y) * g.mstride + x];
           labels[static_cast<long long>(y) * g.W + x] = f ? lab : 0;
-          if (st && f && !done) {
+          if (st && f) {
             if (lab != run.lab) {
               if (run.lab && run.lab <= cap) flush_global(st, run, xbase, ybase);
               run = Run{};
@@ -856,7 +1035,8 @@ struct Plan {
   std::size_t ncounts = 0;
   std::size_t scan_bytes = 0;
   // temp layout
-  std::size_t off_P = 0, off_S = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t ntiles = 0;  // local2: tiles of 32x32 blocks
+  std::size_t off_P = 0, off_S = 0, off_xlist = 0, off_xcount = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
 };
 
 std::size_t align256(std::size_t v) { return (v + 255) & ~std::size_t{255}; }
@@ -886,12 +1066,17 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
   p.g.bh = static_cast<int>((H + p.B - 1) / p.B);
   p.nodes = static_cast<std::size_t>(p.g.bw) * static_cast<std::size_t>(p.g.bh);
   p.nchunks = (p.g.bw + kChunk - 1) / kChunk;
-  p.ncounts = static_cast<std::size_t>(p.nchunks) * static_cast<std::size_t>(H);
+  // counts per (pixel row, chunk of kChunk nodes); local2: per (pixel row, tile column)
+  p.ncounts = static_cast<std::size_t>(p.local2 ? (p.g.bw + kTB - 1) / kTB : p.nchunks) * static_cast<std::size_t>(H);
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.ncounts));
   p.off_P = 0;
   p.off_S = align256(p.off_P + p.nodes * 4);
-  p.off_counts = align256(p.off_S + (p.local2 ? p.nodes * sizeof(uint4) : 0));
+  if (p.local2)
+    p.ntiles = static_cast<std::size_t>((p.g.bw + kTB - 1) / kTB) * static_cast<std::size_t>((p.g.bh + kTB - 1) / kTB);
+  p.off_xlist = align256(p.off_S + (p.local2 ? p.nodes * sizeof(uint4) : 0));
+  p.off_xcount = align256(p.off_xlist + p.ntiles * kXCap * 4);
+  p.off_counts = align256(p.off_xcount + p.ntiles * 4);
   p.off_offsets = align256(p.off_counts + p.ncounts * 4);
   p.off_scan = align256(p.off_offsets + p.ncounts * 4);
   p.total = align256(p.off_scan + p.scan_bytes);
@@ -907,6 +1092,8 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   auto* S = reinterpret_cast<uint4*>(base + p.off_S);
   auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
   auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
+  auto* xlist = reinterpret_cast<std::uint32_t*>(base + p.off_xlist);
+  auto* xcount = reinterpret_cast<std::uint32_t*>(base + p.off_xcount);
   if (!cap) st = nullptr;
   const Geo g = p.g;
   const dim3 nb(128);
@@ -914,10 +1101,10 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, g);
-    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, g);
+    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
-    border2_kernel<<<tg, 96, 0, s>>>(d_mask, P, g);
+    border2_kernel<<<tg, 96, 0, s>>>(d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
     flatten2_kernel<<<tg, 128, 0, s>>>(P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
@@ -939,17 +1126,27 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     WINNOW_CUDA_CHECK_LAUNCH();
   }
   const dim3 cg(p.nchunks, std::min(g.bh, kMaxGridY));
-  if (p.B == 2) compress_count_kernel<2><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
-  else compress_count_kernel<1><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
-  WINNOW_CUDA_CHECK_LAUNCH();
+  if (!p.local2) {  // local2 counted its roots in the tile and border passes
+    if (p.B == 2) compress_count_kernel<2><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
+    else compress_count_kernel<1><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
   std::size_t scan_bytes = p.scan_bytes;
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + p.off_scan, scan_bytes, counts, offsets, p.ncounts, s));
   total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.ncounts, d_count);
   WINNOW_CUDA_CHECK_LAUNCH();
-  if (local_stats) assign_kernel<2, true><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
-  else if (p.B == 2) assign_kernel<2, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
+  if (p.local2) {
+    const dim3 ag((g.bw + kTB - 1) / kTB, std::min((g.bh + 7) / 8, kMaxGridY));
+    if (local_stats) assign2_kernel<true><<<ag, dim3(kTB, 8), 0, s>>>(P, S, g, offsets, st, cap);
+    else assign2_kernel<false><<<ag, dim3(kTB, 8), 0, s>>>(P, S, g, offsets, st, cap);
+  } else if (p.B == 2) assign_kernel<2, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   else assign_kernel<1, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   WINNOW_CUDA_CHECK_LAUNCH();
+  if (local_stats) {  // components that cross tiles: add their tile-local parts
+    const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
+    merge_stats_kernel<<<tg, kXCap, 0, s>>>(P, S, xlist, xcount, g, st, cap);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
 }
 
 // Labels (and statistics of labels <= cap when d_stats, whose records run_core prepared).
@@ -958,15 +1155,20 @@ void run_final(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uin
   auto* P = reinterpret_cast<const std::uint32_t*>(static_cast<const char*>(d_temp) + p.off_P);
   const Geo g = p.g;
   if (!cap) d_stats = nullptr;
-  if (p.B == 2) {
+  if (p.local2) d_stats = nullptr;  // complete after run_core (assign + merge_stats)
+  const bool vec = p.B == 2 && g.W % 4 == 0 && g.mstride % 4 == 0 &&
+                   ((reinterpret_cast<std::uintptr_t>(d_mask) & 3u) | (reinterpret_cast<std::uintptr_t>(d_labels) & 15u)) == 0;
+  if (vec && !d_stats) {
+    const dim3 lg((g.bw / 2 + 255) / 256, std::min(g.bh, kMaxGridY));
+    labels2_kernel<<<lg, 256, 0, s>>>(d_mask, P, d_labels, g);
+  } else if (p.B == 2) {
     constexpr int K = 4;
     const dim3 fg_((g.bw + 256 * K - 1) / (256 * K), std::min(g.bh, kMaxGridY));
-    if (p.local2 && d_stats) final_kernel<2, K, true><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
-    else final_kernel<2, K, false><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
+    final_kernel<2, K><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
   } else {
     constexpr int K = 8;
     const dim3 fg_((g.bw + 256 * K - 1) / (256 * K), std::min(g.bh, kMaxGridY));
-    final_kernel<1, K, false><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
+    final_kernel<1, K><<<fg_, 256, 0, s>>>(d_mask, P, d_labels, g, d_stats, cap);
   }
   WINNOW_CUDA_CHECK_LAUNCH();
 }
