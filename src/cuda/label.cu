@@ -383,7 +383,10 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
                                                                     std::uint32_t* rc, Geo g) {
   __shared__ std::uint32_t s[kTB * kTB];
   __shared__ std::uint8_t sp[kTB * kTB];
-  __shared__ unsigned long long a_sum[Stats ? kTB * kTB : 1], a_col[Stats ? kTB * kTB : 1], a_row[Stats ? kTB * kTB : 1];
+  // per local root (32-bit: shared atomics on 64-bit words are compare-and-swap loops):
+  // area << 18 | sum x;  sum y | count of runs with an outside neighbour << 18;  columns, last row
+  __shared__ std::uint32_t a_ax[Stats ? kTB * kTB : 1], a_sy[Stats ? kTB * kTB : 1], a_cmin[Stats ? kTB * kTB : 1],
+      a_cmax[Stats ? kTB * kTB : 1], a_rmax[Stats ? kTB * kTB : 1];
   __shared__ std::uint32_t s_next;  // entries of this tile in xlist
   const int lane = threadIdx.x, wy = threadIdx.y;
   const int tbx0 = blockIdx.x * kTB;
@@ -509,7 +512,8 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
       if constexpr (Stats) {
         if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(lby * kTB + lane)) {
           const int i = lby * kTB + lane;
-          a_sum[i] = a_col[i] = a_row[i] = 0;
+          a_ax[i] = a_sy[i] = a_cmax[i] = a_rmax[i] = 0;
+          a_cmin[i] = 0xFFu;
         }
       }
     }
@@ -546,14 +550,14 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
           const std::uint32_t sy = area * ly + cC + cD;
           const std::uint32_t mnx = ((mA | mC) >> lane) & 1u ? 2u * lane : 2u * lane + 1u;
           const std::uint32_t mxx = ((mB | mD) >> e) & 1u ? 2u * e + 1u : 2u * e;
-          const std::uint32_t rows = ((mA | mB) ? 1u : 0u) | ((mC | mD) ? 2u : 0u);
+          const std::uint32_t mxy = (mC | mD) ? ly + 1u : ly;
           const std::uint32_t slot = lnode(root[r]);
-          // area 13 bits at 36, sum y 18 at 18, sum x 18 at 0; runs with an outside neighbour
-          // counted from bit 49 (at most 512 runs per tile)
-          atomicAdd(a_sum + slot, (static_cast<unsigned long long>(area) << 36) | (static_cast<unsigned long long>(sy) << 18) |
-                                      sx | ((bE & rm) ? 1ull << 49 : 0ull));
-          atomicOr(a_col + slot, (~0ull >> (63 - mxx)) & (~0ull << mnx));
-          atomicOr(a_row + slot, static_cast<unsigned long long>(rows) << ly);
+          // area <= 4096 and sums < 2^18 in a 64x64 tile; at most 512 runs per tile
+          atomicAdd(a_ax + slot, (area << 18) | sx);
+          atomicAdd(a_sy + slot, sy | ((bE & rm) ? 1u << 18 : 0u));
+          atomicMin(a_cmin + slot, mnx);
+          atomicMax(a_cmax + slot, mxx);
+          atomicMax(a_rmax + slot, mxy);
         }
       }
       __syncthreads();
@@ -561,15 +565,13 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
       for (int r = 0; r < 4; ++r) {
         const int lby = wy + 8 * r, by = tby0 + lby, i = lby * kTB + lane;
         if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(i)) {
-          const unsigned long long sum = a_sum[i], col = a_col[i], row = a_row[i];
-          const std::uint32_t area = static_cast<std::uint32_t>(sum >> 36) & 0x1FFFu;
-          const std::uint32_t sx = static_cast<std::uint32_t>(sum) & 0x3FFFFu;
-          const std::uint32_t sy = static_cast<std::uint32_t>(sum >> 18) & 0x3FFFFu;
-          const std::uint32_t mnx = __ffsll(static_cast<long long>(col)) - 1, mxx = 63 - __clzll(static_cast<long long>(col)),
-                              mxy = 63 - __clzll(static_cast<long long>(row));
+          const std::uint32_t ax = a_ax[i], sye = a_sy[i];
+          const std::uint32_t area = ax >> 18, sx = ax & 0x3FFFFu, sy = sye & 0x3FFFFu;
+          const bool ext = (sye >> 18) != 0;
           const long long n = static_cast<long long>(by) * g.bw + bx;
-          S[n] = make_uint4(area | ((sum >> 49) ? 0x80000000u : 0u), sx, sy, mnx | (mxx << 8) | (mxy << 16) | ((root[r] >> 6) << 24));
-          if (sum >> 49)
+          S[n] = make_uint4(area | (ext ? 0x80000000u : 0u), sx, sy,
+                            a_cmin[i] | (a_cmax[i] << 8) | (a_rmax[i] << 16) | ((root[r] >> 6) << 24));
+          if (ext)
             xlist[(static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x) * kXCap + atomicAdd(&s_next, 1u)] =
                 static_cast<std::uint32_t>(n);
         }
@@ -603,25 +605,29 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
     const bool active = bx < g.bw && by < g.bh && (w == 0 || lane > 0);
     if (active) {
       const long long b = static_cast<long long>(by) * g.bw + bx;
+      const int x = 2 * bx, y = 2 * by;
       ra = __ldcg(P + b);
+      // every pixel read is independent of the others and of ra (OR'ed, not short-circuited),
+      // so the loads issue together
+      const bool a = px(m, g, x, y), bb = px(m, g, x + 1, y), c = px(m, g, x, y + 1);
+      const bool nl = px(m, g, x - 1, y) | px(m, g, x - 1, y + 1), nu = px(m, g, x, y - 1) | px(m, g, x + 1, y - 1);
+      const bool nur = px(m, g, x + 2, y - 1), nul = px(m, g, x - 1, y - 1);
       if (ra != kNone) {
-        const int x = 2 * bx, y = 2 * by;
-        const bool a = fg(m, g, x, y), bb = fg(m, g, x + 1, y), c = fg(m, g, x, y + 1);
         const long long u = b - g.bw;
         if (w == 0) {
-          if (lane == 0 && bx > 0 && (a || c) && (fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1))) t0 = __ldcg(P + b - 1);
+          if (lane == 0 && bx > 0 && (a || c) && nl) t0 = __ldcg(P + b - 1);
           if (by > 0) {
-            if ((a || bb) && (fg(m, g, x, y - 1) || fg(m, g, x + 1, y - 1))) t1 = __ldcg(P + u);
-            if (bb && fg(m, g, x + 2, y - 1)) t2 = __ldcg(P + u + 1);
-            if (a && fg(m, g, x - 1, y - 1)) t3 = __ldcg(P + u - 1);
+            if ((a || bb) && nu) t1 = __ldcg(P + u);
+            if (bb && nur) t2 = __ldcg(P + u + 1);
+            if (a && nul) t3 = __ldcg(P + u - 1);
           }
         } else if (w == 1) {
           if (bx > 0) {
-            if ((a || c) && (fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1))) t0 = __ldcg(P + b - 1);
-            if (a && fg(m, g, x - 1, y - 1)) t3 = __ldcg(P + u - 1);
+            if ((a || c) && nl) t0 = __ldcg(P + b - 1);
+            if (a && nul) t3 = __ldcg(P + u - 1);
           }
         } else {
-          if (bb && fg(m, g, x + 2, y - 1)) t2 = __ldcg(P + u + 1);
+          if (bb && nur) t2 = __ldcg(P + u + 1);
         }
       }
     }
