@@ -1,7 +1,8 @@
 #pragma once
-// --sweep-stable mode of bench_compact_gpu: single_pass stable policies (kern::LookbackPolicy),
-// int32 values, launched directly through the library's launcher (cuda/compact_lookback.cuh).
-// The variants are instantiated in compact_sweep_{a,b,c}.cu (three units compile in parallel).
+// --sweep-stable mode of bench_compact_gpu: single_pass stable policies, int32 values, launched
+// directly through the library's launchers (cuda/compact_lookback.cuh): register tiles
+// (kern::LookbackPolicy, StableLookback) and shared-memory tiles (kern::SmemPolicy,
+// SmemCompaction). The variants are instantiated in compact_sweep_{a,c}.cu (compiled in parallel).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,11 +24,14 @@ void add_sweep_c(std::vector<SweepVariant>& v);
 #ifdef WINNOW_SWEEP_DEFINE
 #include "cuda/compact_lookback.cuh"
 
-template <class Pol>
-SweepVariant make_sweep_variant(const char* name) {
-  using Src = winnow::detail::cuda::kern::PredSource<std::int32_t>;
-  using Sink = winnow::detail::cuda::kern::ValueSink<std::uint32_t>;
-  using L = winnow::detail::cuda::StableLookback<Pol, Src, Sink>;
+using SweepSrc = winnow::detail::cuda::kern::PredSource<std::int32_t>;
+using SweepSink = winnow::detail::cuda::kern::ValueSink<std::uint32_t>;
+
+/// L: a launcher with temp_bytes(n) and launch(src, sink, n, d_count, temp, stream).
+template <class L>
+SweepVariant make_launcher_variant(const char* name) {
+  using Src = SweepSrc;
+  using Sink = SweepSink;
   SweepVariant v;
   v.name = name;
   v.temp_bytes = [](std::uint64_t n) { return L::temp_bytes(n); };
@@ -39,6 +43,17 @@ SweepVariant make_sweep_variant(const char* name) {
   };
   return v;
 }
+template <class Pol>
+SweepVariant make_sweep_variant(const char* name) {
+  return make_launcher_variant<winnow::detail::cuda::StableLookback<Pol, SweepSrc, SweepSink>>(name);
+}
+template <class Pol>
+SweepVariant make_smem_variant(const char* name) {
+  static_assert(Pol::stable, "the sweep checks every element's position");
+  return make_launcher_variant<winnow::detail::cuda::SmemCompaction<Pol, SweepSrc, SweepSink>>(name);
+}
+template <int T, int V, int D0, int DP = 0, int MB = 1>
+using S = winnow::detail::cuda::kern::SmemPolicy<T, V, true, D0, DP, MB>;
 template <int T, int V, bool B, int LB, int D0, int DP, bool ES>
 using P = winnow::detail::cuda::kern::LookbackPolicy<T, V, B, LB, D0, DP, ES>;
 #endif

@@ -89,11 +89,17 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   const std::uint64_t words = (n + 31) / 32;
   const bool stable_small = n * static_cast<std::uint64_t>(Src::size) < kStableSmallBytes;
   switch (algorithm) {
-    case CompactAlgorithm::single_pass:
-      at_status = layout.take(order != Order::stable ? 3 * sizeof(std::uint64_t)
-                              : stable_small ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
-                                             : StableLookback<StableTuning, Src, Sink>::temp_bytes(n));
+    case CompactAlgorithm::single_pass: {
+      std::size_t b = order != Order::stable ? 3 * sizeof(std::uint64_t)
+                      : stable_small         ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
+                                             : StableLookback<StableTuning, Src, Sink>::temp_bytes(n);
+      if constexpr (smem_eligible<Src, Sink>)  // either path may run, whatever the alignment
+        b = std::max(b, order != Order::stable ? SmemCompaction<SmemAnyTuning, Src, Sink>::temp_bytes(n)
+                        : stable_small         ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::temp_bytes(n)
+                                               : SmemCompaction<SmemStableTuning, Src, Sink>::temp_bytes(n));
+      at_status = layout.take(b);
       break;
+    }
     case CompactAlgorithm::block_ballot:
     case CompactAlgorithm::group_scan:
       parts = algorithm == CompactAlgorithm::block_ballot ? num_tiles : (n + Tn::items - 1) / Tn::items;
@@ -128,6 +134,17 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
 
   switch (algorithm) {
     case CompactAlgorithm::single_pass: {
+      if constexpr (smem_eligible<Src, Sink>) {
+        if (src.aligned) {  // shared-memory tiles (compact_smem.cuh)
+          if (order != Order::stable)
+            SmemCompaction<SmemAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+          else if (stable_small)
+            SmemCompaction<SmemStableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+          else
+            SmemCompaction<SmemStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+          break;
+        }
+      }
       if (order == Order::stable) {
         // Decoupled look-back, one tile per block; policies in compact_lookback.cuh.
         if (stable_small)

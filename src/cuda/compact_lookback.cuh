@@ -10,6 +10,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/kernels/compact_kernels.cuh"
+#include "cuda/kernels/compact_smem.cuh"
 #include "winnow/error.hpp"
 
 namespace winnow::detail::cuda {
@@ -79,6 +80,54 @@ struct StableLookback {
       WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, (t + 1) * sizeof(std::uint64_t), stream));
     }
     kernel<<<static_cast<unsigned>(t), Pol::threads, stage_bytes, stream>>>(src, sink, a);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
+};
+
+/// single_pass with shared-memory tiles (kern::compact_smem_kernel), the path for predicate
+/// compactions of 16-byte aligned inputs; policies chosen by the shared-memory sweep of
+/// bench/results/compact-gpu.md (H200, int32): stable, >= 16 MiB: 256 threads x 8 vectors (32 KiB
+/// tiles, 6 blocks per SM, 2 us first sleep; 1.32 / 1.21 / 1.15x CUB at 2^28 and 1% / 50% / 99%
+/// kept, 1.18 / 1.13 / 1.05x at 2^24); stable, smaller: 256 x 4 (16 KiB, 1 us; 1.27-1.30x CUB at
+/// 2^21); unordered: 128 x 8 (16 KiB, 10 blocks per SM; 0.83 / 1.00 / 0.96 of copy bandwidth at
+/// 2^28 in the probe that chose it).
+using SmemStableTuning = kern::SmemPolicy<256, 8, true, 2000, 0, 6>;
+using SmemStableTuningSmall = kern::SmemPolicy<256, 4, true, 1000, 0>;
+using SmemAnyTuning = kern::SmemPolicy<128, 8, false, 0, 0, 10>;
+
+template <class Src>
+inline constexpr bool is_pred_source = false;
+template <class T>
+inline constexpr bool is_pred_source<kern::PredSource<T>> = true;
+
+/// The shared-memory kernel applies: a predicate source whose stage entries fit in place.
+template <class Src, class Sink>
+inline constexpr bool smem_eligible = is_pred_source<Src> && sizeof(typename Sink::stage_type) <= Src::size;
+
+template <class Pol, class Src, class Sink>
+struct SmemCompaction {
+  static constexpr int tile = Pol::template tile<Src::size>;
+  static std::uint64_t tiles(std::uint64_t n) { return (n + tile - 1) / tile; }
+  /// Bytes of temporary storage for n elements.
+  static std::size_t temp_bytes(std::uint64_t n) {
+    return Pol::stable ? (std::max<std::uint64_t>(tiles(n), 1) + 1) * sizeof(std::uint64_t) : 256;
+  }
+  /// Resets the status (stable) or the count (unordered) and launches (n > 0). Never synchronises.
+  static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* temp,
+                     cudaStream_t stream) {
+    const std::uint64_t t = tiles(n);
+    if (t > static_cast<std::uint64_t>(INT_MAX)) throw InputError("compaction: input too large for one grid");
+    kern::SmemArgs a;
+    a.n = n;
+    a.num_tiles = t;
+    a.d_count = reinterpret_cast<unsigned long long*>(d_count);
+    if constexpr (Pol::stable) {
+      a.status = static_cast<std::uint64_t*>(temp);
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));
+    } else {
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
+    }
+    kern::compact_smem_kernel<Src, Sink, Pol><<<static_cast<unsigned>(t), Pol::threads, 0, stream>>>(src, sink, a);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
 };
