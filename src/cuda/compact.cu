@@ -62,8 +62,9 @@ int sm_count() {
 
 CompactAlgorithm automatic_algorithm(std::uint64_t /*n*/, std::size_t /*element_size*/, Order /*order*/) {
   // From bench/results/compact-gpu.md (H200, int32): unordered, single_pass (atomic tile offsets)
-  // is fastest everywhere; stable, single_pass (decoupled look-back, StableTuning) is ahead of
-  // block_ballot's two passes at every size and selectivity measured (2^21 - 2^28).
+  // is fastest everywhere; stable, single_pass (decoupled look-back; shared-memory tiles for
+  // aligned predicate inputs) is ahead of block_ballot's two passes at every size and selectivity
+  // measured (2^21 - 2^28).
   return CompactAlgorithm::single_pass;
 }
 
