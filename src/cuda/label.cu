@@ -10,9 +10,9 @@
 //     union of a node with its backward neighbours), compress (every node -> its root).
 //   tile_merge (the write-up's method): one thread block per tile labels the tile in shared memory,
 //     writes each node's tile-local root as a global key, then one kernel walks only the tile
-//     perimeters and unites across tile borders; compress. 8-connectivity: 64x64-pixel tiles of 2x2
-//     blocks, ballot-built horizontal runs, per-tile statistics (local2/border2 below).
-//     4-connectivity: 32x32-pixel tiles of pixels.
+//     perimeters and unites across tile borders. 8-connectivity: 64x64-pixel tiles of 2x2 blocks,
+//     ballot-built horizontal runs, per-tile statistics (local2/border2/assign2 below); no
+//     compress pass. 4-connectivity: 32x32-pixel tiles of pixels, then compress.
 //
 // Keys. A node's value is a key (y << shift) | x of a foreground pixel, shift = ceil(log2 W), so
 // keys order exactly like raster indices and decode to their node with shifts. A block's own key
@@ -20,10 +20,16 @@
 // smaller (atomicMin), so every component's root is the node holding its raster-first pixel.
 //
 // Numbering. A root is "first" in pixel row y when its key lies in row y. Counting those per row
-// chunk, an exclusive scan (CUB), and a block scan inside each chunk give every root its number
-// 1..N in raster order -- the numbering of OpenCV's SAUF and scipy -- written into the root node
-// with the high bit set (keys stay below 2^31). The final kernel gives each pixel its root's
-// number and accumulates statistics: per-thread runs, warp aggregation (__match_any_sync +
+// chunk (tile_merge 8-connectivity: per row and tile column, counted by the tile pass, linked
+// roots subtracted by the border pass), an exclusive scan (CUB), and a block or warp ranking give
+// every root its number 1..N in raster order -- the numbering of OpenCV's SAUF and scipy --
+// written into the root node with the high bit set (keys stay below 2^31).
+//
+// Labels and statistics. tile_merge 8-connectivity: the statistics are complete before the label
+// pass -- components inside one tile are copied from the tile pass's records when numbered, the
+// tile-local parts of the others are added by merge_stats -- and the label pass only writes
+// labels (vectorised). Other paths: the final kernel gives each pixel its root's number and
+// accumulates statistics: per-thread runs, warp aggregation (__match_any_sync +
 // __reduce_*_sync on values relative to the block origin), and one shared accumulator per thread
 // block for its dominant label, so a giant component costs a few atomics per 4096 pixels.
 //
@@ -303,9 +309,10 @@ __global__ void border_kernel(std::uint32_t* P, Geo g) {
 // raster indices, so each local root holds the tile-local component's first pixel; the kernel
 // writes every block's global parent = its local root's global key. With statistics, each local
 // component's area, coordinate sums and bounding box are accumulated in shared memory
-// (warp-aggregated) and stored at its root node together with a flag "may touch another tile";
-// a component that cannot becomes final there, and the numbering pass copies its statistics
-// without any global atomic. Then only blocks on tile borders are united globally (border2).
+// (per horizontal run) and stored at its root node together with a flag "may touch another
+// tile"; a component that cannot becomes final there, and the numbering pass copies its
+// statistics without any global atomic. The others are listed per tile for merge_stats. Then
+// only blocks on tile borders are united globally (border2).
 
 constexpr int kTB = 32;  // tile side in blocks
 // Local components that may touch another tile, listed per tile: each owns a perimeter block,
@@ -555,9 +562,11 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
           // area <= 4096 and sums < 2^18 in a 64x64 tile; at most 512 runs per tile
           atomicAdd(a_ax + slot, (area << 18) | sx);
           atomicAdd(a_sy + slot, sy | ((bE & rm) ? 1u << 18 : 0u));
-          atomicMin(a_cmin + slot, mnx);
-          atomicMax(a_cmax + slot, mxx);
-          atomicMax(a_rmax + slot, mxy);
+          // bounding box: atomics only where they would change it (a stale read only errs
+          // towards an atomic that changes nothing)
+          if (mnx < a_cmin[slot]) atomicMin(a_cmin + slot, mnx);
+          if (mxx > a_cmax[slot]) atomicMax(a_cmax + slot, mxx);
+          if (mxy > a_rmax[slot]) atomicMax(a_rmax + slot, mxy);
         }
       }
       __syncthreads();
@@ -828,43 +837,89 @@ __global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* o
 // ---- statistics of components that cross tiles (tile_merge, 8-connectivity) --------------------
 //
 // assign initialised their records; every tile-local part (listed by the tile pass with its
-// tile-relative statistics) is added here. One thread block per tile: a warp groups its entries
-// by label (__match_any_sync), reduces tile-relative values in 32 bits and the group's first lane
-// updates the record (bounding box atomics only where they would change it).
-__global__ void __launch_bounds__(128) merge_stats_kernel(const std::uint32_t* P, const uint4* S, const std::uint32_t* xlist,
-                                                          const std::uint32_t* xcount, Geo g, RawComponentStats* st,
-                                                          std::uint64_t cap) {
-  const int lane = threadIdx.x & 31;
+// tile-relative statistics) is added here. A thread block takes kMergeWarps tiles of one tile row,
+// a warp one tile: the warp groups its entries by label (__match_any_sync) and reduces
+// tile-relative values in 32 bits. Parts of the block's dominant label (the label of the first
+// entry of its first tile: the giant component of a dense mask) go to a shared accumulator that
+// one thread adds to the record at the end, so a component spanning every tile costs one set of
+// global atomics per block instead of per tile; other labels update their records directly
+// (bounding box atomics only where they would change it).
+constexpr int kMergeWarps = 16;
+
+__device__ __forceinline__ void stats_add(RawComponentStats& r, std::uint32_t area, std::uint64_t sx, std::uint64_t sy,
+                                          std::uint32_t mnx, std::uint32_t mxx, std::uint32_t mny, std::uint32_t mxy) {
+  atomicAdd(&r.area, area);
+  atomicAdd(reinterpret_cast<unsigned long long*>(&r.sum_x), static_cast<unsigned long long>(sx));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&r.sum_y), static_cast<unsigned long long>(sy));
+  if (mnx < __ldcg(&r.left)) atomicMin(&r.left, mnx);
+  if (mxx > __ldcg(&r.right)) atomicMax(&r.right, mxx);
+  if (mny < __ldcg(&r.top)) atomicMin(&r.top, mny);
+  if (mxy > __ldcg(&r.bottom)) atomicMax(&r.bottom, mxy);
+}
+
+__global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std::uint32_t* P, const uint4* S,
+                                                                       const std::uint32_t* xlist, const std::uint32_t* xcount,
+                                                                       Geo g, int ntx, RawComponentStats* st, std::uint64_t cap) {
+  // block accumulator, relative to the block's first tile (x) and the tile row (y): at most
+  // 16 tiles * (2^18 + 4096 * 960) < 2^32
+  __shared__ std::uint32_t sh_dom, sh_area, sh_sx, sh_sy, sh_mnx, sh_mxx, sh_mny, sh_mxy;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int nty = (g.bh + kTB - 1) / kTB;
-  for (int ty = blockIdx.y; ty < nty; ty += gridDim.y) {
-    const std::size_t tile = static_cast<std::size_t>(ty) * gridDim.x + blockIdx.x;
-    const std::uint32_t cnt = __ldg(xcount + tile);
-    if (static_cast<std::uint32_t>(threadIdx.x & ~31) >= cnt) continue;  // warp-uniform
-    std::uint32_t num = 0;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (static_cast<std::uint32_t>(threadIdx.x) < cnt) {
-      const std::uint32_t n = __ldg(xlist + tile * kXCap + threadIdx.x);
-      v = __ldg(S + n);
-      std::uint32_t w = __ldg(P + n);
-      if (!(w & kHigh)) w = __ldg(P + node_of<2>(w, g));
-      num = w & ~(kHigh | kDone);
+  const int tx = blockIdx.x * kMergeWarps + w;
+  const std::uint32_t Xb = blockIdx.x * kMergeWarps * 2u * kTB, X0r = static_cast<std::uint32_t>(w) * 2u * kTB;
+  for (int ty = blockIdx.y; ty < nty; ty += gridDim.y) {  // block-uniform
+    const std::uint32_t Y0 = static_cast<std::uint32_t>(ty) * 2u * kTB;
+    const std::size_t tile = static_cast<std::size_t>(ty) * ntx + tx;
+    const std::uint32_t cnt = tx < ntx ? __ldg(xcount + tile) : 0u;
+    auto load = [&](std::uint32_t i, std::uint32_t& num, uint4& v) {
+      num = 0;
+      v = make_uint4(0, 0, 0, 0);
+      if (i < cnt) {
+        const std::uint32_t n = __ldg(xlist + tile * kXCap + i);
+        v = __ldg(S + n);
+        std::uint32_t q = __ldg(P + n);
+        if (!(q & kHigh)) q = __ldg(P + node_of<2>(q, g));
+        num = q & ~(kHigh | kDone);
+      }
+    };
+    std::uint32_t num;
+    uint4 v;
+    load(lane, num, v);
+    if (threadIdx.x == 0) {
+      sh_dom = num;
+      sh_area = sh_sx = sh_sy = sh_mxx = sh_mxy = 0;
+      sh_mnx = sh_mny = 0xFFFFFFFFu;
     }
-    const unsigned peers = __match_any_sync(kFull, num);
-    const std::uint32_t area = __reduce_add_sync(peers, v.x & 0x7FFFFFFFu);
-    const std::uint32_t sx = __reduce_add_sync(peers, v.y), sy = __reduce_add_sync(peers, v.z);
-    const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu), mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
-    const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu), mny = __reduce_min_sync(peers, v.w >> 24);
-    if (num && num <= cap && lane == __ffs(peers) - 1) {
-      const std::uint32_t X0 = blockIdx.x * 2u * kTB, Y0 = static_cast<std::uint32_t>(ty) * 2u * kTB;
-      RawComponentStats& r = st[num - 1];
-      atomicAdd(&r.area, area);
-      atomicAdd(reinterpret_cast<unsigned long long*>(&r.sum_x), sx + static_cast<unsigned long long>(area) * X0);
-      atomicAdd(reinterpret_cast<unsigned long long*>(&r.sum_y), sy + static_cast<unsigned long long>(area) * Y0);
-      if (X0 + mnx < __ldcg(&r.left)) atomicMin(&r.left, X0 + mnx);
-      if (X0 + mxx > __ldcg(&r.right)) atomicMax(&r.right, X0 + mxx);
-      if (Y0 + mny < __ldcg(&r.top)) atomicMin(&r.top, Y0 + mny);
-      if (Y0 + mxy > __ldcg(&r.bottom)) atomicMax(&r.bottom, Y0 + mxy);
+    __syncthreads();
+    const std::uint32_t dom = sh_dom;
+    for (std::uint32_t base = 0; base < cnt; base += 32) {  // warp-uniform
+      if (base) load(base + lane, num, v);
+      const unsigned peers = __match_any_sync(kFull, num);
+      const std::uint32_t area = __reduce_add_sync(peers, v.x & 0x7FFFFFFFu);
+      const std::uint32_t sx = __reduce_add_sync(peers, v.y), sy = __reduce_add_sync(peers, v.z);
+      const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu), mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
+      const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu), mny = __reduce_min_sync(peers, v.w >> 24);
+      if (num && num <= cap && lane == __ffs(peers) - 1) {
+        if (num == dom) {
+          atomicAdd(&sh_area, area);
+          atomicAdd(&sh_sx, sx + area * X0r);
+          atomicAdd(&sh_sy, sy);
+          atomicMin(&sh_mnx, X0r + mnx);
+          atomicMax(&sh_mxx, X0r + mxx);
+          atomicMin(&sh_mny, mny);
+          atomicMax(&sh_mxy, mxy);
+        } else {
+          const std::uint32_t X0 = Xb + X0r;
+          stats_add(st[num - 1], area, sx + static_cast<std::uint64_t>(area) * X0, sy + static_cast<std::uint64_t>(area) * Y0,
+                    X0 + mnx, X0 + mxx, Y0 + mny, Y0 + mxy);
+        }
+      }
     }
+    __syncthreads();
+    if (threadIdx.x == 0 && sh_area)
+      stats_add(st[dom - 1], sh_area, sh_sx + static_cast<std::uint64_t>(sh_area) * Xb,
+                sh_sy + static_cast<std::uint64_t>(sh_area) * Y0, Xb + sh_mnx, Xb + sh_mxx, Y0 + sh_mny, Y0 + sh_mxy);
+    __syncthreads();
   }
 }
 
@@ -1149,8 +1204,9 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   else assign_kernel<1, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (local_stats) {  // components that cross tiles: add their tile-local parts
-    const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    merge_stats_kernel<<<tg, kXCap, 0, s>>>(P, S, xlist, xcount, g, st, cap);
+    const int ntx = (g.bw + kTB - 1) / kTB;
+    const dim3 mg((ntx + kMergeWarps - 1) / kMergeWarps, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
+    merge_stats_kernel<<<mg, 32 * kMergeWarps, 0, s>>>(P, S, xlist, xcount, g, ntx, st, cap);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
 }
