@@ -335,6 +335,35 @@ __device__ __forceinline__ std::uint64_t warp_sum_u64(std::uint64_t x) {
   return x;
 }
 
+/// Called by one whole warp: replaces entries[0..E) (shared memory) by their exclusive prefix sums
+/// and returns the total to every lane. Each lane scans (E + 31) / 32 consecutive entries.
+template <int E>
+__device__ __forceinline__ std::uint32_t warp_scan_entries(std::uint32_t* entries) {
+  constexpr int per = (E + 31) / 32;
+  const unsigned lane = lane_id();
+  std::uint32_t x[per], sum = 0;
+#pragma unroll
+  for (int k = 0; k < per; ++k) {
+    const int i = static_cast<int>(lane) * per + k;
+    x[k] = i < E ? entries[i] : 0u;
+    sum += x[k];
+  }
+  std::uint32_t incl = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
+    if (lane >= static_cast<unsigned>(d)) incl += y;
+  }
+  std::uint32_t run = incl - sum;
+#pragma unroll
+  for (int k = 0; k < per; ++k) {
+    const int i = static_cast<int>(lane) * per + k;
+    if (i < E) entries[i] = run;
+    run += x[k];
+  }
+  return __shfl_sync(kFull, incl, 31);
+}
+
 // Tile status words of the decoupled look-back: (status << 62) | value.
 constexpr std::uint64_t kStatusAggregate = std::uint64_t{1} << 62;
 constexpr std::uint64_t kStatusInclusive = std::uint64_t{2} << 62;
@@ -446,7 +475,6 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
   constexpr int V = Pol::template vectors<Src::size>;
   constexpr int kTile = Pol::template tile<Src::size>;
   constexpr int E = V * kW;               // (vector, warp) entries, in memory order
-  constexpr int per = (E + 31) / 32;      // entries per lane of the scanning warp
   constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
   using Stage = typename Sink::stage_type;
   using CubPrefix = cub::TilePrefixCallbackOp<unsigned long long, ::cuda::std::plus<>, CubTileState>;
@@ -507,27 +535,7 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
 
   std::uint32_t total = 0;
   if (warp == 0) {
-    std::uint32_t x[per], sum = 0;
-#pragma unroll
-    for (int k = 0; k < per; ++k) {
-      const int i = static_cast<int>(lane) * per + k;
-      x[k] = i < E ? warp_prefix[i] : 0u;
-      sum += x[k];
-    }
-    std::uint32_t incl = sum;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
-      if (lane >= static_cast<unsigned>(d)) incl += y;
-    }
-    std::uint32_t run = incl - sum;
-#pragma unroll
-    for (int k = 0; k < per; ++k) {
-      const int i = static_cast<int>(lane) * per + k;
-      if (i < E) warp_prefix[i] = run;
-      run += x[k];
-    }
-    total = __shfl_sync(kFull, incl, 31);
+    total = warp_scan_entries<E>(warp_prefix);
     if constexpr (!Pol::use_cub) {  // publish as early as possible
       if (lane == 0) status_store(&a.status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
     }
@@ -604,16 +612,7 @@ __global__ void __launch_bounds__(kThreads) compact_tile_kernel(Src src, Sink si
   }
   __syncthreads();
   if (warp == 0) {
-    constexpr unsigned entries = Tn::vectors * kWarps;
-    const std::uint32_t x = lane < entries ? warp_prefix[lane] : 0u;
-    std::uint32_t incl = x;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
-      if (lane >= static_cast<unsigned>(d)) incl += y;
-    }
-    if (lane < entries) warp_prefix[lane] = incl - x;
-    const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+    const std::uint32_t total = warp_scan_entries<Tn::vectors * kWarps>(warp_prefix);
     std::uint64_t offset = 0;
     if constexpr (P == Prefix::offsets) {
       offset = a.offsets[tile];
@@ -683,16 +682,7 @@ __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink 
     }
     __syncthreads();
     if (warp == 0) {
-      constexpr unsigned entries = Tn::vectors * kWarps;
-      const std::uint32_t x = lane < entries ? warp_prefix[lane] : 0u;
-      std::uint32_t incl = x;
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
-        if (lane >= static_cast<unsigned>(d)) incl += y;
-      }
-      if (lane < entries) warp_prefix[lane] = incl - x;
-      const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+      const std::uint32_t total = warp_scan_entries<Tn::vectors * kWarps>(warp_prefix);
       if (lane == 0) {
         s_total = total;
         s_next = atomicAdd(counter, 1ull);

@@ -64,8 +64,7 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
   constexpr int kT = Pol::threads, kW = Pol::warps, V = Pol::vectors;
   constexpr int vec = 16 / static_cast<int>(sizeof(T));
   constexpr int kTile = Pol::template tile<sizeof(T)>;
-  constexpr int E = V * kW;           // (vector, warp) entries in memory order
-  constexpr int per = (E + 31) / 32;  // entries per lane of the scanning warp
+  constexpr int E = V * kW;  // (vector, warp) entries in memory order
   static_assert(sizeof(Stage) <= sizeof(T), "in-place staging needs stage entries no larger than elements");
   __shared__ uint4 tile_s[kT * V];
   __shared__ std::uint32_t warp_prefix[E];
@@ -98,27 +97,7 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
   __syncthreads();
 
   if (warp == 0) {
-    std::uint32_t x[per], sum = 0;
-#pragma unroll
-    for (int k = 0; k < per; ++k) {
-      const int i = static_cast<int>(lane) * per + k;
-      x[k] = i < E ? warp_prefix[i] : 0u;
-      sum += x[k];
-    }
-    std::uint32_t incl = sum;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
-      if (lane >= static_cast<unsigned>(d)) incl += y;
-    }
-    std::uint32_t run = incl - sum;
-#pragma unroll
-    for (int k = 0; k < per; ++k) {
-      const int i = static_cast<int>(lane) * per + k;
-      if (i < E) warp_prefix[i] = run;
-      run += x[k];
-    }
-    const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+    const std::uint32_t total = warp_scan_entries<E>(warp_prefix);
     std::uint64_t offset = 0;
     if constexpr (Pol::stable) {
       if (lane == 0) status_store(&a.status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
