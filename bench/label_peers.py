@@ -9,7 +9,7 @@
 Random masks: pixel i is foreground when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, exactly
 as bench_label_gpu builds them. Real-image masks: the .u8 files `bench_label_gpu --dump DIR` wrote.
 
-    python3 bench/label_peers.py [--dump DIR] [--quick] [--reps 20] [--threads 16]
+    python3 bench/label_peers.py [--dump DIR] [--quick] [--reps 20] [--threads 16] [--conn 4|8] [--label-only]
 """
 import argparse
 import glob
@@ -39,6 +39,8 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--no-opencv", action="store_true")
+    ap.add_argument("--conn", type=int, default=0, help="4 or 8 (default: both)")
+    ap.add_argument("--label-only", action="store_true", help="skip cupyx label+area+centroid")
     a = ap.parse_args()
 
     import cupy as cp
@@ -88,6 +90,8 @@ def main():
             m = cp.asarray(host)
         ys, xs = cp.meshgrid(cp.arange(h, dtype=cp.float64), cp.arange(w, dtype=cp.float64), indexing="ij")
         for conn in (8, 4):
+            if a.conn and conn != a.conn:
+                continue
             st = structs[conn]
             lab, n = cndi.label(m, structure=st)
             t = gpu_time(lambda: cndi.label(m, structure=st))
@@ -101,8 +105,9 @@ def main():
                 sy = cp.bincount(lr, weights=ys.ravel(), minlength=int(k) + 1)
                 return area, sx / cp.maximum(area, 1), sy / cp.maximum(area, 1)
 
-            t = gpu_time(with_stats) if w * h <= 8192 * 8192 else float("nan")  # seconds per run beyond
-            print(f"{name:22s} {'cupyx.label+area+centroid':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
+            if not a.label_only:
+                t = gpu_time(with_stats) if w * h <= 8192 * 8192 else float("nan")  # seconds per run beyond
+                print(f"{name:22s} {'cupyx.label+area+centroid':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
             if cv2 is not None:
                 hm = cp.asnumpy(m)
                 reps = 1 if w * h >= 16384 * 16384 else 3 if w * h >= 8192 * 8192 else 7
