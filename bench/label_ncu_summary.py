@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarise an ncu CSV (--csv --print-units base) of bench_label_gpu into per-kernel times.
 
-A labeling call starts at its tile pass (sweep2_kernel / local2_kernel / tile_kernel / init_kernel); calls are
+A labeling call starts at its tile pass (local2_kernel / tile_kernel / init_kernel); calls are
 grouped by that, tagged +stats when the tile pass or final pass is the statistics variant, and
 per case (--calls-per-case consecutive calls) the last call without and with statistics is shown.
 
@@ -36,7 +36,7 @@ def short(n):
     n = re.sub(r"\(.*$", "", n)
     return n[:60]
 
-starts = ("local2_kernel", "sweep2_kernel", "tile_kernel", "init_kernel")
+starts = ("local2_kernel", "tile_kernel", "init_kernel")
 groups, cur = [], None
 for e in rows.values():
     n = short(e["name"])
@@ -45,7 +45,7 @@ for e in rows.values():
         groups.append(cur)
     if cur is None:
         continue
-    if "DeviceScan" in n or any(n.startswith(s) for s in ("local2", "sweep2", "tile_", "init_", "border", "flatten", "compress",
+    if "DeviceScan" in n or any(n.startswith(s) for s in ("local2", "tile_", "init_", "border", "flatten", "compress",
                                                            "assign", "total", "final", "merge", "labels")):
         cur.append((n, e["m"]))
 
@@ -54,7 +54,7 @@ for ci in range(0, len(groups), a.calls_per_case):
     cg = groups[ci:ci + a.calls_per_case]
     name = cases[ci // a.calls_per_case] if ci // a.calls_per_case < len(cases) else f"case{ci // a.calls_per_case}"
     def is_stats(g):
-        return any(re.match(r"(local2_kernel<(1|true)>|tile_stats2_kernel|assign2_kernel<(1|true)>|assign_kernel<2, (1|true)>|final_kernel<2, 4, (1|true)>)", n)
+        return any(re.match(r"(local2_kernel<(1|true)[,>]|assign2_kernel<(1|true)>|assign_kernel<2, (1|true)>|final_kernel<2, 4, (1|true)>)", n)
                    for n, _ in g)
     ns = [g for g in cg if not is_stats(g)]
     st = [g for g in cg if is_stats(g)]

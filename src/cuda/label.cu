@@ -58,6 +58,12 @@ constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 constexpr std::uint32_t kHigh = 0x80000000u;
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
+// Programmatic dependent launch (sm_90): the tile_merge 8-connectivity kernels after the tile pass
+// are launched with programmatic stream serialisation, so each one's launch and block start-up
+// overlap its predecessor's tail; every thread waits here for the predecessor grid (complete,
+// memory visible) before touching anything. Without the launch attribute this is a no-op.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 struct Geo {
   int W, H;           // pixels
   long long mstride;  // mask row stride (bytes)
@@ -351,7 +357,7 @@ __device__ __forceinline__ std::uint32_t lfind_halve(std::uint32_t* s, std::uint
     k = gp;
   }
 }
-__device__ __forceinline__ void lunite_halve(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
+__device__ void lunite_halve(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
   for (;;) {
     a = lfind_halve(s, a);
     b = lfind_halve(s, b);
@@ -385,8 +391,8 @@ __device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g,
   return in && __ldg(m + static_cast<long long>(y) * g.mstride + x) ? 1u : 0u;
 }
 
-template <bool Stats>
-__global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
+template <bool Stats, int MinBlocks = Stats ? 5 : 8>
+__global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
                                                                     std::uint32_t* xlist, std::uint32_t* xcount,
                                                                     std::uint32_t* rc, Geo g) {
   __shared__ std::uint32_t s[kTB * kTB];
@@ -404,21 +410,35 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
     if (Stats && lane == 0 && wy == 0) s_next = 0;
     std::uint32_t pat[4];
     std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour; bit 4 + r: may touch another tile
+    // Statistics: for perimeter blocks, whether the neighbouring tile has a foreground pixel next
+    // to the block's left / right / top / bottom side (bits 4r .. 4r + 3). Loaded together with the
+    // mask (OR'ed, not short-circuited, independent of the block's own pixels), so they cost no
+    // extra round trip to memory.
+    std::uint32_t nbw = 0;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int by = tby0 + wy + 8 * r;
+      const int lby = wy + 8 * r, by = tby0 + lby;
       const int x = 2 * bx, y = 2 * by;
       std::uint32_t p = 0;
       if (bx < g.bw && by < g.bh) {
         p = pair_bits(m, g, x, y, v2);
         if (y + 1 < g.H) p |= pair_bits(m, g, x, y + 1, v2) << 2;
+        if constexpr (Stats) {
+          std::uint32_t nb = 0;
+          if (lane == 0) nb |= (px(m, g, x - 1, y - 1) | px(m, g, x - 1, y) | px(m, g, x - 1, y + 1) | px(m, g, x - 1, y + 2));
+          if (lane == kTB - 1)
+            nb |= (px(m, g, x + 2, y - 1) | px(m, g, x + 2, y) | px(m, g, x + 2, y + 1) | px(m, g, x + 2, y + 2)) << 1;
+          if (lby == 0) nb |= (px(m, g, x - 1, y - 1) | px(m, g, x, y - 1) | px(m, g, x + 1, y - 1) | px(m, g, x + 2, y - 1)) << 2;
+          if (lby == kTB - 1)
+            nb |= (px(m, g, x - 1, y + 2) | px(m, g, x, y + 2) | px(m, g, x + 1, y + 2) | px(m, g, x + 2, y + 2)) << 3;
+          nbw |= nb << (4 * r);
+        }
       }
       pat[r] = p;
     }
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r, by = tby0 + lby;
-      const int x = 2 * bx, y = 2 * by;
+      const int lby = wy + 8 * r;
       const bool a = pat[r] & 1u, b = pat[r] & 2u, c = pat[r] & 4u, d = pat[r] & 8u;
       const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
       const std::uint32_t lkey = a ? (ly0 << 6) | lx0
@@ -444,14 +464,8 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
       if constexpr (Stats) {
         // "may touch another tile": a perimeter block with pixels on that side and a foreground
         // pixel next to them in the neighbouring tile (conservative by one pixel at the corners).
-        // Loads are OR'ed, not short-circuited, so they issue together.
-        bool e_ = false;
-        if (f) {
-          if (lane == 0 && (a || c)) e_ |= (px(m, g, x - 1, y - 1) | px(m, g, x - 1, y) | px(m, g, x - 1, y + 1) | px(m, g, x - 1, y + 2)) != 0;
-          if (lane == kTB - 1 && (b || d)) e_ |= (px(m, g, x + 2, y - 1) | px(m, g, x + 2, y) | px(m, g, x + 2, y + 1) | px(m, g, x + 2, y + 2)) != 0;
-          if (lby == 0 && (a || b)) e_ |= (px(m, g, x - 1, y - 1) | px(m, g, x, y - 1) | px(m, g, x + 1, y - 1) | px(m, g, x + 2, y - 1)) != 0;
-          if (lby == kTB - 1 && (c || d)) e_ |= (px(m, g, x - 1, y + 2) | px(m, g, x, y + 2) | px(m, g, x + 1, y + 2) | px(m, g, x + 2, y + 2)) != 0;
-        }
+        const std::uint32_t nb = (nbw >> (4 * r)) & 15u;
+        const bool e_ = ((nb & 1u) && (a || c)) || ((nb & 2u) && (b || d)) || ((nb & 4u) && (a || b)) || ((nb & 8u) && (c || d));
         if (e_) flags |= 16u << r;
       }
     }
@@ -593,263 +607,11 @@ __global__ void __launch_bounds__(256, Stats ? 5 : 8) local2_kernel(const std::u
   }
 }
 
-// ---- tile pass by row sweeps (8-connectivity) ---------------------------------------------------
-//
-// One warp per tile of 32 x 32 blocks (64 x 64 pixels), lane = block column; the warp sweeps the
-// tile's block rows top to bottom. The mask of the whole tile is loaded first (4 bits per block,
-// 32 rows in 4 registers). In each row, runs of horizontally connected blocks come from ballots;
-// the labels of the three blocks above a block (lanes - 1, 0, + 1 of the previous row, kept in
-// registers: no shared-memory read) are its candidates, and a run's label is the smallest
-// candidate of its lanes (__reduce_min_sync over the run's lane mask) or, with none, a fresh label:
-// the run's first pixel, whose node becomes a root. Only a run that touches two components of the
-// row above unites them (shared-memory atomicMin union with path halving); after a row with a
-// union, labels are re-resolved to roots. Every block's node points at its run's label, so after
-// the sweep each block finds its tile-local root (path halving, no concurrent unions any more).
-// Keys order like raster indices, so the root is the local component's raster-first pixel, as in
-// local2_kernel, and the outputs are the same (P, roots per pixel row and tile column).
-constexpr int kSweepWarps = 4;  // tiles per thread block, side by side
-
-__global__ void __launch_bounds__(32 * kSweepWarps) sweep2_kernel(const std::uint8_t* m, std::uint32_t* P, std::uint32_t* rc,
-                                                                  Geo g, int ntx) {
-  __shared__ std::uint32_t sh[kSweepWarps][kTB * kTB];
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int tx = blockIdx.x * kSweepWarps + w;
-  if (tx >= ntx) return;  // warp-uniform; the kernel has no block-wide barrier
-  std::uint32_t* s = sh[w];
-  const int tbx0 = tx * kTB, bx = tbx0 + lane;
-  const bool v2 = ((reinterpret_cast<std::uintptr_t>(m) | static_cast<std::uintptr_t>(g.mstride)) & 1u) == 0;
-  for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
-    std::uint32_t pw[4];  // block row 8q + k: bits 4k..4k+3 of pw[q] (a b c d = bits 0..3)
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      std::uint32_t acc = 0;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int by = tby0 + 8 * q + k;
-        std::uint32_t p = 0;
-        if (bx < g.bw && by < g.bh) {
-          p = pair_bits(m, g, 2 * bx, 2 * by, v2);
-          if (2 * by + 1 < g.H) p |= pair_bits(m, g, 2 * bx, 2 * by + 1, v2) << 2;
-        }
-        acc |= p << (4 * k);
-      }
-      pw[q] = acc;
-    }
-    std::uint32_t pu = 0, lu = kNone;  // block above: pattern, label (a root when the row starts)
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll 1
-      for (int k = 0; k < 8; ++k) {
-        const int lby = 8 * q + k;
-        const std::uint32_t p = (pw[q] >> (4 * k)) & 15u;
-        const bool a = p & 1u, b = p & 2u, c = p & 4u;
-        const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
-        const std::uint32_t lkey = a ? (ly0 << 6) | lx0
-                                     : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
-        const std::uint32_t left = __shfl_up_sync(kFull, p, 1);
-        const bool cl = lane > 0 && (a || c) && (left & 0xAu);
-        const bool f = p != 0;
-        const unsigned fgm = __ballot_sync(kFull, f);
-        const unsigned starts = __ballot_sync(kFull, f && !cl);
-        const unsigned tops = __ballot_sync(kFull, a || b);
-        int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
-        if (!f) h = lane;
-        const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
-        const unsigned brk = (starts | ~fgm) & above;
-        const int e = brk ? __ffs(brk) - 2 : 31;
-        const unsigned tm = tops & ~((1u << h) - 1u);
-        const int t = tm ? __ffs(tm) - 1 : 32;
-        const int head = t <= e ? t : h;
-        const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
-        const unsigned rm = f ? (e == 31 ? kFull : (2u << e) - 1u) & ~((1u << h) - 1u) : 1u << lane;
-        // candidates: labels of the connected blocks above (up, up-left, up-right)
-        const std::uint32_t pul = __shfl_up_sync(kFull, pu, 1), lul = __shfl_up_sync(kFull, lu, 1);
-        const std::uint32_t pur = __shfl_down_sync(kFull, pu, 1), lur = __shfl_down_sync(kFull, lu, 1);
-        std::uint32_t tu = (p & 3u) && (pu & 0xCu) ? lu : kNone;
-        std::uint32_t tl = lane > 0 && a && (pul & 8u) ? lul : kNone;
-        std::uint32_t tr = lane < 31 && b && (pur & 4u) ? lur : kNone;
-        std::uint32_t L = __reduce_min_sync(rm, min(tu, min(tl, tr)));
-        if (f && L == kNone) L = hk;  // fresh label: the head's node holds its own key (a root)
-        if (f) s[lby * kTB + lane] = L;
-        // unions: only where a run touches several components of the row above
-        if (tu == L) tu = kNone;
-        if (tl == L || tl == tu) tl = kNone;
-        if (tr == L || tr == tu || tr == tl) tr = kNone;
-        const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
-                            qr = __shfl_up_sync(kFull, tr, 1);
-        if (cl) {  // lane - 1 is in the same run and unites its own candidates
-          if (tu == qu || tu == ql || tu == qr) tu = kNone;
-          if (tl == qu || tl == ql || tl == qr) tl = kNone;
-          if (tr == qu || tr == ql || tr == qr) tr = kNone;
-        }
-        const bool u = tu != kNone || tl != kNone || tr != kNone;
-        __syncwarp();  // this row's and earlier rows' stores are visible to every lane
-        if (u) {
-#pragma unroll 1
-          for (int j = 0; j < 3; ++j) {
-            const std::uint32_t t = j == 0 ? tu : j == 1 ? tl : tr;
-            if (t != kNone) lunite_halve(s, t, L);
-          }
-        }
-        if (__any_sync(kFull, u)) {  // labels back to roots for the next row
-          __syncwarp();
-          if (f) L = lfind(s, L);
-        }
-        pu = p;
-        lu = f ? L : kNone;
-      }
-    __syncwarp();
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int lby = 8 * q + k, by = tby0 + lby, i = lby * kTB + lane;
-        const std::uint32_t p = (pw[q] >> (4 * k)) & 15u;
-        const std::uint32_t root = p ? lfind_halve(s, s[i]) : kNone;
-        if (bx < g.bw && by < g.bh)
-          P[static_cast<long long>(by) * g.bw + bx] =
-              p ? key_of(2 * tbx0 + static_cast<int>(root & 63u), 2 * tby0 + static_cast<int>(root >> 6), g) : kNone;
-        // roots per (pixel row, tile column): the numbering's counts (border2 removes linked roots)
-        const bool isroot = p && lnode(root) == static_cast<std::uint32_t>(i);
-        const unsigned rt = __ballot_sync(kFull, isroot && !((root >> 6) & 1u));
-        const unsigned rb = __ballot_sync(kFull, isroot && ((root >> 6) & 1u));
-        if (lane == 0 && by < g.bh) {
-          rc[static_cast<std::size_t>(2 * by) * ntx + tx] = __popc(rt);
-          if (2 * by + 1 < g.H) rc[static_cast<std::size_t>(2 * by + 1) * ntx + tx] = __popc(rb);
-        }
-      }
-    __syncwarp();
-  }
-}
-
-// Statistics of the tile-local components after sweep2 (one thread block of 32 x 8 per tile, a
-// warp per block row): every block's tile-local root comes from P, so this pass only accumulates.
-// Per horizontal run (one component), its first lane updates the local root's record in shared
-// memory from the row's pixel ballots, as local2_kernel<true> did; records, the "may touch another
-// tile" flag and the per-tile list of such components are the same.
-__global__ void __launch_bounds__(256) tile_stats2_kernel(const std::uint8_t* m, const std::uint32_t* P, uint4* S,
-                                                          std::uint32_t* xlist, std::uint32_t* xcount, Geo g) {
-  // per local root: area << 18 | sum x;  sum y | count of runs with an outside neighbour << 18;
-  // columns, last row
-  __shared__ std::uint32_t a_ax[kTB * kTB], a_sy[kTB * kTB], a_cmin[kTB * kTB], a_cmax[kTB * kTB], a_rmax[kTB * kTB];
-  __shared__ std::uint32_t s_next;  // entries of this tile in xlist
-  const int lane = threadIdx.x, wy = threadIdx.y;
-  const int tbx0 = blockIdx.x * kTB;
-  const int bx = tbx0 + lane;
-  const bool v2 = ((reinterpret_cast<std::uintptr_t>(m) | static_cast<std::uintptr_t>(g.mstride)) & 1u) == 0;
-  const std::uint32_t xmask = (1u << g.shift) - 1u;
-  for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
-    if (lane == 0 && wy == 0) s_next = 0;
-    std::uint32_t pat[4], root[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int by = tby0 + wy + 8 * r;
-      const int x = 2 * bx, y = 2 * by;
-      std::uint32_t p = 0, k = kNone;
-      if (bx < g.bw && by < g.bh) {
-        p = pair_bits(m, g, x, y, v2);
-        if (y + 1 < g.H) p |= pair_bits(m, g, x, y + 1, v2) << 2;
-        k = __ldcg(P + static_cast<long long>(by) * g.bw + bx);
-      }
-      pat[r] = p;
-      root[r] = k == kNone ? kNone : (((k >> g.shift) - 2u * tby0) << 6) | ((k & xmask) - 2u * tbx0);
-    }
-    std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour; bit 4 + r: may touch another tile
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r, by = tby0 + lby;
-      const int x = 2 * bx, y = 2 * by;
-      const std::uint32_t p = pat[r];
-      const bool a = p & 1u, b = p & 2u, c = p & 4u, d = p & 8u;
-      const std::uint32_t left = __shfl_up_sync(kFull, p, 1);
-      if (lane > 0 && (a || c) && (left & 0xAu)) flags |= 1u << r;
-      // "may touch another tile": a perimeter block with pixels on that side and a foreground
-      // pixel next to them in the neighbouring tile (conservative by one pixel at the corners).
-      // Loads are OR'ed, not short-circuited, so they issue together.
-      bool e_ = false;
-      if (p) {
-        if (lane == 0 && (a || c)) e_ |= (px(m, g, x - 1, y - 1) | px(m, g, x - 1, y) | px(m, g, x - 1, y + 1) | px(m, g, x - 1, y + 2)) != 0;
-        if (lane == kTB - 1 && (b || d)) e_ |= (px(m, g, x + 2, y - 1) | px(m, g, x + 2, y) | px(m, g, x + 2, y + 1) | px(m, g, x + 2, y + 2)) != 0;
-        if (lby == 0 && (a || b)) e_ |= (px(m, g, x - 1, y - 1) | px(m, g, x, y - 1) | px(m, g, x + 1, y - 1) | px(m, g, x + 2, y - 1)) != 0;
-        if (lby == kTB - 1 && (c || d)) e_ |= (px(m, g, x - 1, y + 2) | px(m, g, x, y + 2) | px(m, g, x + 1, y + 2) | px(m, g, x + 2, y + 2)) != 0;
-      }
-      if (e_) flags |= 16u << r;
-      if (p && lnode(root[r]) == static_cast<std::uint32_t>(lby * kTB + lane)) {
-        const int i = lby * kTB + lane;
-        a_ax[i] = a_sy[i] = a_cmax[i] = a_rmax[i] = 0;
-        a_cmin[i] = 0xFFu;
-      }
-    }
-    __syncthreads();
-    // One record update per horizontal run, by its first lane, from the row's ballots: a run
-    // covers lanes h..e (all the same component), so its area and coordinate sums are population
-    // counts of the pixel ballots masked to h..e, its columns the contiguous range from its first
-    // to its last pixel column, its rows the OR of its top / bottom pixels.
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const std::uint32_t p = pat[r];
-      const unsigned bA = __ballot_sync(kFull, p & 1u), bB = __ballot_sync(kFull, p & 2u),
-                     bC = __ballot_sync(kFull, p & 4u), bD = __ballot_sync(kFull, p & 8u);
-      const unsigned bE = __ballot_sync(kFull, (flags >> (4 + r)) & 1u), bL = __ballot_sync(kFull, (flags >> r) & 1u);
-      const unsigned fgm = bA | bB | bC | bD;
-      const unsigned starts = fgm & ~bL;
-      if ((starts >> lane) & 1u) {
-        const unsigned above = lane == 31 ? 0u : ~((2u << lane) - 1u);
-        const unsigned brk = (starts | ~fgm) & above;
-        const int e = brk ? __ffs(brk) - 2 : 31;
-        const unsigned rm = (e == 31 ? kFull : ((2u << e) - 1u)) & ~((1u << lane) - 1u);
-        const unsigned mA = bA & rm, mB = bB & rm, mC = bC & rm, mD = bD & rm;
-        const std::uint32_t cB = __popc(mB), cC = __popc(mC), cD = __popc(mD);
-        const std::uint32_t area = __popc(mA) + cB + cC + cD;
-        std::uint32_t lanesum = 0;  // sum over the run's pixels of their lane index
-#pragma unroll
-        for (int k = 0; k < 5; ++k) {
-          const unsigned K = k == 0 ? 0xAAAAAAAAu : k == 1 ? 0xCCCCCCCCu : k == 2 ? 0xF0F0F0F0u : k == 3 ? 0xFF00FF00u : 0xFFFF0000u;
-          lanesum += (__popc(mA & K) + __popc(mB & K) + __popc(mC & K) + __popc(mD & K)) << k;
-        }
-        const std::uint32_t ly = 2u * (wy + 8 * r);
-        const std::uint32_t sx = 2u * lanesum + cB + cD;
-        const std::uint32_t sy = area * ly + cC + cD;
-        const std::uint32_t mnx = ((mA | mC) >> lane) & 1u ? 2u * lane : 2u * lane + 1u;
-        const std::uint32_t mxx = ((mB | mD) >> e) & 1u ? 2u * e + 1u : 2u * e;
-        const std::uint32_t mxy = (mC | mD) ? ly + 1u : ly;
-        const std::uint32_t slot = lnode(root[r]);
-        // area <= 4096 and sums < 2^18 in a 64x64 tile; at most 512 runs per tile
-        atomicAdd(a_ax + slot, (area << 18) | sx);
-        atomicAdd(a_sy + slot, sy | ((bE & rm) ? 1u << 18 : 0u));
-        // bounding box: atomics only where they would change it (a stale read only errs
-        // towards an atomic that changes nothing)
-        if (mnx < a_cmin[slot]) atomicMin(a_cmin + slot, mnx);
-        if (mxx > a_cmax[slot]) atomicMax(a_cmax + slot, mxx);
-        if (mxy > a_rmax[slot]) atomicMax(a_rmax + slot, mxy);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r, by = tby0 + lby, i = lby * kTB + lane;
-      if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(i)) {
-        const std::uint32_t ax = a_ax[i], sye = a_sy[i];
-        const std::uint32_t area = ax >> 18, sx = ax & 0x3FFFFu, sy = sye & 0x3FFFFu;
-        const bool ext = (sye >> 18) != 0;
-        const long long n = static_cast<long long>(by) * g.bw + bx;
-        S[n] = make_uint4(area | (ext ? 0x80000000u : 0u), sx, sy,
-                          a_cmin[i] | (a_cmax[i] << 8) | (a_rmax[i] << 16) | ((root[r] >> 6) << 24));
-        if (ext)
-          xlist[(static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x) * kXCap + atomicAdd(&s_next, 1u)] =
-              static_cast<std::uint32_t>(n);
-      }
-    }
-    __syncthreads();
-    if (lane == 0 && wy == 0) xcount[static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x] = s_next;
-    __syncthreads();
-  }
-}
-
 // Unites blocks on a tile's top row / left column / right column with their neighbours in other
 // tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
 // tile to the right). Lanes skip a pair their predecessor on the border already unites.
 __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
+  grid_dependency_wait();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int tbx0 = blockIdx.x * kTB;
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
@@ -917,6 +679,7 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
 // the compress pass at one or two hops per block. Every store writes a root, so concurrent
 // read-only finds see either the old parent or the root.
 __global__ void __launch_bounds__(128) flatten2_kernel(std::uint32_t* P, Geo g) {
+  grid_dependency_wait();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int tbx0 = blockIdx.x * kTB;
   const int tbx1 = min(tbx0 + kTB, g.bw) - 1;
@@ -1051,6 +814,7 @@ __global__ void __launch_bounds__(kNumThreads) assign_kernel(std::uint32_t* P, c
 template <bool Local>
 __global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const uint4* S, Geo g, const std::uint32_t* offsets,
                                                       RawComponentStats* st, std::uint64_t cap) {
+  grid_dependency_wait();
   const int lane = threadIdx.x, bx = blockIdx.x * kTB + lane;
   for (int by = blockIdx.y * 8 + threadIdx.y; by < g.bh; by += gridDim.y * 8) {
     const long long n = static_cast<long long>(by) * g.bw + bx;
@@ -1085,6 +849,7 @@ __global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const ui
 }
 
 __global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* offsets, std::size_t n, std::uint32_t* d_count) {
+  grid_dependency_wait();
   *d_count = n ? offsets[n - 1] + counts[n - 1] : 0;
 }
 
@@ -1114,6 +879,7 @@ __device__ __forceinline__ void stats_add(RawComponentStats& r, std::uint32_t ar
 __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std::uint32_t* P, const uint4* S,
                                                                        const std::uint32_t* xlist, const std::uint32_t* xcount,
                                                                        Geo g, int ntx, RawComponentStats* st, std::uint64_t cap) {
+  grid_dependency_wait();
   // block accumulator, relative to the block's first tile (x) and the tile row (y): at most
   // 16 tiles * (2^18 + 4096 * 960) < 2^32
   __shared__ std::uint32_t sh_dom, sh_area, sh_sx, sh_sy, sh_mnx, sh_mxx, sh_mny, sh_mxy;
@@ -1193,6 +959,7 @@ __device__ __forceinline__ std::uint32_t label_of(const std::uint32_t* P, std::u
 
 __global__ void __launch_bounds__(256) labels2_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels,
                                                       Geo g) {
+  grid_dependency_wait();
   const int q = blockIdx.x * 256 + threadIdx.x;  // blocks 2q, 2q + 1 of a block row
   if (q >= g.bw / 2) return;
   for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
@@ -1398,6 +1165,23 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
   return p;
 }
 
+// Launch with programmatic stream serialisation (see grid_dependency_wait).
+template <typename... Params, typename... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
+  static const bool off = std::getenv("WINNOW_LABEL_NO_PDL") != nullptr;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = off ? 0 : 1;
+  WINNOW_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...));
+}
+
 // Everything up to and including the numbering (N in *d_count). With st (capacity cap), the
 // statistics records of labels <= cap are initialised, or written in full where final already.
 void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint32_t* d_count, RawComponentStats* st,
@@ -1416,23 +1200,14 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    static const bool old_tile = std::getenv("WINNOW_LABEL_OLD_TILE") != nullptr;
-    if (old_tile) {
-      if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-      else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-      WINNOW_CUDA_CHECK_LAUNCH();
-    } else {
-      const int ntx = static_cast<int>(tg.x);
-      sweep2_kernel<<<dim3((ntx + kSweepWarps - 1) / kSweepWarps, tg.y), 32 * kSweepWarps, 0, s>>>(d_mask, P, counts, g, ntx);
-      WINNOW_CUDA_CHECK_LAUNCH();
-      if (local_stats) {
-        tile_stats2_kernel<<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, g);
-        WINNOW_CUDA_CHECK_LAUNCH();
-      }
-    }
-    border2_kernel<<<tg, 96, 0, s>>>(d_mask, P, g, counts);
+    static const bool six = std::getenv("WINNOW_LABEL_STATS6") != nullptr;
+    if (local_stats && six) local2_kernel<true, 6><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
-    flatten2_kernel<<<tg, 128, 0, s>>>(P, g);
+    launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    launch_dependent(flatten2_kernel, tg, dim3(128), s, P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else if (p.algorithm == LabelAlgorithm::tile_merge) {  // 4-connectivity: pixel tiles
     const dim3 tg((g.W + kTile - 1) / kTile, std::min((g.H + kTile - 1) / kTile, kMaxGridY));
@@ -1459,19 +1234,20 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   }
   std::size_t scan_bytes = p.scan_bytes;
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + p.off_scan, scan_bytes, counts, offsets, p.ncounts, s));
-  total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.ncounts, d_count);
+  if (p.local2) launch_dependent(total_kernel, dim3(1), dim3(1), s, counts, offsets, p.ncounts, d_count);
+  else total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.ncounts, d_count);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (p.local2) {
     const dim3 ag((g.bw + kTB - 1) / kTB, std::min((g.bh + 7) / 8, kMaxGridY));
-    if (local_stats) assign2_kernel<true><<<ag, dim3(kTB, 8), 0, s>>>(P, S, g, offsets, st, cap);
-    else assign2_kernel<false><<<ag, dim3(kTB, 8), 0, s>>>(P, S, g, offsets, st, cap);
+    if (local_stats) launch_dependent(assign2_kernel<true>, ag, dim3(kTB, 8), s, P, S, g, offsets, st, cap);
+    else launch_dependent(assign2_kernel<false>, ag, dim3(kTB, 8), s, P, S, g, offsets, st, cap);
   } else if (p.B == 2) assign_kernel<2, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   else assign_kernel<1, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (local_stats) {  // components that cross tiles: add their tile-local parts
     const int ntx = (g.bw + kTB - 1) / kTB;
     const dim3 mg((ntx + kMergeWarps - 1) / kMergeWarps, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    merge_stats_kernel<<<mg, 32 * kMergeWarps, 0, s>>>(P, S, xlist, xcount, g, ntx, st, cap);
+    launch_dependent(merge_stats_kernel, mg, dim3(32 * kMergeWarps), s, P, S, xlist, xcount, g, ntx, st, cap);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
 }
@@ -1487,7 +1263,8 @@ void run_final(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uin
                    ((reinterpret_cast<std::uintptr_t>(d_mask) & 3u) | (reinterpret_cast<std::uintptr_t>(d_labels) & 15u)) == 0;
   if (vec && !d_stats) {
     const dim3 lg((g.bw / 2 + 255) / 256, std::min(g.bh, kMaxGridY));
-    labels2_kernel<<<lg, 256, 0, s>>>(d_mask, P, d_labels, g);
+    if (p.local2) launch_dependent(labels2_kernel, lg, dim3(256), s, d_mask, P, d_labels, g);
+    else labels2_kernel<<<lg, 256, 0, s>>>(d_mask, P, d_labels, g);
   } else if (p.B == 2) {
     constexpr int K = 4;
     const dim3 fg_((g.bw + 256 * K - 1) / (256 * K), std::min(g.bh, kMaxGridY));
