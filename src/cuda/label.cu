@@ -391,7 +391,7 @@ __device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g,
   return in && __ldg(m + static_cast<long long>(y) * g.mstride + x) ? 1u : 0u;
 }
 
-template <bool Stats, int MinBlocks = Stats ? 5 : 8>
+template <bool Stats, int MinBlocks = 8, bool ExactExt = true, bool Strip = false>
 __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
                                                                     std::uint32_t* xlist, std::uint32_t* xcount,
                                                                     std::uint32_t* rc, Geo g) {
@@ -406,6 +406,8 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
   const int tbx0 = blockIdx.x * kTB;
   const int bx = tbx0 + lane;
   const bool v2 = ((reinterpret_cast<std::uintptr_t>(m) | static_cast<std::uintptr_t>(g.mstride)) & 1u) == 0;
+  // block row of a warp's r-th row: interleaved (wy + 8r), or with Strip the warp's own strip
+  const auto rowof = [wy](int r) { return Strip ? 4 * wy + r : wy + 8 * r; };
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
     if (Stats && lane == 0 && wy == 0) s_next = 0;
     std::uint32_t pat[4];
@@ -417,13 +419,13 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
     std::uint32_t nbw = 0;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r, by = tby0 + lby;
+      const int lby = rowof(r), by = tby0 + lby;
       const int x = 2 * bx, y = 2 * by;
       std::uint32_t p = 0;
       if (bx < g.bw && by < g.bh) {
         p = pair_bits(m, g, x, y, v2);
         if (y + 1 < g.H) p |= pair_bits(m, g, x, y + 1, v2) << 2;
-        if constexpr (Stats) {
+        if constexpr (Stats && ExactExt) {
           std::uint32_t nb = 0;
           if (lane == 0) nb |= (px(m, g, x - 1, y - 1) | px(m, g, x - 1, y) | px(m, g, x - 1, y + 1) | px(m, g, x - 1, y + 2));
           if (lane == kTB - 1)
@@ -436,87 +438,214 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
       }
       pat[r] = p;
     }
+    if constexpr (!Strip) {
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r;
-      const bool a = pat[r] & 1u, b = pat[r] & 2u, c = pat[r] & 4u, d = pat[r] & 8u;
-      const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
-      const std::uint32_t lkey = a ? (ly0 << 6) | lx0
-                                   : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
-      const std::uint32_t left = __shfl_up_sync(kFull, pat[r], 1);
-      const bool cl = lane > 0 && (a || c) && (left & 0xAu);
-      if (cl) flags |= 1u << r;
-      const bool f = pat[r] != 0;
-      const unsigned fgm = __ballot_sync(kFull, f);
-      const unsigned starts = __ballot_sync(kFull, f && !cl);
-      const unsigned tops = __ballot_sync(kFull, a || b);
-      int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
-      if (!f) h = lane;
-      const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
-      const unsigned brk = (starts | ~fgm) & above;
-      const int e = brk ? __ffs(brk) - 2 : 31;
-      const unsigned tm = tops & ~((1u << h) - 1u);
-      const int t = tm ? __ffs(tm) - 1 : 32;
-      const int head = t <= e ? t : h;
-      const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
-      s[lby * kTB + lane] = f ? hk : kNone;
-      sp[lby * kTB + lane] = static_cast<std::uint8_t>(pat[r]);
-      if constexpr (Stats) {
-        // "may touch another tile": a perimeter block with pixels on that side and a foreground
-        // pixel next to them in the neighbouring tile (conservative by one pixel at the corners).
-        const std::uint32_t nb = (nbw >> (4 * r)) & 15u;
-        const bool e_ = ((nb & 1u) && (a || c)) || ((nb & 2u) && (b || d)) || ((nb & 4u) && (a || b)) || ((nb & 8u) && (c || d));
-        if (e_) flags |= 16u << r;
+      for (int r = 0; r < 4; ++r) {
+        const int lby = wy + 8 * r;
+        const bool a = pat[r] & 1u, b = pat[r] & 2u, c = pat[r] & 4u, d = pat[r] & 8u;
+        const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
+        const std::uint32_t lkey = a ? (ly0 << 6) | lx0
+                                     : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
+        const std::uint32_t left = __shfl_up_sync(kFull, pat[r], 1);
+        const bool cl = lane > 0 && (a || c) && (left & 0xAu);
+        if (cl) flags |= 1u << r;
+        const bool f = pat[r] != 0;
+        const unsigned fgm = __ballot_sync(kFull, f);
+        const unsigned starts = __ballot_sync(kFull, f && !cl);
+        const unsigned tops = __ballot_sync(kFull, a || b);
+        int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
+        if (!f) h = lane;
+        const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
+        const unsigned brk = (starts | ~fgm) & above;
+        const int e = brk ? __ffs(brk) - 2 : 31;
+        const unsigned tm = tops & ~((1u << h) - 1u);
+        const int t = tm ? __ffs(tm) - 1 : 32;
+        const int head = t <= e ? t : h;
+        const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
+        s[lby * kTB + lane] = f ? hk : kNone;
+        sp[lby * kTB + lane] = static_cast<std::uint8_t>(pat[r]);
+        if constexpr (Stats) {
+          // "may touch another tile": a perimeter block with pixels on that side and a foreground
+          // pixel next to them in the neighbouring tile (conservative by one pixel at the corners).
+          // Without ExactExt every perimeter block with pixels on that side counts (no neighbour
+          // loads: fewer registers, full occupancy; merge_stats then adds a few more parts).
+          const std::uint32_t nb = ExactExt ? (nbw >> (4 * r)) & 15u
+                                            : (lane == 0 ? 1u : 0u) | (lane == kTB - 1 ? 2u : 0u) | (lby == 0 ? 4u : 0u) |
+                                                  (lby == kTB - 1 ? 8u : 0u);
+          const bool e_ = ((nb & 1u) && (a || c)) || ((nb & 2u) && (b || d)) || ((nb & 4u) && (a || b)) || ((nb & 8u) && (c || d));
+          if (e_) flags |= 16u << r;
+        }
       }
-    }
-    __syncthreads();
-    // Vertical connections (read targets first: heads change once unions start).
-    std::uint32_t mine[4], tu[4], tl[4], tr[4];
+      __syncthreads();
+      // Vertical connections (read targets first: heads change once unions start).
+      std::uint32_t mine[4], tu[4], tl[4], tr[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r, i = lby * kTB + lane;
-      mine[r] = s[i];
-      tu[r] = tl[r] = tr[r] = kNone;
-      const std::uint32_t p = pat[r];
-      if (p && lby > 0) {
-        const int u = i - kTB;
-        if ((p & 3u) && (sp[u] & 0xCu)) tu[r] = s[u];
-        if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl[r] = s[u - 1];
-        if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr[r] = s[u + 1];
+      for (int r = 0; r < 4; ++r) {
+        const int lby = wy + 8 * r, i = lby * kTB + lane;
+        mine[r] = s[i];
+        tu[r] = tl[r] = tr[r] = kNone;
+        const std::uint32_t p = pat[r];
+        if (p && lby > 0) {
+          const int u = i - kTB;
+          if ((p & 3u) && (sp[u] & 0xCu)) tu[r] = s[u];
+          if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl[r] = s[u - 1];
+          if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr[r] = s[u + 1];
+        }
+        if (tl[r] == tu[r]) tl[r] = kNone;
+        if (tr[r] == tu[r] || tr[r] == tl[r]) tr[r] = kNone;
+        const std::uint32_t pu = __shfl_up_sync(kFull, tu[r], 1), pl = __shfl_up_sync(kFull, tl[r], 1),
+                            pr = __shfl_up_sync(kFull, tr[r], 1);
+        if ((flags >> r) & 1u) {  // lane - 1 is in the same run and unites its own targets
+          if (tu[r] == pu || tu[r] == pl || tu[r] == pr) tu[r] = kNone;
+          if (tl[r] == pu || tl[r] == pl || tl[r] == pr) tl[r] = kNone;
+          if (tr[r] == pu || tr[r] == pl || tr[r] == pr) tr[r] = kNone;
+        }
       }
-      if (tl[r] == tu[r]) tl[r] = kNone;
-      if (tr[r] == tu[r] || tr[r] == tl[r]) tr[r] = kNone;
-      const std::uint32_t pu = __shfl_up_sync(kFull, tu[r], 1), pl = __shfl_up_sync(kFull, tl[r], 1),
-                          pr = __shfl_up_sync(kFull, tr[r], 1);
-      if ((flags >> r) & 1u) {  // lane - 1 is in the same run and unites its own targets
-        if (tu[r] == pu || tu[r] == pl || tu[r] == pr) tu[r] = kNone;
-        if (tl[r] == pu || tl[r] == pl || tl[r] == pr) tl[r] = kNone;
-        if (tr[r] == pu || tr[r] == pl || tr[r] == pr) tr[r] = kNone;
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        if (tu[r] != kNone) lunite_halve(s, mine[r], tu[r]);
+        if (tl[r] != kNone) lunite_halve(s, mine[r], tl[r]);
+        if (tr[r] != kNone) lunite_halve(s, mine[r], tr[r]);
       }
-    }
-    __syncthreads();
+      __syncthreads();
+      // Run heads resolve their roots (read-only finds; each writes only its own node, a root).
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      if (tu[r] != kNone) lunite_halve(s, mine[r], tu[r]);
-      if (tl[r] != kNone) lunite_halve(s, mine[r], tl[r]);
-      if (tr[r] != kNone) lunite_halve(s, mine[r], tr[r]);
-    }
-    __syncthreads();
-    // Run heads resolve their roots (read-only finds; each writes only its own node, a root).
+      for (int r = 0; r < 4; ++r) {
+        const int i = (wy + 8 * r) * kTB + lane;
+        if (pat[r] && lnode(mine[r]) == static_cast<std::uint32_t>(i)) {
+          const std::uint32_t rt = lfind(s, mine[r]);
+          if (rt != mine[r]) s[i] = rt;
+        }
+      }
+    } else {
+      // Strip: warp wy owns block rows 4wy .. 4wy + 3 and sweeps them top to bottom. A block's
+      // candidates are the labels of its connected blocks in the strip's previous row (registers
+      // and shuffles, no shared-memory read); a run takes the candidate of its first lane that has
+      // one, or a fresh label (its first pixel; the head's node becomes a root). Only a run that
+      // touches two components of the row above unites (a union inside the warp's own strip).
+      // Then the strips' first rows are united with the row above them (as the interleaved
+      // layout unites every row), and the label nodes resolve their roots. Every block's entry
+      // is its run's label, a label node's entry its root, so the rest is as before.
+      std::uint32_t pu = 0, lu = kNone;  // the strip's previous row: pattern, label (a root when the row starts)
+      std::uint32_t freshbits = 0;       // bit r: this lane's block of row r is a label node
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int i = (wy + 8 * r) * kTB + lane;
-      if (pat[r] && lnode(mine[r]) == static_cast<std::uint32_t>(i)) {
-        const std::uint32_t rt = lfind(s, mine[r]);
-        if (rt != mine[r]) s[i] = rt;
+      for (int r = 0; r < 4; ++r) {
+        const int lby = rowof(r), i = lby * kTB + lane;
+        const std::uint32_t p = pat[r];
+        const bool a = p & 1u, b = p & 2u, c = p & 4u, d = p & 8u;
+        const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
+        const std::uint32_t lkey = a ? (ly0 << 6) | lx0
+                                     : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
+        const std::uint32_t left = __shfl_up_sync(kFull, p, 1);
+        const bool cl = lane > 0 && (a || c) && (left & 0xAu);
+        if (cl) flags |= 1u << r;
+        const bool f = p != 0;
+        const unsigned fgm = __ballot_sync(kFull, f);
+        const unsigned starts = __ballot_sync(kFull, f && !cl);
+        const unsigned tops = __ballot_sync(kFull, a || b);
+        int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
+        if (!f) h = lane;
+        const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
+        const unsigned brk = (starts | ~fgm) & above;
+        const int e = brk ? __ffs(brk) - 2 : 31;
+        const unsigned tm = tops & ~((1u << h) - 1u);
+        const int t = tm ? __ffs(tm) - 1 : 32;
+        const int head = t <= e ? t : h;
+        const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
+        const unsigned rm = f ? (e == 31 ? kFull : (2u << e) - 1u) & ~((1u << h) - 1u) : 0u;
+        std::uint32_t tu = kNone, tl = kNone, tr = kNone;
+        if (r > 0) {
+          const std::uint32_t pul = __shfl_up_sync(kFull, pu, 1), lul = __shfl_up_sync(kFull, lu, 1);
+          const std::uint32_t pur = __shfl_down_sync(kFull, pu, 1), lur = __shfl_down_sync(kFull, lu, 1);
+          if ((p & 3u) && (pu & 0xCu)) tu = lu;
+          if (lane > 0 && a && (pul & 8u)) tl = lul;
+          if (lane < kTB - 1 && b && (pur & 4u)) tr = lur;
+        }
+        const std::uint32_t cm = min(tu, min(tl, tr));
+        const unsigned fc = __ballot_sync(kFull, cm != kNone) & rm;
+        const std::uint32_t first = __shfl_sync(kFull, cm, fc ? __ffs(fc) - 1 : lane);
+        const std::uint32_t L = !f ? kNone : fc ? first : hk;
+        if (f && !fc && lane == head) freshbits |= 1u << r;
+        s[i] = L;
+        sp[i] = static_cast<std::uint8_t>(p);
+        if constexpr (Stats) {
+          const std::uint32_t nb = ExactExt ? (nbw >> (4 * r)) & 15u
+                                            : (lane == 0 ? 1u : 0u) | (lane == kTB - 1 ? 2u : 0u) | (lby == 0 ? 4u : 0u) |
+                                                  (lby == kTB - 1 ? 8u : 0u);
+          const bool e_ = ((nb & 1u) && (a || c)) || ((nb & 2u) && (b || d)) || ((nb & 4u) && (a || b)) || ((nb & 8u) && (c || d));
+          if (e_) flags |= 16u << r;
+        }
+        // unions: only where a run touches several components of the row above
+        if (tu == L) tu = kNone;
+        if (tl == L || tl == tu) tl = kNone;
+        if (tr == L || tr == tu || tr == tl) tr = kNone;
+        const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
+                            qr = __shfl_up_sync(kFull, tr, 1);
+        if (cl) {  // lane - 1 is in the same run and unites its own candidates
+          if (tu == qu || tu == ql || tu == qr) tu = kNone;
+          if (tl == qu || tl == ql || tl == qr) tl = kNone;
+          if (tr == qu || tr == ql || tr == qr) tr = kNone;
+        }
+        const bool u = tu != kNone || tl != kNone || tr != kNone;
+        __syncwarp();  // the strip's stores so far are visible to every lane
+        if (u) {
+#pragma unroll 1
+          for (int j = 0; j < 3; ++j) {
+            const std::uint32_t x = j == 0 ? tu : j == 1 ? tl : tr;
+            if (x != kNone) lunite_halve(s, x, L);
+          }
+        }
+        std::uint32_t Lr = L;
+        if (__any_sync(kFull, u)) {  // labels back to roots for the next row
+          __syncwarp();
+          if (f) Lr = lfind(s, L);
+        }
+        pu = p;
+        lu = Lr;
+      }
+      __syncthreads();
+      // The strips' first rows (warps 1..7) with the last row of the strip above.
+      std::uint32_t mine = kNone, tu = kNone, tl = kNone, tr = kNone;
+      if (wy > 0 && pat[0]) {
+        const int i = rowof(0) * kTB + lane, u = i - kTB;
+        const std::uint32_t p = pat[0];
+        mine = s[i];
+        if ((p & 3u) && (sp[u] & 0xCu)) tu = s[u];
+        if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl = s[u - 1];
+        if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr = s[u + 1];
+      }
+      if (tl == tu) tl = kNone;
+      if (tr == tu || tr == tl) tr = kNone;
+      const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1), qr = __shfl_up_sync(kFull, tr, 1);
+      if (flags & 1u) {  // lane - 1 is in the same run and unites its own targets
+        if (tu == qu || tu == ql || tu == qr) tu = kNone;
+        if (tl == qu || tl == ql || tl == qr) tl = kNone;
+        if (tr == qu || tr == ql || tr == qr) tr = kNone;
+      }
+      __syncthreads();
+      if (tu != kNone) lunite_halve(s, mine, tu);
+      if (tl != kNone) lunite_halve(s, mine, tl);
+      if (tr != kNone) lunite_halve(s, mine, tr);
+      __syncthreads();
+      // Label nodes resolve their roots (read-only finds; each writes only its own node, a root).
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        if ((freshbits >> r) & 1u) {
+          const int i = rowof(r) * kTB + lane;
+          const std::uint32_t k0 = s[i];
+          const std::uint32_t rt = lfind(s, k0);
+          if (rt != k0) s[i] = rt;
+        }
       }
     }
     __syncthreads();
     std::uint32_t root[4];
+    std::uint32_t rootbits = 0;  // bit r: block row r's block is a local root
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int lby = wy + 8 * r, by = tby0 + lby;
-      root[r] = pat[r] ? s[lnode(mine[r])] : kNone;
+      const int lby = rowof(r), by = tby0 + lby;
+      root[r] = pat[r] ? s[lnode(s[lby * kTB + lane])] : kNone;  // a block's entry: its head's / label's key
       if (bx < g.bw && by < g.bh) {
         std::uint32_t v = kNone;
         if (pat[r]) v = key_of(2 * tbx0 + static_cast<int>(root[r] & 63u), 2 * tby0 + static_cast<int>(root[r] >> 6), g);
@@ -536,9 +665,13 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
           const int i = lby * kTB + lane;
           a_ax[i] = a_sy[i] = a_cmax[i] = a_rmax[i] = 0;
           a_cmin[i] = 0xFFu;
+          rootbits |= 1u << r;
         }
       }
     }
+    // The statistics below re-read patterns and roots from shared memory (sp; s: a block's entry
+    // is the key of its run head / label, whose node now holds the root) instead of keeping them in
+    // registers: fewer live registers, so more thread blocks per SM.
     if constexpr (Stats) {
       __syncthreads();
       // One record update per horizontal run, by its first lane, from the row's ballots: a run
@@ -547,7 +680,7 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
       // from its first to its last pixel column, its rows the OR of its top / bottom pixels.
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const std::uint32_t p = pat[r];
+        const std::uint32_t p = sp[rowof(r) * kTB + lane];
         const unsigned bA = __ballot_sync(kFull, p & 1u), bB = __ballot_sync(kFull, p & 2u),
                        bC = __ballot_sync(kFull, p & 4u), bD = __ballot_sync(kFull, p & 8u);
         const unsigned bE = __ballot_sync(kFull, (flags >> (4 + r)) & 1u), bL = __ballot_sync(kFull, (flags >> r) & 1u);
@@ -567,13 +700,13 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
             const unsigned K = k == 0 ? 0xAAAAAAAAu : k == 1 ? 0xCCCCCCCCu : k == 2 ? 0xF0F0F0F0u : k == 3 ? 0xFF00FF00u : 0xFFFF0000u;
             lanesum += (__popc(mA & K) + __popc(mB & K) + __popc(mC & K) + __popc(mD & K)) << k;
           }
-          const std::uint32_t ly = 2u * (wy + 8 * r);
+          const std::uint32_t ly = 2u * rowof(r);
           const std::uint32_t sx = 2u * lanesum + cB + cD;
           const std::uint32_t sy = area * ly + cC + cD;
           const std::uint32_t mnx = ((mA | mC) >> lane) & 1u ? 2u * lane : 2u * lane + 1u;
           const std::uint32_t mxx = ((mB | mD) >> e) & 1u ? 2u * e + 1u : 2u * e;
           const std::uint32_t mxy = (mC | mD) ? ly + 1u : ly;
-          const std::uint32_t slot = lnode(root[r]);
+          const std::uint32_t slot = lnode(s[lnode(s[rowof(r) * kTB + lane])]);
           // area <= 4096 and sums < 2^18 in a 64x64 tile; at most 512 runs per tile
           atomicAdd(a_ax + slot, (area << 18) | sx);
           atomicAdd(a_sy + slot, sy | ((bE & rm) ? 1u << 18 : 0u));
@@ -587,14 +720,15 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const int lby = wy + 8 * r, by = tby0 + lby, i = lby * kTB + lane;
-        if (pat[r] && lnode(root[r]) == static_cast<std::uint32_t>(i)) {
+        const int lby = rowof(r), by = tby0 + lby, i = lby * kTB + lane;
+        if ((rootbits >> r) & 1u) {
+          const std::uint32_t rk = s[i];  // a root's entry is its own key
           const std::uint32_t ax = a_ax[i], sye = a_sy[i];
           const std::uint32_t area = ax >> 18, sx = ax & 0x3FFFFu, sy = sye & 0x3FFFFu;
           const bool ext = (sye >> 18) != 0;
           const long long n = static_cast<long long>(by) * g.bw + bx;
           S[n] = make_uint4(area | (ext ? 0x80000000u : 0u), sx, sy,
-                            a_cmin[i] | (a_cmax[i] << 8) | (a_rmax[i] << 16) | ((root[r] >> 6) << 24));
+                            a_cmin[i] | (a_cmax[i] << 8) | (a_rmax[i] << 16) | ((rk >> 6) << 24));
           if (ext)
             xlist[(static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x) * kXCap + atomicAdd(&s_next, 1u)] =
                 static_cast<std::uint32_t>(n);
@@ -1200,10 +1334,15 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    static const bool six = std::getenv("WINNOW_LABEL_STATS6") != nullptr;
-    if (local_stats && six) local2_kernel<true, 6><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    static const bool conservative = std::getenv("WINNOW_LABEL_STATS_CONSERVATIVE") != nullptr;
+    static const bool strip = std::getenv("WINNOW_LABEL_STRIP") != nullptr;
+    const dim3 tb(kTB, 8);
+    if (local_stats && conservative && strip) local2_kernel<true, 8, false, true><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else if (local_stats && conservative) local2_kernel<true, 8, false><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else if (local_stats && strip) local2_kernel<true, 6, true, true><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else if (local_stats) local2_kernel<true, 6><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else if (strip) local2_kernel<false, 8, true, true><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
