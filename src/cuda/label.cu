@@ -11,7 +11,8 @@
 //   tile_merge (the write-up's method): one thread block per tile labels the tile in shared memory,
 //     writes each node's tile-local root as a global key, then one kernel walks only the tile
 //     perimeters and unites across tile borders. 8-connectivity: 64x64-pixel tiles of 2x2 blocks,
-//     ballot-built horizontal runs, per-tile statistics (local2/border2/assign2 below); no
+//     ballot-built horizontal runs swept down 4-row strips, per-tile statistics
+//     (local2/border2/assign2 below), programmatic dependent launches; no
 //     compress pass. 4-connectivity: 32x32-pixel tiles of pixels, then compress.
 //
 // Keys. A node's value is a key (y << shift) | x of a foreground pixel, shift = ceil(log2 W), so
@@ -41,7 +42,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -308,18 +308,23 @@ __global__ void border_kernel(std::uint32_t* P, Geo g) {
 
 // ---- tile_merge on 2x2 blocks (8-connectivity) ------------------------------------------------
 //
-// One thread block (32 x 8 threads) per tile of 32 x 32 blocks = 64 x 64 pixels. A warp owns one
-// block row at a time: connections to the left come from a ballot, so every horizontal run of
-// connected blocks points at once to its raster-first block (no atomics); then the vertical
-// connections unite runs with shared-memory atomicMin (a lane skips targets its left neighbour in
-// the same run already unites). Local keys are (y << 6) | x inside the tile, which order like
-// raster indices, so each local root holds the tile-local component's first pixel; the kernel
-// writes every block's global parent = its local root's global key. With statistics, each local
-// component's area, coordinate sums and bounding box are accumulated in shared memory
-// (per horizontal run) and stored at its root node together with a flag "may touch another
-// tile"; a component that cannot becomes final there, and the numbering pass copies its
-// statistics without any global atomic. The others are listed per tile for merge_stats. Then
-// only blocks on tile borders are united globally (border2).
+// One thread block (32 x 8 threads) per tile of 32 x 32 blocks = 64 x 64 pixels; lane = block
+// column, warp wy owns the strip of block rows 4wy .. 4wy + 3 and sweeps it top to bottom. In a
+// row, connections to the left come from a ballot, so every horizontal run of connected blocks is
+// known at once; a block's candidates are the labels of its connected blocks in the strip's
+// previous row (registers and shuffles); a run takes the candidate of its first lane that has
+// one, or a fresh label (the run's first pixel, whose node becomes a root). Only a run that
+// touches two components of the row above unites them (shared-memory atomicMin union inside the
+// warp's own strip). Then each strip's first row is united with the last row of the strip above
+// (a lane skips targets its left neighbour in the same run already unites), and the label nodes
+// resolve their roots. Local keys are (y << 6) | x inside the tile, which order like raster
+// indices and union links the larger root under the smaller, so each local root holds the
+// tile-local component's first pixel; the kernel writes every block's global parent = its local
+// root's global key. With statistics, each local component's area, coordinate sums and bounding
+// box are accumulated in shared memory (per horizontal run) and stored at its root node together
+// with a flag "may touch another tile"; a component that cannot becomes final there, and the
+// numbering pass copies its statistics without any global atomic. The others are listed per tile
+// for merge_stats. Then only blocks on tile borders are united globally (border2).
 
 constexpr int kTB = 32;  // tile side in blocks
 // Local components that may touch another tile, listed per tile: each owns a perimeter block,
@@ -338,13 +343,13 @@ __device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, 
 // Tile pass details: the mask is read as 16-bit words (a block's two pixels of a row in one load,
 // all rows of a thread issued before the ballots); the unions' finds halve paths (a halving store
 // writes an ancestor over a parent, so no cycle; a racing atomicMin link it overwrites is retried
-// by its linking thread with the old parent); after the unions only run heads resolve their root
-// (read-only finds, each writes only its own node) and every block takes its head's root in one
-// hop. Statistics: per horizontal run (not per block: a run is one component) one 64-bit shared
-// add of packed sums (area 13 bits | sum y 18 | sum x 18, no carries: a 64x64 tile bounds each
-// field; from bit 49 a count of runs that may touch another tile) and two 64-bit ORs of occupied
-// columns / rows (bounding box from the lowest / highest bit). The run's sums come from the row's
-// pixel ballots (population counts masked to the run), so no match / reduction is needed.
+// by its linking thread with the old parent); a block's entry is its run's label, and after the
+// unions only the label nodes resolve their root (read-only finds, each writes only its own node),
+// so every block reaches its root in two hops. Statistics: per horizontal run (not per block: a
+// run is one component) two 32-bit shared adds of packed sums (area << 18 | sum x; sum y | runs
+// that may touch another tile << 18: a 64x64 tile bounds each field) and min / max atomics of the
+// bounding box only where they change it. The run's sums come from the row's pixel ballots
+// (population counts masked to the run), so no match / reduction is needed.
 
 __device__ __forceinline__ std::uint32_t lfind_halve(std::uint32_t* s, std::uint32_t k) {
   volatile std::uint32_t* vs = s;
@@ -391,10 +396,10 @@ __device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g,
   return in && __ldg(m + static_cast<long long>(y) * g.mstride + x) ? 1u : 0u;
 }
 
-template <bool Stats, int MinBlocks = 8, bool ExactExt = true, bool Strip = false>
-__global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
-                                                                    std::uint32_t* xlist, std::uint32_t* xcount,
-                                                                    std::uint32_t* rc, Geo g) {
+template <bool Stats>
+__global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
+                                                        std::uint32_t* xlist, std::uint32_t* xcount, std::uint32_t* rc,
+                                                        Geo g) {
   __shared__ std::uint32_t s[kTB * kTB];
   __shared__ std::uint8_t sp[kTB * kTB];
   // per local root (32-bit: shared atomics on 64-bit words are compare-and-swap loops):
@@ -406,237 +411,132 @@ __global__ void __launch_bounds__(256, MinBlocks) local2_kernel(const std::uint8
   const int tbx0 = blockIdx.x * kTB;
   const int bx = tbx0 + lane;
   const bool v2 = ((reinterpret_cast<std::uintptr_t>(m) | static_cast<std::uintptr_t>(g.mstride)) & 1u) == 0;
-  // block row of a warp's r-th row: interleaved (wy + 8r), or with Strip the warp's own strip
-  const auto rowof = [wy](int r) { return Strip ? 4 * wy + r : wy + 8 * r; };
+  const auto rowof = [wy](int r) { return 4 * wy + r; };  // block row of the warp's r-th row
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
     if (Stats && lane == 0 && wy == 0) s_next = 0;
     std::uint32_t pat[4];
     std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour; bit 4 + r: may touch another tile
-    // Statistics: for perimeter blocks, whether the neighbouring tile has a foreground pixel next
-    // to the block's left / right / top / bottom side (bits 4r .. 4r + 3). Loaded together with the
-    // mask (OR'ed, not short-circuited, independent of the block's own pixels), so they cost no
-    // extra round trip to memory.
-    std::uint32_t nbw = 0;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int lby = rowof(r), by = tby0 + lby;
-      const int x = 2 * bx, y = 2 * by;
+      const int by = tby0 + rowof(r);
       std::uint32_t p = 0;
       if (bx < g.bw && by < g.bh) {
-        p = pair_bits(m, g, x, y, v2);
-        if (y + 1 < g.H) p |= pair_bits(m, g, x, y + 1, v2) << 2;
-        if constexpr (Stats && ExactExt) {
-          std::uint32_t nb = 0;
-          if (lane == 0) nb |= (px(m, g, x - 1, y - 1) | px(m, g, x - 1, y) | px(m, g, x - 1, y + 1) | px(m, g, x - 1, y + 2));
-          if (lane == kTB - 1)
-            nb |= (px(m, g, x + 2, y - 1) | px(m, g, x + 2, y) | px(m, g, x + 2, y + 1) | px(m, g, x + 2, y + 2)) << 1;
-          if (lby == 0) nb |= (px(m, g, x - 1, y - 1) | px(m, g, x, y - 1) | px(m, g, x + 1, y - 1) | px(m, g, x + 2, y - 1)) << 2;
-          if (lby == kTB - 1)
-            nb |= (px(m, g, x - 1, y + 2) | px(m, g, x, y + 2) | px(m, g, x + 1, y + 2) | px(m, g, x + 2, y + 2)) << 3;
-          nbw |= nb << (4 * r);
-        }
+        p = pair_bits(m, g, 2 * bx, 2 * by, v2);
+        if (2 * by + 1 < g.H) p |= pair_bits(m, g, 2 * bx, 2 * by + 1, v2) << 2;
       }
       pat[r] = p;
     }
-    if constexpr (!Strip) {
+    // Each warp sweeps its strip (see above); unions here stay inside the warp's own strip.
+    std::uint32_t pu = 0, lu = kNone;  // the strip's previous row: pattern, label (a root when the row starts)
+    std::uint32_t freshbits = 0;       // bit r: this lane's block of row r is a label node
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int lby = wy + 8 * r;
-        const bool a = pat[r] & 1u, b = pat[r] & 2u, c = pat[r] & 4u, d = pat[r] & 8u;
-        const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
-        const std::uint32_t lkey = a ? (ly0 << 6) | lx0
-                                     : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
-        const std::uint32_t left = __shfl_up_sync(kFull, pat[r], 1);
-        const bool cl = lane > 0 && (a || c) && (left & 0xAu);
-        if (cl) flags |= 1u << r;
-        const bool f = pat[r] != 0;
-        const unsigned fgm = __ballot_sync(kFull, f);
-        const unsigned starts = __ballot_sync(kFull, f && !cl);
-        const unsigned tops = __ballot_sync(kFull, a || b);
-        int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
-        if (!f) h = lane;
-        const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
-        const unsigned brk = (starts | ~fgm) & above;
-        const int e = brk ? __ffs(brk) - 2 : 31;
-        const unsigned tm = tops & ~((1u << h) - 1u);
-        const int t = tm ? __ffs(tm) - 1 : 32;
-        const int head = t <= e ? t : h;
-        const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
-        s[lby * kTB + lane] = f ? hk : kNone;
-        sp[lby * kTB + lane] = static_cast<std::uint8_t>(pat[r]);
-        if constexpr (Stats) {
-          // "may touch another tile": a perimeter block with pixels on that side and a foreground
-          // pixel next to them in the neighbouring tile (conservative by one pixel at the corners).
-          // Without ExactExt every perimeter block with pixels on that side counts (no neighbour
-          // loads: fewer registers, full occupancy; merge_stats then adds a few more parts).
-          const std::uint32_t nb = ExactExt ? (nbw >> (4 * r)) & 15u
-                                            : (lane == 0 ? 1u : 0u) | (lane == kTB - 1 ? 2u : 0u) | (lby == 0 ? 4u : 0u) |
-                                                  (lby == kTB - 1 ? 8u : 0u);
-          const bool e_ = ((nb & 1u) && (a || c)) || ((nb & 2u) && (b || d)) || ((nb & 4u) && (a || b)) || ((nb & 8u) && (c || d));
-          if (e_) flags |= 16u << r;
-        }
+    for (int r = 0; r < 4; ++r) {
+      const int lby = rowof(r), i = lby * kTB + lane;
+      const std::uint32_t p = pat[r];
+      const bool a = p & 1u, b = p & 2u, c = p & 4u, d = p & 8u;
+      const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
+      const std::uint32_t lkey = a ? (ly0 << 6) | lx0
+                                   : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
+      const std::uint32_t left = __shfl_up_sync(kFull, p, 1);
+      const bool cl = lane > 0 && (a || c) && (left & 0xAu);
+      if (cl) flags |= 1u << r;
+      const bool f = p != 0;
+      const unsigned fgm = __ballot_sync(kFull, f);
+      const unsigned starts = __ballot_sync(kFull, f && !cl);
+      const unsigned tops = __ballot_sync(kFull, a || b);
+      int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
+      if (!f) h = lane;
+      const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
+      const unsigned brk = (starts | ~fgm) & above;
+      const int e = brk ? __ffs(brk) - 2 : 31;
+      const unsigned tm = tops & ~((1u << h) - 1u);
+      const int t = tm ? __ffs(tm) - 1 : 32;
+      const int head = t <= e ? t : h;
+      const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
+      const unsigned rm = f ? (e == 31 ? kFull : (2u << e) - 1u) & ~((1u << h) - 1u) : 0u;
+      std::uint32_t tu = kNone, tl = kNone, tr = kNone;
+      if (r > 0) {
+        const std::uint32_t pul = __shfl_up_sync(kFull, pu, 1), lul = __shfl_up_sync(kFull, lu, 1);
+        const std::uint32_t pur = __shfl_down_sync(kFull, pu, 1), lur = __shfl_down_sync(kFull, lu, 1);
+        if ((p & 3u) && (pu & 0xCu)) tu = lu;
+        if (lane > 0 && a && (pul & 8u)) tl = lul;
+        if (lane < kTB - 1 && b && (pur & 4u)) tr = lur;
       }
-      __syncthreads();
-      // Vertical connections (read targets first: heads change once unions start).
-      std::uint32_t mine[4], tu[4], tl[4], tr[4];
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int lby = wy + 8 * r, i = lby * kTB + lane;
-        mine[r] = s[i];
-        tu[r] = tl[r] = tr[r] = kNone;
-        const std::uint32_t p = pat[r];
-        if (p && lby > 0) {
-          const int u = i - kTB;
-          if ((p & 3u) && (sp[u] & 0xCu)) tu[r] = s[u];
-          if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl[r] = s[u - 1];
-          if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr[r] = s[u + 1];
-        }
-        if (tl[r] == tu[r]) tl[r] = kNone;
-        if (tr[r] == tu[r] || tr[r] == tl[r]) tr[r] = kNone;
-        const std::uint32_t pu = __shfl_up_sync(kFull, tu[r], 1), pl = __shfl_up_sync(kFull, tl[r], 1),
-                            pr = __shfl_up_sync(kFull, tr[r], 1);
-        if ((flags >> r) & 1u) {  // lane - 1 is in the same run and unites its own targets
-          if (tu[r] == pu || tu[r] == pl || tu[r] == pr) tu[r] = kNone;
-          if (tl[r] == pu || tl[r] == pl || tl[r] == pr) tl[r] = kNone;
-          if (tr[r] == pu || tr[r] == pl || tr[r] == pr) tr[r] = kNone;
-        }
+      const std::uint32_t cm = min(tu, min(tl, tr));
+      const unsigned fc = __ballot_sync(kFull, cm != kNone) & rm;
+      const std::uint32_t first = __shfl_sync(kFull, cm, fc ? __ffs(fc) - 1 : lane);
+      const std::uint32_t L = !f ? kNone : fc ? first : hk;
+      if (f && !fc && lane == head) freshbits |= 1u << r;
+      s[i] = L;
+      sp[i] = static_cast<std::uint8_t>(p);
+      if constexpr (Stats) {
+        // "may touch another tile": a perimeter block with pixels on that side (conservative:
+        // the neighbouring tile's pixels are not read, which would cost registers and a round
+        // trip to memory; merge_stats adds the parts of the few extra components)
+        const bool e_ = (lane == 0 && (a || c)) || (lane == kTB - 1 && (b || d)) || (lby == 0 && (a || b)) ||
+                        (lby == kTB - 1 && (c || d));
+        if (e_) flags |= 16u << r;
       }
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        if (tu[r] != kNone) lunite_halve(s, mine[r], tu[r]);
-        if (tl[r] != kNone) lunite_halve(s, mine[r], tl[r]);
-        if (tr[r] != kNone) lunite_halve(s, mine[r], tr[r]);
-      }
-      __syncthreads();
-      // Run heads resolve their roots (read-only finds; each writes only its own node, a root).
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int i = (wy + 8 * r) * kTB + lane;
-        if (pat[r] && lnode(mine[r]) == static_cast<std::uint32_t>(i)) {
-          const std::uint32_t rt = lfind(s, mine[r]);
-          if (rt != mine[r]) s[i] = rt;
-        }
-      }
-    } else {
-      // Strip: warp wy owns block rows 4wy .. 4wy + 3 and sweeps them top to bottom. A block's
-      // candidates are the labels of its connected blocks in the strip's previous row (registers
-      // and shuffles, no shared-memory read); a run takes the candidate of its first lane that has
-      // one, or a fresh label (its first pixel; the head's node becomes a root). Only a run that
-      // touches two components of the row above unites (a union inside the warp's own strip).
-      // Then the strips' first rows are united with the row above them (as the interleaved
-      // layout unites every row), and the label nodes resolve their roots. Every block's entry
-      // is its run's label, a label node's entry its root, so the rest is as before.
-      std::uint32_t pu = 0, lu = kNone;  // the strip's previous row: pattern, label (a root when the row starts)
-      std::uint32_t freshbits = 0;       // bit r: this lane's block of row r is a label node
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int lby = rowof(r), i = lby * kTB + lane;
-        const std::uint32_t p = pat[r];
-        const bool a = p & 1u, b = p & 2u, c = p & 4u, d = p & 8u;
-        const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
-        const std::uint32_t lkey = a ? (ly0 << 6) | lx0
-                                     : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
-        const std::uint32_t left = __shfl_up_sync(kFull, p, 1);
-        const bool cl = lane > 0 && (a || c) && (left & 0xAu);
-        if (cl) flags |= 1u << r;
-        const bool f = p != 0;
-        const unsigned fgm = __ballot_sync(kFull, f);
-        const unsigned starts = __ballot_sync(kFull, f && !cl);
-        const unsigned tops = __ballot_sync(kFull, a || b);
-        int h = 31 - __clz(starts & ((2u << lane) - 1u));  // lane 31: 2u << 31 == 0, mask all
-        if (!f) h = lane;
-        const unsigned above = h == 31 ? 0u : ~((2u << h) - 1u);
-        const unsigned brk = (starts | ~fgm) & above;
-        const int e = brk ? __ffs(brk) - 2 : 31;
-        const unsigned tm = tops & ~((1u << h) - 1u);
-        const int t = tm ? __ffs(tm) - 1 : 32;
-        const int head = t <= e ? t : h;
-        const std::uint32_t hk = __shfl_sync(kFull, lkey, head);
-        const unsigned rm = f ? (e == 31 ? kFull : (2u << e) - 1u) & ~((1u << h) - 1u) : 0u;
-        std::uint32_t tu = kNone, tl = kNone, tr = kNone;
-        if (r > 0) {
-          const std::uint32_t pul = __shfl_up_sync(kFull, pu, 1), lul = __shfl_up_sync(kFull, lu, 1);
-          const std::uint32_t pur = __shfl_down_sync(kFull, pu, 1), lur = __shfl_down_sync(kFull, lu, 1);
-          if ((p & 3u) && (pu & 0xCu)) tu = lu;
-          if (lane > 0 && a && (pul & 8u)) tl = lul;
-          if (lane < kTB - 1 && b && (pur & 4u)) tr = lur;
-        }
-        const std::uint32_t cm = min(tu, min(tl, tr));
-        const unsigned fc = __ballot_sync(kFull, cm != kNone) & rm;
-        const std::uint32_t first = __shfl_sync(kFull, cm, fc ? __ffs(fc) - 1 : lane);
-        const std::uint32_t L = !f ? kNone : fc ? first : hk;
-        if (f && !fc && lane == head) freshbits |= 1u << r;
-        s[i] = L;
-        sp[i] = static_cast<std::uint8_t>(p);
-        if constexpr (Stats) {
-          const std::uint32_t nb = ExactExt ? (nbw >> (4 * r)) & 15u
-                                            : (lane == 0 ? 1u : 0u) | (lane == kTB - 1 ? 2u : 0u) | (lby == 0 ? 4u : 0u) |
-                                                  (lby == kTB - 1 ? 8u : 0u);
-          const bool e_ = ((nb & 1u) && (a || c)) || ((nb & 2u) && (b || d)) || ((nb & 4u) && (a || b)) || ((nb & 8u) && (c || d));
-          if (e_) flags |= 16u << r;
-        }
-        // unions: only where a run touches several components of the row above
-        if (tu == L) tu = kNone;
-        if (tl == L || tl == tu) tl = kNone;
-        if (tr == L || tr == tu || tr == tl) tr = kNone;
-        const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
-                            qr = __shfl_up_sync(kFull, tr, 1);
-        if (cl) {  // lane - 1 is in the same run and unites its own candidates
-          if (tu == qu || tu == ql || tu == qr) tu = kNone;
-          if (tl == qu || tl == ql || tl == qr) tl = kNone;
-          if (tr == qu || tr == ql || tr == qr) tr = kNone;
-        }
-        const bool u = tu != kNone || tl != kNone || tr != kNone;
-        __syncwarp();  // the strip's stores so far are visible to every lane
-        if (u) {
-#pragma unroll 1
-          for (int j = 0; j < 3; ++j) {
-            const std::uint32_t x = j == 0 ? tu : j == 1 ? tl : tr;
-            if (x != kNone) lunite_halve(s, x, L);
-          }
-        }
-        std::uint32_t Lr = L;
-        if (__any_sync(kFull, u)) {  // labels back to roots for the next row
-          __syncwarp();
-          if (f) Lr = lfind(s, L);
-        }
-        pu = p;
-        lu = Lr;
-      }
-      __syncthreads();
-      // The strips' first rows (warps 1..7) with the last row of the strip above.
-      std::uint32_t mine = kNone, tu = kNone, tl = kNone, tr = kNone;
-      if (wy > 0 && pat[0]) {
-        const int i = rowof(0) * kTB + lane, u = i - kTB;
-        const std::uint32_t p = pat[0];
-        mine = s[i];
-        if ((p & 3u) && (sp[u] & 0xCu)) tu = s[u];
-        if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl = s[u - 1];
-        if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr = s[u + 1];
-      }
-      if (tl == tu) tl = kNone;
-      if (tr == tu || tr == tl) tr = kNone;
-      const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1), qr = __shfl_up_sync(kFull, tr, 1);
-      if (flags & 1u) {  // lane - 1 is in the same run and unites its own targets
+      // unions: only where a run touches several components of the row above
+      if (tu == L) tu = kNone;
+      if (tl == L || tl == tu) tl = kNone;
+      if (tr == L || tr == tu || tr == tl) tr = kNone;
+      const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
+                          qr = __shfl_up_sync(kFull, tr, 1);
+      if (cl) {  // lane - 1 is in the same run and unites its own candidates
         if (tu == qu || tu == ql || tu == qr) tu = kNone;
         if (tl == qu || tl == ql || tl == qr) tl = kNone;
         if (tr == qu || tr == ql || tr == qr) tr = kNone;
       }
-      __syncthreads();
-      if (tu != kNone) lunite_halve(s, mine, tu);
-      if (tl != kNone) lunite_halve(s, mine, tl);
-      if (tr != kNone) lunite_halve(s, mine, tr);
-      __syncthreads();
-      // Label nodes resolve their roots (read-only finds; each writes only its own node, a root).
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        if ((freshbits >> r) & 1u) {
-          const int i = rowof(r) * kTB + lane;
-          const std::uint32_t k0 = s[i];
-          const std::uint32_t rt = lfind(s, k0);
-          if (rt != k0) s[i] = rt;
+      const bool u = tu != kNone || tl != kNone || tr != kNone;
+      __syncwarp();  // the strip's stores so far are visible to every lane
+      if (u) {
+#pragma unroll 1
+        for (int j = 0; j < 3; ++j) {
+          const std::uint32_t x = j == 0 ? tu : j == 1 ? tl : tr;
+          if (x != kNone) lunite_halve(s, x, L);
         }
+      }
+      std::uint32_t Lr = L;
+      if (__any_sync(kFull, u)) {  // labels back to roots for the next row
+        __syncwarp();
+        if (f) Lr = lfind(s, L);
+      }
+      pu = p;
+      lu = Lr;
+    }
+    __syncthreads();
+    // The strips' first rows (warps 1..7) with the last row of the strip above.
+    std::uint32_t mine = kNone, tu = kNone, tl = kNone, tr = kNone;
+    if (wy > 0 && pat[0]) {
+      const int i = rowof(0) * kTB + lane, u = i - kTB;
+      const std::uint32_t p = pat[0];
+      mine = s[i];
+      if ((p & 3u) && (sp[u] & 0xCu)) tu = s[u];
+      if (lane > 0 && (p & 1u) && (sp[u - 1] & 8u)) tl = s[u - 1];
+      if (lane < kTB - 1 && (p & 2u) && (sp[u + 1] & 4u)) tr = s[u + 1];
+    }
+    if (tl == tu) tl = kNone;
+    if (tr == tu || tr == tl) tr = kNone;
+    const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1), qr = __shfl_up_sync(kFull, tr, 1);
+    if (flags & 1u) {  // lane - 1 is in the same run and unites its own targets
+      if (tu == qu || tu == ql || tu == qr) tu = kNone;
+      if (tl == qu || tl == ql || tl == qr) tl = kNone;
+      if (tr == qu || tr == ql || tr == qr) tr = kNone;
+    }
+    __syncthreads();
+    if (tu != kNone) lunite_halve(s, mine, tu);
+    if (tl != kNone) lunite_halve(s, mine, tl);
+    if (tr != kNone) lunite_halve(s, mine, tr);
+    __syncthreads();
+    // Label nodes resolve their roots (read-only finds; each writes only its own node, a root).
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      if ((freshbits >> r) & 1u) {
+        const int i = rowof(r) * kTB + lane;
+        const std::uint32_t k0 = s[i];
+        const std::uint32_t rt = lfind(s, k0);
+        if (rt != k0) s[i] = rt;
       }
     }
     __syncthreads();
@@ -1302,7 +1202,6 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
 // Launch with programmatic stream serialisation (see grid_dependency_wait).
 template <typename... Params, typename... Args>
 void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
-  static const bool off = std::getenv("WINNOW_LABEL_NO_PDL") != nullptr;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
@@ -1312,7 +1211,7 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStre
   cfg.dynamicSmemBytes = 0;
   cfg.stream = s;
   cfg.attrs = attr;
-  cfg.numAttrs = off ? 0 : 1;
+  cfg.numAttrs = 1;
   WINNOW_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...));
 }
 
@@ -1334,15 +1233,8 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    static const bool conservative = std::getenv("WINNOW_LABEL_STATS_CONSERVATIVE") != nullptr;
-    static const bool strip = std::getenv("WINNOW_LABEL_STRIP") != nullptr;
-    const dim3 tb(kTB, 8);
-    if (local_stats && conservative && strip) local2_kernel<true, 8, false, true><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else if (local_stats && conservative) local2_kernel<true, 8, false><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else if (local_stats && strip) local2_kernel<true, 6, true, true><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else if (local_stats) local2_kernel<true, 6><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else if (strip) local2_kernel<false, 8, true, true><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else local2_kernel<false><<<tg, tb, 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
