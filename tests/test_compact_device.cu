@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -42,7 +43,11 @@ struct Dev {
     if (count) EXPECT_EQ(cudaMemcpy(v.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return v;
   }
-  void poison() { ASSERT_EQ(cudaMemset(p, 0xA5, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess); }
+  // Synchronised: the calls under test run in non-blocking streams, unordered with this memset.
+  void poison() {
+    ASSERT_EQ(cudaMemset(p, 0xA5, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
 };
 
 struct Variant {
@@ -446,3 +451,162 @@ TEST(CompactDevice, MoreThan2Pow32Elements) {
 }
 
 }  // namespace
+
+// CompactWorkspace: calls issued back to back on one stream with no synchronisation between
+// them (each kernel zeroes the words the next call takes), with sizes that shrink and grow (the
+// workspace reallocates), both orders, every form, aligned and unaligned inputs, n = 0; then a
+// captured call replayed twice between eager calls. Every result against std::copy_if.
+TEST(CompactDevice, WorkspaceBackToBackCallsAndCapture) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::mt19937_64 rng(21);
+  const std::uint64_t max_n = (1u << 22) + 3;
+  std::vector<std::int32_t> h(max_n + 1);
+  for (auto& x : h) x = static_cast<std::int32_t>(rng() % 100000);
+  std::vector<std::uint8_t> f(max_n);
+  for (auto& x : f) x = (rng() % 4 == 0) ? 1 : 0;
+  Dev<std::int32_t> d_in(max_n + 1);
+  Dev<std::uint8_t> d_f(max_n);
+  d_in.upload(h);
+  d_f.upload(f);
+
+  enum class Form { values, indices, flagged, flagged_indices };
+  struct Call {
+    std::uint64_t n;
+    Order order;
+    Form form;
+    std::uint64_t offset;  // 1: unaligned input
+    std::int32_t threshold;
+  };
+  const Call calls[] = {
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 99000},  {(1u << 21) + 5, Order::stable, Form::values, 0, 50000},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 1000},   {5000, Order::stable, Form::values, 0, 30000},
+      {max_n, Order::stable, Form::values, 0, 70000},           {(1u << 20), Order::any, Form::values, 0, 99000},
+      {(1u << 20), Order::any, Form::values, 0, 20000},         {(1u << 20), Order::any, Form::indices, 0, 60000},
+      {(1u << 20) + 1, Order::stable, Form::indices, 0, 40000}, {7, Order::stable, Form::values, 0, 50000},
+      {0, Order::any, Form::values, 0, 50000},                  {(1u << 20) + 9, Order::stable, Form::values, 1, 50000},
+      {(1u << 20), Order::stable, Form::flagged, 0, 0},         {(1u << 20) + 3, Order::any, Form::flagged_indices, 0, 0},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 90000},  {(1u << 21) + 5, Order::any, Form::values, 0, 90000},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 10},     {(1u << 21) + 5, Order::any, Form::values, 0, 10},
+  };
+  const std::size_t m = std::size(calls);
+  std::vector<std::unique_ptr<Dev<std::int32_t>>> outs;
+  std::vector<std::unique_ptr<Dev<std::uint64_t>>> idx_outs;
+  Dev<std::uint64_t> d_counts(m);
+  d_counts.poison();
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  winnow::cuda::CompactWorkspace ws;
+  EXPECT_EQ(ws.bytes(), 0u);
+  auto issue = [&](const Call& c, std::size_t i, std::int32_t* out, std::uint64_t* idx) {
+    CompactOptions o;
+    o.order = c.order;
+    const auto pred = winnow::where(winnow::CompareOp::greater, c.threshold);
+    const std::int32_t* in = d_in.p + c.offset;
+    switch (c.form) {
+      case Form::values: winnow::cuda::compact<std::int32_t>(ws, in, c.n, out, d_counts.p + i, pred, o, s); break;
+      case Form::indices:
+        winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(ws, in, c.n, idx, d_counts.p + i, pred, o, s);
+        break;
+      case Form::flagged:
+        winnow::cuda::compact_flagged<std::int32_t>(ws, in, d_f.p, c.n, out, d_counts.p + i, o, s);
+        break;
+      case Form::flagged_indices:
+        winnow::cuda::compact_flagged_indices(ws, d_f.p, c.n, idx, d_counts.p + i, o, s);
+        break;
+    }
+  };
+  for (std::size_t i = 0; i < m; ++i) {
+    outs.push_back(std::make_unique<Dev<std::int32_t>>(calls[i].n));
+    idx_outs.push_back(std::make_unique<Dev<std::uint64_t>>(calls[i].n));
+    outs.back()->poison();
+    idx_outs.back()->poison();
+  }
+  for (std::size_t i = 0; i < m; ++i) issue(calls[i], i, outs[i]->p, idx_outs[i]->p);
+  CUDA_OK(cudaStreamSynchronize(s));
+  EXPECT_GT(ws.bytes(), 0u);
+
+  auto check = [&](const Call& c, std::uint64_t k, const Dev<std::int32_t>& out, const Dev<std::uint64_t>& idx,
+                   const std::string& what) {
+    std::vector<std::int32_t> want;
+    std::vector<std::uint64_t> want_idx;
+    for (std::uint64_t i = 0; i < c.n; ++i) {
+      const bool keep = (c.form == Form::flagged || c.form == Form::flagged_indices) ? f[i] != 0
+                                                                                     : h[i + c.offset] > c.threshold;
+      if (keep) {
+        want.push_back(h[i + c.offset]);
+        want_idx.push_back(i);
+      }
+    }
+    ASSERT_EQ(k, want.size()) << what;
+    if (c.form == Form::values || c.form == Form::flagged)
+      expect_same(out.download(k), want, c.order, what);
+    else
+      expect_same(idx.download(k), want_idx, c.order, what);
+  };
+  const std::vector<std::uint64_t> counts = d_counts.download(m);
+  for (std::size_t i = 0; i < m; ++i)
+    check(calls[i], counts[i], *outs[i], *idx_outs[i], "call " + std::to_string(i) + " n=" + std::to_string(calls[i].n));
+
+  // Captured calls (the workspace is large enough now), replayed twice between eager calls.
+  for (Order order : {Order::stable, Order::any}) {
+    const Call c{(1u << 21) + 5, order, Form::values, 0, 80000};
+    Dev<std::int32_t> out(c.n), eager_out(c.n);
+    Dev<std::uint64_t> count(1), eager_count(1), unused(1);
+    cudaGraph_t graph;
+    CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CompactOptions o;
+    o.order = order;
+    winnow::cuda::compact<std::int32_t>(ws, d_in.p, c.n, out.p, count.p, winnow::where(winnow::CompareOp::greater,
+                                                                                       c.threshold), o, s);
+    CUDA_OK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < 2; ++rep) {
+      out.poison();
+      count.poison();
+      eager_out.poison();
+      CUDA_OK(cudaGraphLaunch(exec, s));
+      issue(c, 0, eager_out.p, unused.p);  // eager call between replays (count into d_counts[0])
+      CUDA_OK(cudaStreamSynchronize(s));
+      const std::string what = std::string(order == Order::stable ? "stable" : "any") + " rep " + std::to_string(rep);
+      check(c, count.download(1)[0], out, unused, "captured " + what);
+      check(c, d_counts.download(1)[0], eager_out, unused, "eager " + what);
+    }
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+  }
+
+  // A moved-from workspace starts over; the moved-to one keeps working.
+  winnow::cuda::CompactWorkspace moved = std::move(ws);
+  EXPECT_GT(moved.bytes(), 0u);
+  const Call c{(1u << 21) + 5, Order::stable, Form::values, 0, 65000};
+  Dev<std::int32_t> out(c.n);
+  for (winnow::cuda::CompactWorkspace* w : {&moved, &ws}) {
+    out.poison();
+    CompactOptions o;
+    winnow::cuda::compact<std::int32_t>(*w, d_in.p, c.n, out.p, d_counts.p, winnow::where(winnow::CompareOp::greater,
+                                                                                          c.threshold), o, s);
+    CUDA_OK(cudaStreamSynchronize(s));
+    check(c, d_counts.download(1)[0], out, *idx_outs[0], "after move");
+  }
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+// A workspace too small for a captured call says so instead of allocating during the capture.
+TEST(CompactDevice, WorkspaceCaptureNeedsReservedStorage) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  Dev<std::int32_t> d_in(1 << 20), d_out(1 << 20);
+  Dev<std::uint64_t> d_count(1);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  winnow::cuda::CompactWorkspace ws;
+  CompactOptions o;
+  o.algorithm = CompactAlgorithm::block_ballot;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  EXPECT_THROW(winnow::cuda::compact<std::int32_t>(ws, d_in.p, 1 << 20, d_out.p, d_count.p, winnow::nonzero(), o, s),
+               winnow::InputError);
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  CUDA_OK(cudaGraphDestroy(graph));
+  CUDA_OK(cudaStreamDestroy(s));
+}

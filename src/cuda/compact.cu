@@ -52,6 +52,37 @@ void launch_hp_levels(const std::uint32_t* d_masks, std::uint64_t words, kern::H
   }
 }
 
+WorkspaceState::~WorkspaceState() {
+  if (base) cudaFree(base);  // a destructor must not throw; an error here has no one to report to
+}
+
+void WorkspaceState::reserve(std::uint64_t words, std::size_t general, cudaStream_t stream) {
+  int current = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&current));
+  if (base && current != device)
+    throw InputError("compaction: a CompactWorkspace of device " + std::to_string(device) + " used on device " +
+                     std::to_string(current));
+  if (base && words <= status_capacity && general <= general_bytes) return;
+  const std::uint64_t capacity = std::max(words, status_capacity);
+  const std::size_t general_size = std::max(general, general_bytes);
+  const std::size_t total = general_offset(capacity) + general_size;
+  if (base) {
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier calls in this stream may still use it
+    WINNOW_CUDA_CHECK(cudaFree(base));
+    base = nullptr;
+    bytes = 0;
+  }
+  WINNOW_CUDA_CHECK(cudaMalloc(&base, total));
+  device = current;
+  bytes = total;
+  status_capacity = capacity;
+  general_bytes = general_size;
+  WINNOW_CUDA_CHECK(cudaMemsetAsync(base, 0, general_offset(capacity), stream));
+  zero_prefix[0] = zero_prefix[1] = capacity;
+  counter_zero[0] = counter_zero[1] = true;
+  next_status = next_counter = 0;
+}
+
 int sm_count() {
   int device = 0;
   WINNOW_CUDA_CHECK(cudaGetDevice(&device));
@@ -78,14 +109,15 @@ namespace winnow::cuda {
 
 template <class Index>
 static void flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
-                            Index* d_out, std::uint64_t* d_count, const CompactOptions& o, cudaStream_t stream) {
+                            Index* d_out, std::uint64_t* d_count, const CompactOptions& o, cudaStream_t stream,
+                            detail::cuda::WorkspaceState* ws = nullptr) {
   using namespace detail::cuda;
   if (sizeof(Index) == 4 && n > (std::uint64_t{1} << 32))
     throw InputError("compact_flagged_indices: 32-bit indices cannot address " + std::to_string(n) + " elements");
   const kern::FlagOnlySource src{d_flags, aligned_to(d_flags, 16)};
   const kern::IndexSink<Index> sink{d_out};
   run_compaction(src, n, sink, d_count, resolve_algorithm(o.algorithm, n, 1, o.order), o.order, d_temp, temp_bytes,
-                 stream);
+                 stream, ws);
 }
 
 void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
@@ -97,6 +129,29 @@ void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::u
                              std::uint64_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
                              cudaStream_t stream) {
   flagged_indices(d_temp, temp_bytes, d_flags, n, d_out, d_count, o, stream);
+}
+
+void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint32_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
+                             cudaStream_t stream) {
+  std::size_t bytes = 0;
+  flagged_indices(nullptr, bytes, d_flags, n, d_out, d_count, o, stream, &ws.state());
+}
+void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint64_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
+                             cudaStream_t stream) {
+  std::size_t bytes = 0;
+  flagged_indices(nullptr, bytes, d_flags, n, d_out, d_count, o, stream, &ws.state());
+}
+
+CompactWorkspace::CompactWorkspace() : state_(std::make_unique<detail::cuda::WorkspaceState>()) {}
+CompactWorkspace::~CompactWorkspace() = default;
+CompactWorkspace::CompactWorkspace(CompactWorkspace&&) noexcept = default;
+CompactWorkspace& CompactWorkspace::operator=(CompactWorkspace&&) noexcept = default;
+std::size_t CompactWorkspace::bytes() const noexcept { return state_ ? state_->bytes : 0; }
+detail::cuda::WorkspaceState& CompactWorkspace::state() {
+  if (!state_) state_ = std::make_unique<detail::cuda::WorkspaceState>();  // moved from: starts over
+  return *state_;
 }
 
 }  // namespace winnow::cuda

@@ -12,6 +12,7 @@
 #include "core/compact_backends.hpp"
 #include "cuda/check.cuh"
 #include "cuda/compact_lookback.cuh"
+#include "cuda/compact_workspace.cuh"
 #include "cuda/kernels/compact_kernels.cuh"
 #include "winnow/cuda/compact.hpp"
 #include "winnow/error.hpp"
@@ -73,11 +74,12 @@ unsigned persistent_grid(std::uint64_t tiles) {
 
 inline bool aligned_to(const void* p, std::size_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
 
-/// Runs (or sizes, when d_temp is null) one compaction on the device.
+/// Runs (or sizes, when d_temp is null) one compaction on the device. With a workspace `ws`,
+/// d_temp and temp_bytes are ignored and the workspace provides (and keeps ready) the storage.
 template <class Src, class Sink>
 void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint64_t* d_count,
                     CompactAlgorithm algorithm, Order order, void* d_temp, std::size_t& temp_bytes,
-                    cudaStream_t stream) {
+                    cudaStream_t stream, WorkspaceState* ws = nullptr) {
   using Tn = kern::Tuning<Src::size>;
   using kern::kThreads;
   const std::uint64_t num_tiles = (n + Tn::tile - 1) / Tn::tile;
@@ -87,15 +89,16 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   std::uint64_t parts = 0;
   HpPlan hp;
   const std::uint64_t words = (n + 31) / 32;
-  const bool stable_small = n * static_cast<std::uint64_t>(Src::size) < kStableSmallBytes;
+  const bool small_input = n * static_cast<std::uint64_t>(Src::size) < kSmallInputBytes;
   switch (algorithm) {
     case CompactAlgorithm::single_pass: {
       std::size_t b = order != Order::stable ? 3 * sizeof(std::uint64_t)
-                      : stable_small         ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
+                      : small_input         ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
                                              : StableLookback<StableTuning, Src, Sink>::temp_bytes(n);
       if constexpr (smem_eligible<Src, Sink>)  // either path may run, whatever the alignment
-        b = std::max(b, order != Order::stable ? SmemCompaction<SmemAnyTuning, Src, Sink>::temp_bytes(n)
-                        : stable_small         ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::temp_bytes(n)
+        b = std::max(b, order != Order::stable ? std::max(SmemCompaction<SmemAnyTuning, Src, Sink>::temp_bytes(n),
+                                                          SmemCompaction<SmemAnyTuningSmall, Src, Sink>::temp_bytes(n))
+                        : small_input         ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::temp_bytes(n)
                                                : SmemCompaction<SmemStableTuning, Src, Sink>::temp_bytes(n));
       at_status = layout.take(b);
       break;
@@ -117,6 +120,30 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
       throw BackendError("compaction: unknown CUDA algorithm");
   }
   const std::size_t needed = std::max<std::size_t>(layout.size, 256);
+  if (ws) {
+    // A captured call may be replayed any number of times, in any order with others: it resets
+    // its words itself (in the workspace's general part), like the other forms, and cannot grow
+    // the workspace (no allocation during capture).
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    WINNOW_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    if (capture != cudaStreamCaptureStatusNone) {
+      if (ws->base == nullptr || ws->general_bytes < needed)
+        throw InputError("compaction: a CompactWorkspace must be large enough before stream capture (" +
+                         std::to_string(needed) + " bytes needed; run the call once outside the capture)");
+      d_temp = ws->general();
+      temp_bytes = ws->general_bytes;
+      ws = nullptr;
+    } else {
+      std::uint64_t status_words = 0;  // the stable shared-memory path keeps its status in the workspace
+      if constexpr (smem_eligible<Src, Sink>)
+        if (algorithm == CompactAlgorithm::single_pass && order == Order::stable && src.aligned)
+          status_words = small_input ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::tiles(n)
+                                      : SmemCompaction<SmemStableTuning, Src, Sink>::tiles(n);
+      ws->reserve(status_words, needed, stream);
+      d_temp = ws->general();
+      temp_bytes = ws->general_bytes;
+    }
+  }
   if (d_temp == nullptr) {
     temp_bytes = needed;
     return;
@@ -136,18 +163,20 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
     case CompactAlgorithm::single_pass: {
       if constexpr (smem_eligible<Src, Sink>) {
         if (src.aligned) {  // shared-memory tiles (compact_smem.cuh)
-          if (order != Order::stable)
-            SmemCompaction<SmemAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
-          else if (stable_small)
-            SmemCompaction<SmemStableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+          if (order != Order::stable && small_input)
+            SmemCompaction<SmemAnyTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
+          else if (order != Order::stable)
+            SmemCompaction<SmemAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
+          else if (small_input)
+            SmemCompaction<SmemStableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           else
-            SmemCompaction<SmemStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+            SmemCompaction<SmemStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           break;
         }
       }
       if (order == Order::stable) {
         // Decoupled look-back, one tile per block; policies in compact_lookback.cuh.
-        if (stable_small)
+        if (small_input)
           StableLookback<StableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
         else
           StableLookback<StableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
@@ -219,36 +248,37 @@ using StorageT = kern::Storage<static_cast<int>(sizeof(T))>;
 
 template <class T>
 void device_compact(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, T* d_out,
-                    std::uint64_t* d_count, const Predicate& pred, const CompactOptions& o, cudaStream_t stream) {
+                    std::uint64_t* d_count, const Predicate& pred, const CompactOptions& o, cudaStream_t stream,
+                    WorkspaceState* ws = nullptr) {
   const kern::PredSource<T> src{d_in, pred, aligned_to(d_in, 16)};
   const kern::ValueSink<StorageT<T>> sink{reinterpret_cast<StorageT<T>*>(d_out)};
   run_compaction(src, n, sink, d_count, resolve_algorithm(o.algorithm, n, sizeof(T), o.order), o.order, d_temp,
-                 temp_bytes, stream);
+                 temp_bytes, stream, ws);
 }
 
 template <class T>
 void device_compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags,
                             std::uint64_t n, T* d_out, std::uint64_t* d_count, const CompactOptions& o,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, WorkspaceState* ws = nullptr) {
   using S = StorageT<T>;
   constexpr int vec = kern::Tuning<sizeof(T)>::vec;
   const kern::FlagSource<S> src{reinterpret_cast<const S*>(d_in), d_flags,
                                 aligned_to(d_in, 16) && aligned_to(d_flags, vec)};
   const kern::ValueSink<S> sink{reinterpret_cast<S*>(d_out)};
   run_compaction(src, n, sink, d_count, resolve_algorithm(o.algorithm, n, sizeof(T), o.order), o.order, d_temp,
-                 temp_bytes, stream);
+                 temp_bytes, stream, ws);
 }
 
 template <class T, class Index>
 void device_compact_indices(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n,
                             Index* d_out, std::uint64_t* d_count, const Predicate& pred, const CompactOptions& o,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, WorkspaceState* ws = nullptr) {
   if (sizeof(Index) == 4 && n > (std::uint64_t{1} << 32))
     throw InputError("compact_indices: 32-bit indices cannot address " + std::to_string(n) + " elements");
   const kern::PredSource<T> src{d_in, pred, aligned_to(d_in, 16)};
   const kern::IndexSink<Index> sink{d_out};
   run_compaction(src, n, sink, d_count, resolve_algorithm(o.algorithm, n, sizeof(T), o.order), o.order, d_temp,
-                 temp_bytes, stream);
+                 temp_bytes, stream, ws);
 }
 
 /// Sizing call, allocation from `alloc`, run, stream-ordered release.
@@ -341,6 +371,24 @@ void compact(DeviceAllocator& alloc, const T* d_in, std::uint64_t n, T* d_out, s
   });
 }
 template <class T>
+void compact(CompactWorkspace& ws, const T* d_in, std::uint64_t n, T* d_out, std::uint64_t* d_count,
+             const Predicate& pred, const CompactOptions& o, cudaStream_t s) {
+  std::size_t bytes = 0;
+  detail::cuda::device_compact<T>(nullptr, bytes, d_in, n, d_out, d_count, pred, o, s, &ws.state());
+}
+template <class T>
+void compact_flagged(CompactWorkspace& ws, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n, T* d_out,
+                     std::uint64_t* d_count, const CompactOptions& o, cudaStream_t s) {
+  std::size_t bytes = 0;
+  detail::cuda::device_compact_flagged<T>(nullptr, bytes, d_in, d_flags, n, d_out, d_count, o, s, &ws.state());
+}
+template <class T, class Index>
+void compact_indices(CompactWorkspace& ws, const T* d_in, std::uint64_t n, Index* d_out, std::uint64_t* d_count,
+                     const Predicate& pred, const CompactOptions& o, cudaStream_t s) {
+  std::size_t bytes = 0;
+  detail::cuda::device_compact_indices<T, Index>(nullptr, bytes, d_in, n, d_out, d_count, pred, o, s, &ws.state());
+}
+template <class T>
 void compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags,
                      std::uint64_t n, T* d_out, std::uint64_t* d_count, const CompactOptions& o, cudaStream_t s) {
   detail::cuda::device_compact_flagged<T>(d_temp, temp_bytes, d_in, d_flags, n, d_out, d_count, o, s);
@@ -399,6 +447,20 @@ std::uint64_t compact(const CompactRequest<T>& r) {
                                                                 const winnow::Predicate&,                         \
                                                                 const winnow::CompactOptions&, cudaStream_t);     \
   template void winnow::cuda::compact_indices<T, std::uint64_t>(winnow::cuda::DeviceAllocator&, const T*,        \
+                                                                std::uint64_t, std::uint64_t*, std::uint64_t*,    \
+                                                                const winnow::Predicate&,                         \
+                                                                const winnow::CompactOptions&, cudaStream_t);     \
+  template void winnow::cuda::compact<T>(winnow::cuda::CompactWorkspace&, const T*, std::uint64_t, T*,             \
+                                         std::uint64_t*, const winnow::Predicate&, const winnow::CompactOptions&, \
+                                         cudaStream_t);                                                           \
+  template void winnow::cuda::compact_flagged<T>(winnow::cuda::CompactWorkspace&, const T*, const std::uint8_t*, \
+                                                 std::uint64_t, T*, std::uint64_t*,                               \
+                                                 const winnow::CompactOptions&, cudaStream_t);                    \
+  template void winnow::cuda::compact_indices<T, std::uint32_t>(winnow::cuda::CompactWorkspace&, const T*,       \
+                                                                std::uint64_t, std::uint32_t*, std::uint64_t*,    \
+                                                                const winnow::Predicate&,                         \
+                                                                const winnow::CompactOptions&, cudaStream_t);     \
+  template void winnow::cuda::compact_indices<T, std::uint64_t>(winnow::cuda::CompactWorkspace&, const T*,       \
                                                                 std::uint64_t, std::uint64_t*, std::uint64_t*,    \
                                                                 const winnow::Predicate&,                         \
                                                                 const winnow::CompactOptions&, cudaStream_t);     \

@@ -40,11 +40,19 @@ struct SmemPolicy {
   static_assert(Threads % 32 == 0 && tile_bytes <= 40 * 1024, "static shared memory: the tile and the scan entries");
 };
 
+/// Bits of the packed unordered counter (tiles done << kPackedCountBits | elements kept).
+constexpr int kPackedCountBits = 40;
+constexpr int kPackedTileBits = 24;
+
 struct SmemArgs {
   std::uint64_t n = 0;
   std::uint64_t num_tiles = 0;
-  std::uint64_t* status = nullptr;         // stable: num_tiles words, zeroed
-  unsigned long long* d_count = nullptr;   // unordered: the output counter, zeroed; stable: set by the last tile
+  std::uint64_t* status = nullptr;               // stable: num_tiles words, zero
+  std::uint64_t* status_to_clear = nullptr;      // stable on a workspace: the next call's words, zeroed here
+  unsigned long long* counter = nullptr;         // unordered: zero; elements kept so far (packed: and tiles done)
+  unsigned long long* counter_to_clear = nullptr;  // unordered on a workspace: the next call's counter
+  bool packed = false;
+  unsigned long long* d_count = nullptr;         // the count: set by the last tile (stable, packed) or = counter
 };
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, unsigned src_bytes) {
@@ -101,13 +109,23 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
     std::uint64_t offset = 0;
     if constexpr (Pol::stable) {
       if (lane == 0) status_store(&a.status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
+      if (lane == 1 && a.status_to_clear) a.status_to_clear[tile] = 0;  // not read in this call
       if (tile != 0) {
         offset = lookback_sum<1, Pol::initial_delay_ns, Pol::poll_delay_ns>(a.status, tile);
         if (lane == 0) status_store(&a.status[tile], kStatusInclusive | (offset + total));
       }
       if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
-    } else {
-      if (lane == 0) offset = atomicAdd(a.d_count, static_cast<unsigned long long>(total));
+    } else if (lane == 0) {
+      if (a.packed) {
+        constexpr unsigned long long count_mask = (1ull << kPackedCountBits) - 1;
+        const unsigned long long before =
+            atomicAdd(a.counter, (1ull << kPackedCountBits) | static_cast<unsigned long long>(total));
+        offset = before & count_mask;
+        if ((before >> kPackedCountBits) + 1 == a.num_tiles) *a.d_count = offset + total;  // the last tile
+        if (tile == 0) *a.counter_to_clear = 0;
+      } else {
+        offset = atomicAdd(a.counter, static_cast<unsigned long long>(total));
+      }
     }
     if (lane == 0) {
       s_offset = offset;
