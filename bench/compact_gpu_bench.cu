@@ -100,6 +100,34 @@ T* dalloc(std::size_t count) {
   return static_cast<T*>(p);
 }
 
+/// Order-independent comparison of k elements: the sums of x and of a hash of x must agree
+/// (bad != 0 when they differ); for the unordered sweep variants.
+__global__ void multiset_mismatch(const std::int32_t* a, const std::int32_t* b, std::uint64_t k,
+                                  unsigned long long* bad) {
+  __shared__ unsigned long long s[4];
+  if (threadIdx.x < 4) s[threadIdx.x] = 0;
+  __syncthreads();
+  unsigned long long sa = 0, sb = 0, ha = 0, hb = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < k;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    sa += static_cast<std::uint32_t>(a[i]);
+    sb += static_cast<std::uint32_t>(b[i]);
+    ha += (static_cast<std::uint32_t>(a[i]) * 2654435761u) ^ 0x9e3779b9u;
+    hb += (static_cast<std::uint32_t>(b[i]) * 2654435761u) ^ 0x9e3779b9u;
+  }
+  atomicAdd(&s[0], sa);
+  atomicAdd(&s[1], sb);
+  atomicAdd(&s[2], ha);
+  atomicAdd(&s[3], hb);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicAdd(bad, s[0]);
+    atomicAdd(bad, 0ull - s[1]);  // wraps to the sum of differences, zero when equal
+    atomicAdd(bad, s[2] * 3);
+    atomicAdd(bad, 0ull - s[3] * 3);
+  }
+}
+
 template <class F>
 double median_ms(F&& f, cudaStream_t s, int reps = 25, int warmup = 3) {
   cudaEvent_t a, b;
@@ -156,6 +184,46 @@ std::string pow2_name(std::uint64_t n) {
   int e = 0;
   while ((std::uint64_t{1} << e) < n) ++e;
   return "2^" + std::to_string(e);
+}
+
+/// Runs a workspace compaction twice on buffer 0 (the second call takes the words the first
+/// left ready) and checks it against CUB's output `ref` (abort on mismatch).
+void out_poison_and_check(winnow::cuda::CompactWorkspace& ws, const Variant& v, const winnow::CompactOptions& o,
+                          const winnow::Predicate& pred, const std::int32_t* in, std::int32_t* out, std::uint64_t n,
+                          std::uint64_t k, const std::int32_t* ref, std::uint64_t* d_count, std::int32_t* sorted_a,
+                          std::int32_t* sorted_b, unsigned long long* d_bad, cudaStream_t s) {
+  for (int rep = 0; rep < 2; ++rep) {
+    CK(cudaMemsetAsync(out, 0xA5, n * sizeof(std::int32_t), s));
+    winnow::cuda::compact<std::int32_t>(ws, in, n, out, d_count, pred, o, s);
+  }
+  std::uint64_t kk = 0;
+  CK(cudaMemcpyAsync(&kk, d_count, sizeof kk, cudaMemcpyDeviceToHost, s));
+  CK(cudaStreamSynchronize(s));
+  const std::int32_t* a = out;
+  const std::int32_t* b = ref;
+  if (v.order == Order::any && k > 0) {
+    std::size_t sb = 0;
+    CK(cub::DeviceRadixSort::SortKeys(nullptr, sb, out, sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
+    void* st = dalloc<char>(sb);
+    CK(cub::DeviceRadixSort::SortKeys(st, sb, out, sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
+    CK(cub::DeviceRadixSort::SortKeys(st, sb, ref, sorted_b, static_cast<std::int64_t>(k), 0, 32, s));
+    CK(cudaFree(st));
+    a = sorted_a;
+    b = sorted_b;
+  }
+  unsigned long long bad = 0;
+  if (kk == k) {
+    CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
+    count_mismatch<<<1024, 256, 0, s>>>(a, b, k, d_bad);
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+  }
+  if (kk != k || bad) {
+    std::fprintf(stderr, "MISMATCH %s (workspace) n=%llu: count %llu, CUB %llu, %llu elements differ\n", v.name,
+                 (unsigned long long)n, (unsigned long long)kk, (unsigned long long)k, bad);
+    std::abort();
+  }
 }
 
 void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, cudaStream_t s) {
@@ -258,6 +326,15 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
                                               s);
         }, s);
         print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
+        if (v.algorithm == CompactAlgorithm::single_pass) {  // the same on a CompactWorkspace (no reset per call)
+          winnow::cuda::CompactWorkspace ws;
+          out_poison_and_check(ws, v, o, pred, in[0], out[0], n, k, ref, d_count, sorted_a, sorted_b, d_bad, s);
+          const double ws_ms = median_ms([&](int r) {
+            winnow::cuda::compact<std::int32_t>(ws, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
+          }, s);
+          print_row({pow2_name(n), sel_name, std::string(v.name) + " (workspace)", ws_ms * 1e3, cub_ms / ws_ms,
+                     moved / (ws_ms * 1e-3) / copy_bps});
+        }
         CK(cudaFree(temp));
       }
       CK(cudaFree(cub_temp));
@@ -315,11 +392,12 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
       }, s);
       print_row({pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
       // verify (count and elements against CUB's stable output), then time
-      auto verify = [&](const std::string& name) {
+      auto verify = [&](const std::string& name, bool stable = true) {
         std::uint64_t kk = 0;
         CK(cudaMemcpyAsync(&kk, d_count, sizeof kk, cudaMemcpyDeviceToHost, s));
         CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
-        count_mismatch<<<1024, 256, 0, s>>>(out[0], ref, k, d_bad);
+        if (stable) count_mismatch<<<1024, 256, 0, s>>>(out[0], ref, k, d_bad);
+        else multiset_mismatch<<<1024, 256, 0, s>>>(out[0], ref, k, d_bad);
         CK(cudaGetLastError());
         unsigned long long bad = 0;
         CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
@@ -356,8 +434,10 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
         void* temp = dalloc<char>(tb);
         CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
         v.launch(in[0], n, out[0], d_count, pred, temp, s);
+        CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
+        v.launch(in[0], n, out[0], d_count, pred, temp, s);  // a workspace's second call: words left ready
         CK(cudaGetLastError());
-        if (verify(v.name)) {
+        if (verify(v.name, v.stable)) {
           const double ms = median_ms([&](int r) { v.launch(in[r % buffers], n, out[r % buffers], d_count, pred, temp, s); }, s);
           print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
         }
