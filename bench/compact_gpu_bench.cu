@@ -4,13 +4,14 @@
 //
 // CUDA events around each call, 3 warm-up calls, median of 25; inputs (and outputs) rotate over
 // enough buffers to exceed twice the L2 cache. Every result of ours is checked against CUB's
-// output on the device (abort on mismatch).
+// output on the device (abort on mismatch). single_pass is measured twice: CUB-style temporary
+// storage (a reset before each launch) and a CompactWorkspace (no reset).
 //
 //   bench_compact_gpu [--quick] [--markdown] [--sweep-stable]
 //     --quick         n = 2^21 and 2^24 only, and a 4096x4096 image
 //     --markdown      also print the table in markdown at the end
-//     --sweep-stable  instead: single_pass stable policies (kern::LookbackPolicy, int32) at 2^21,
-//                     2^24, 2^28 (2^21, 2^24 with --quick) against CUB, the library's single_pass
+//     --sweep-stable  instead: single_pass policies (compact_sweep_*.cu, int32) at 2^21, 2^24,
+//                     2^28 (2^21, 2^24 with --quick) against CUB, the library's single_pass
 //                     stable / any and block_ballot stable; each verified against CUB's output
 //
 // Columns: median time; ours/CUB = CUB time / our time (> 1: we are faster); copy frac =
@@ -186,22 +187,22 @@ std::string pow2_name(std::uint64_t n) {
   return "2^" + std::to_string(e);
 }
 
-/// Runs a workspace compaction twice on buffer 0 (the second call takes the words the first
-/// left ready) and checks it against CUB's output `ref` (abort on mismatch).
-void out_poison_and_check(winnow::cuda::CompactWorkspace& ws, const Variant& v, const winnow::CompactOptions& o,
-                          const winnow::Predicate& pred, const std::int32_t* in, std::int32_t* out, std::uint64_t n,
-                          std::uint64_t k, const std::int32_t* ref, std::uint64_t* d_count, std::int32_t* sorted_a,
-                          std::int32_t* sorted_b, unsigned long long* d_bad, cudaStream_t s) {
-  for (int rep = 0; rep < 2; ++rep) {
-    CK(cudaMemsetAsync(out, 0xA5, n * sizeof(std::int32_t), s));
-    winnow::cuda::compact<std::int32_t>(ws, in, n, out, d_count, pred, o, s);
-  }
+/// Checks our output `out` (count in *d_count) against CUB's `ref` of k elements: in order when
+/// stable, as sorted multisets otherwise. Aborts on a mismatch.
+void check_against_cub(const std::string& what, Order order, const std::int32_t* out, const std::int32_t* ref,
+                       std::uint64_t k, const std::uint64_t* d_count, std::int32_t* sorted_a, std::int32_t* sorted_b,
+                       unsigned long long* d_bad, cudaStream_t s) {
   std::uint64_t kk = 0;
   CK(cudaMemcpyAsync(&kk, d_count, sizeof kk, cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
+  if (kk != k) {
+    std::fprintf(stderr, "MISMATCH %s: count %llu, CUB %llu\n", what.c_str(), (unsigned long long)kk,
+                 (unsigned long long)k);
+    std::abort();
+  }
   const std::int32_t* a = out;
   const std::int32_t* b = ref;
-  if (v.order == Order::any && k > 0) {
+  if (order == Order::any && k > 0) {
     std::size_t sb = 0;
     CK(cub::DeviceRadixSort::SortKeys(nullptr, sb, out, sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
     void* st = dalloc<char>(sb);
@@ -211,17 +212,14 @@ void out_poison_and_check(winnow::cuda::CompactWorkspace& ws, const Variant& v, 
     a = sorted_a;
     b = sorted_b;
   }
+  CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
+  count_mismatch<<<1024, 256, 0, s>>>(a, b, k, d_bad);
+  CK(cudaGetLastError());
   unsigned long long bad = 0;
-  if (kk == k) {
-    CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
-    count_mismatch<<<1024, 256, 0, s>>>(a, b, k, d_bad);
-    CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
-    CK(cudaStreamSynchronize(s));
-  }
-  if (kk != k || bad) {
-    std::fprintf(stderr, "MISMATCH %s (workspace) n=%llu: count %llu, CUB %llu, %llu elements differ\n", v.name,
-                 (unsigned long long)n, (unsigned long long)kk, (unsigned long long)k, bad);
+  CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
+  CK(cudaStreamSynchronize(s));
+  if (bad) {
+    std::fprintf(stderr, "MISMATCH %s: %llu elements differ from CUB\n", what.c_str(), bad);
     std::abort();
   }
 }
@@ -288,39 +286,10 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
         winnow::cuda::compact<std::int32_t>(nullptr, temp_bytes, in[0], n, out[0], d_count, pred, o, s);
         void* temp = dalloc<char>(temp_bytes);
         // verify on buffer 0 against CUB
+        const std::string what = std::string(v.name) + " n=" + pow2_name(n) + " sel=" + sel_name;
         CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
         winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[0], n, out[0], d_count, pred, o, s);
-        std::uint64_t kk = 0;
-        CK(cudaMemcpyAsync(&kk, d_count, sizeof kk, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
-        if (kk != k) {
-          std::fprintf(stderr, "MISMATCH %s n=%llu sel=%s: count %llu, CUB %llu\n", v.name, (unsigned long long)n,
-                       sel_name, (unsigned long long)kk, (unsigned long long)k);
-          std::abort();
-        }
-        const std::int32_t* a = out[0];
-        const std::int32_t* b = ref;
-        if (v.order == Order::any && k > 0) {
-          std::size_t sb = 0;
-          CK(cub::DeviceRadixSort::SortKeys(nullptr, sb, out[0], sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
-          void* st = dalloc<char>(sb);
-          CK(cub::DeviceRadixSort::SortKeys(st, sb, out[0], sorted_a, static_cast<std::int64_t>(k), 0, 32, s));
-          CK(cub::DeviceRadixSort::SortKeys(st, sb, ref, sorted_b, static_cast<std::int64_t>(k), 0, 32, s));
-          CK(cudaFree(st));
-          a = sorted_a;
-          b = sorted_b;
-        }
-        CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
-        count_mismatch<<<1024, 256, 0, s>>>(a, b, k, d_bad);
-        CK(cudaGetLastError());
-        unsigned long long bad = 0;
-        CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
-        if (bad) {
-          std::fprintf(stderr, "MISMATCH %s n=%llu sel=%s: %llu elements differ from CUB\n", v.name,
-                       (unsigned long long)n, sel_name, bad);
-          std::abort();
-        }
+        check_against_cub(what, v.order, out[0], ref, k, d_count, sorted_a, sorted_b, d_bad, s);
         const double ms = median_ms([&](int r) {
           winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[r % buffers], n, out[r % buffers], d_count, pred, o,
                                               s);
@@ -328,7 +297,11 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
         print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
         if (v.algorithm == CompactAlgorithm::single_pass) {  // the same on a CompactWorkspace (no reset per call)
           winnow::cuda::CompactWorkspace ws;
-          out_poison_and_check(ws, v, o, pred, in[0], out[0], n, k, ref, d_count, sorted_a, sorted_b, d_bad, s);
+          for (int rep = 0; rep < 2; ++rep) {  // the second call takes the words the first left ready
+            CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
+            winnow::cuda::compact<std::int32_t>(ws, in[0], n, out[0], d_count, pred, o, s);
+          }
+          check_against_cub(what + " (workspace)", v.order, out[0], ref, k, d_count, sorted_a, sorted_b, d_bad, s);
           const double ws_ms = median_ms([&](int r) {
             winnow::cuda::compact<std::int32_t>(ws, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
           }, s);
