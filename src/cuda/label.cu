@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -396,7 +397,7 @@ __device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g,
   return in && __ldg(m + static_cast<long long>(y) * g.mstride + x) ? 1u : 0u;
 }
 
-template <bool Stats>
+template <bool Stats, bool Exact>
 __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
                                                         std::uint32_t* xlist, std::uint32_t* xcount, std::uint32_t* rc,
                                                         Geo g) {
@@ -407,6 +408,9 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
   __shared__ std::uint32_t a_ax[Stats ? kTB * kTB : 1], a_sy[Stats ? kTB * kTB : 1], a_cmin[Stats ? kTB * kTB : 1],
       a_cmax[Stats ? kTB * kTB : 1], a_rmax[Stats ? kTB * kTB : 1];
   __shared__ std::uint32_t s_next;  // entries of this tile in xlist
+  // the pixels around the tile (Stats): rows above / below and columns left / right of it, each
+  // from -1 to 64 relative to the tile's first pixel (index + 1)
+  __shared__ std::uint8_t halo[Stats ? 4 : 1][Stats ? 68 : 1];
   const int lane = threadIdx.x, wy = threadIdx.y;
   const int tbx0 = blockIdx.x * kTB;
   const int bx = tbx0 + lane;
@@ -414,6 +418,19 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
   const auto rowof = [wy](int r) { return 4 * wy + r; };  // block row of the warp's r-th row
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
     if (Stats && lane == 0 && wy == 0) s_next = 0;
+    if constexpr (Stats && Exact) {  // one or two predicated byte loads per thread, issued with the mask loads
+      const int x0 = 2 * tbx0, y0 = 2 * tby0;
+#pragma unroll
+      for (int k0 = 0; k0 < 2 * 256; k0 += 256) {
+        const int k = k0 + wy * kTB + lane;
+        if (k < 4 * 66) {
+          const int side = k / 66, j = k - side * 66 - 1;
+          const int x = side == 0 || side == 1 ? x0 + j : side == 2 ? x0 - 1 : x0 + 2 * kTB;
+          const int y = side == 2 || side == 3 ? y0 + j : side == 0 ? y0 - 1 : y0 + 2 * kTB;
+          halo[side][j + 1] = static_cast<std::uint8_t>(px(m, g, x, y));
+        }
+      }
+    }
     std::uint32_t pat[4];
     std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour; bit 4 + r: may touch another tile
 #pragma unroll
@@ -469,7 +486,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       if (f && !fc && lane == head) freshbits |= 1u << r;
       s[i] = L;
       sp[i] = static_cast<std::uint8_t>(p);
-      if constexpr (Stats) {
+      if constexpr (Stats && !Exact) {
         // "may touch another tile": a perimeter block with pixels on that side (conservative:
         // the neighbouring tile's pixels are not read, which would cost registers and a round
         // trip to memory; merge_stats adds the parts of the few extra components)
@@ -581,9 +598,21 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const std::uint32_t p = sp[rowof(r) * kTB + lane];
+        bool ext;
+        if constexpr (Exact) {
+          // touches another tile: a perimeter pixel with a foreground 8-neighbour outside the tile
+          const int lby = rowof(r), j = 2 * lane, q = 2 * lby;
+          const auto h3 = [&](int side, int i) { return (halo[side][i] | halo[side][i + 1] | halo[side][i + 2]) != 0; };
+          ext = (lby == 0 && (((p & 1u) && h3(0, j)) || ((p & 2u) && h3(0, j + 1)))) ||
+                (lby == kTB - 1 && (((p & 4u) && h3(1, j)) || ((p & 8u) && h3(1, j + 1)))) ||
+                (lane == 0 && (((p & 1u) && h3(2, q)) || ((p & 4u) && h3(2, q + 1)))) ||
+                (lane == kTB - 1 && (((p & 2u) && h3(3, q)) || ((p & 8u) && h3(3, q + 1))));
+        } else {
+          ext = (flags >> (4 + r)) & 1u;
+        }
         const unsigned bA = __ballot_sync(kFull, p & 1u), bB = __ballot_sync(kFull, p & 2u),
                        bC = __ballot_sync(kFull, p & 4u), bD = __ballot_sync(kFull, p & 8u);
-        const unsigned bE = __ballot_sync(kFull, (flags >> (4 + r)) & 1u), bL = __ballot_sync(kFull, (flags >> r) & 1u);
+        const unsigned bE = __ballot_sync(kFull, ext), bL = __ballot_sync(kFull, (flags >> r) & 1u);
         const unsigned fgm = bA | bB | bC | bD;
         const unsigned starts = fgm & ~bL;
         if ((starts >> lane) & 1u) {
@@ -1233,8 +1262,10 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    static const bool conservative = std::getenv("WINNOW_LABEL_CONSERVATIVE") != nullptr;
+    if (local_stats && conservative) local2_kernel<true, false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else if (local_stats) local2_kernel<true, true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false, true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
