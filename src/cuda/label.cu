@@ -58,6 +58,9 @@ using winnow::cuda::RawComponentStats;
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 constexpr std::uint32_t kHigh = 0x80000000u;
 constexpr unsigned kFull = 0xFFFFFFFFu;
+// tile statistics record (S[].x): area | kMayCross (the tile pass: the component may touch another
+// tile) | kLinked (border2: its local root took part in a link, so it does cross tiles)
+constexpr std::uint32_t kMayCross = 0x80000000u, kLinked = 0x40000000u;
 
 // Programmatic dependent launch (sm_90): the tile_merge 8-connectivity kernels after the tile pass
 // are launched with programmatic stream serialisation, so each one's launch and block start-up
@@ -130,8 +133,11 @@ __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const 
 
 // unite for tile_merge on 2x2 blocks: a root that is linked under another stops being a root, so
 // the count of roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per
-// former root (afterwards its node no longer holds its own key).
-__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx) {
+// former root (afterwards its node no longer holds its own key). With statistics (S), both local
+// roots of a link are marked kLinked: the local roots of a component that spans several tiles are
+// joined by links, so each takes part in one; an unmarked root's tile record is complete.
+__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx,
+                              uint4* S) {
   for (;;) {
     a = find<2>(P, a, g);
     b = find<2>(P, b, g);
@@ -144,6 +150,10 @@ __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b
     const std::uint32_t old = atomicMin(P + node_of<2>(b, g), a);
     if (old == b) {
       atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> 6), 1u);
+      if (S) {
+        atomicOr(&S[node_of<2>(b, g)].x, kLinked);
+        atomicOr(&S[node_of<2>(a, g)].x, kLinked);
+      }
       return;
     }
     b = old;
@@ -656,7 +666,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
           const std::uint32_t area = ax >> 18, sx = ax & 0x3FFFFu, sy = sye & 0x3FFFFu;
           const bool ext = (sye >> 18) != 0;
           const long long n = static_cast<long long>(by) * g.bw + bx;
-          S[n] = make_uint4(area | (ext ? 0x80000000u : 0u), sx, sy,
+          S[n] = make_uint4(area | (ext ? kMayCross : 0u), sx, sy,
                             a_cmin[i] | (a_cmax[i] << 8) | (a_rmax[i] << 16) | ((rk >> 6) << 24));
           if (ext)
             xlist[(static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x) * kXCap + atomicAdd(&s_next, 1u)] =
@@ -673,7 +683,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
 // Unites blocks on a tile's top row / left column / right column with their neighbours in other
 // tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
 // tile to the right). Lanes skip a pair their predecessor on the border already unites.
-__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
+__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc, uint4* S) {
   grid_dependency_wait();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int tbx0 = blockIdx.x * kTB;
@@ -727,7 +737,7 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
       auto go = [&](std::uint32_t t) {
         if (t == kNone || t == ra) return;
         if (same && (t == p0 || t == p1 || t == p2 || t == p3)) return;
-        unite_counted(P, ra, t, g, rc, gridDim.x);
+        unite_counted(P, ra, t, g, rc, gridDim.x, S);
       };
       go(t0);
       if (t1 != t0) go(t1);
@@ -893,13 +903,14 @@ __global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const ui
     RawComponentStats rs = empty_stats();
     if constexpr (Local) {
       const uint4 v = S[n];
-      if (!(v.x & 0x80000000u)) {
+      if ((v.x & (kMayCross | kLinked)) != (kMayCross | kLinked)) {  // the whole component lies in this tile
         word |= kDone;
         const std::uint32_t X0 = static_cast<std::uint32_t>(bx & ~(kTB - 1)) * 2u;
         const std::uint32_t Y0 = static_cast<std::uint32_t>(by & ~(kTB - 1)) * 2u;
-        rs.area = v.x;
-        rs.sum_x = v.y + static_cast<std::uint64_t>(v.x) * X0;
-        rs.sum_y = v.z + static_cast<std::uint64_t>(v.x) * Y0;
+        const std::uint32_t area = v.x & ~(kMayCross | kLinked);
+        rs.area = area;
+        rs.sum_x = v.y + static_cast<std::uint64_t>(area) * X0;
+        rs.sum_y = v.z + static_cast<std::uint64_t>(area) * Y0;
         rs.left = X0 + (v.w & 0xFFu);
         rs.right = X0 + ((v.w >> 8) & 0xFFu);
         rs.bottom = Y0 + ((v.w >> 16) & 0xFFu);
@@ -962,7 +973,7 @@ __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std
         v = __ldg(S + n);
         std::uint32_t q = __ldg(P + n);
         if (!(q & kHigh)) q = __ldg(P + node_of<2>(q, g));
-        num = q & ~(kHigh | kDone);
+        num = (q & kDone) ? 0u : q & ~(kHigh | kDone);  // kDone: assign2 wrote the complete record
       }
     };
     std::uint32_t num;
@@ -978,7 +989,7 @@ __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std
     for (std::uint32_t base = 0; base < cnt; base += 32) {  // warp-uniform
       if (base) load(base + lane, num, v);
       const unsigned peers = __match_any_sync(kFull, num);
-      const std::uint32_t area = __reduce_add_sync(peers, v.x & 0x7FFFFFFFu);
+      const std::uint32_t area = __reduce_add_sync(peers, v.x & ~(kMayCross | kLinked));
       const std::uint32_t sx = __reduce_add_sync(peers, v.y), sy = __reduce_add_sync(peers, v.z);
       const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu), mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
       const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu), mny = __reduce_min_sync(peers, v.w >> 24);
@@ -1262,12 +1273,12 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    static const bool conservative = std::getenv("WINNOW_LABEL_CONSERVATIVE") != nullptr;
-    if (local_stats && conservative) local2_kernel<true, false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    static const bool exact = std::getenv("WINNOW_LABEL_EXACT") != nullptr;
+    if (local_stats && !exact) local2_kernel<true, false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     else if (local_stats) local2_kernel<true, true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     else local2_kernel<false, true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
-    launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
+    launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts, local_stats ? S : nullptr);
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(flatten2_kernel, tg, dim3(128), s, P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
