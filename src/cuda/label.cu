@@ -42,7 +42,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -58,9 +57,6 @@ using winnow::cuda::RawComponentStats;
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 constexpr std::uint32_t kHigh = 0x80000000u;
 constexpr unsigned kFull = 0xFFFFFFFFu;
-// tile statistics record (S[].x): area | kMayCross (the tile pass: the component may touch another
-// tile) | kLinked (border2: its local root took part in a link, so it does cross tiles)
-constexpr std::uint32_t kMayCross = 0x80000000u, kLinked = 0x40000000u;
 
 // Programmatic dependent launch (sm_90): the tile_merge 8-connectivity kernels after the tile pass
 // are launched with programmatic stream serialisation, so each one's launch and block start-up
@@ -133,11 +129,8 @@ __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const 
 
 // unite for tile_merge on 2x2 blocks: a root that is linked under another stops being a root, so
 // the count of roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per
-// former root (afterwards its node no longer holds its own key). With statistics (S), both local
-// roots of a link are marked kLinked: the local roots of a component that spans several tiles are
-// joined by links, so each takes part in one; an unmarked root's tile record is complete.
-__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx,
-                              uint4* S) {
+// former root (afterwards its node no longer holds its own key).
+__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx) {
   for (;;) {
     a = find<2>(P, a, g);
     b = find<2>(P, b, g);
@@ -150,10 +143,6 @@ __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b
     const std::uint32_t old = atomicMin(P + node_of<2>(b, g), a);
     if (old == b) {
       atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> 6), 1u);
-      if (S) {
-        atomicOr(&S[node_of<2>(b, g)].x, kLinked);
-        atomicOr(&S[node_of<2>(a, g)].x, kLinked);
-      }
       return;
     }
     b = old;
@@ -333,12 +322,13 @@ __global__ void border_kernel(std::uint32_t* P, Geo g) {
 // tile-local component's first pixel; the kernel writes every block's global parent = its local
 // root's global key. With statistics, each local component's area, coordinate sums and bounding
 // box are accumulated in shared memory (per horizontal run) and stored at its root node together
-// with a flag "may touch another tile"; a component that cannot becomes final there, and the
-// numbering pass copies its statistics without any global atomic. The others are listed per tile
+// with a flag "touches another tile" (exact: the pixels around the tile are read into shared
+// memory with the mask); a component that does not is final there, and the numbering pass
+// copies its statistics without any global atomic. The others are listed per tile
 // for merge_stats. Then only blocks on tile borders are united globally (border2).
 
 constexpr int kTB = 32;  // tile side in blocks
-// Local components that may touch another tile, listed per tile: each owns a perimeter block,
+// Local components that touch another tile, listed per tile: each owns a perimeter block,
 // so a tile has at most 4 * 32 - 4 of them.
 constexpr int kXCap = 128;
 
@@ -358,7 +348,7 @@ __device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, 
 // unions only the label nodes resolve their root (read-only finds, each writes only its own node),
 // so every block reaches its root in two hops. Statistics: per horizontal run (not per block: a
 // run is one component) two 32-bit shared adds of packed sums (area << 18 | sum x; sum y | runs
-// that may touch another tile << 18: a 64x64 tile bounds each field) and min / max atomics of the
+// that touch another tile << 18: a 64x64 tile bounds each field) and min / max atomics of the
 // bounding box only where they change it. The run's sums come from the row's pixel ballots
 // (population counts masked to the run), so no match / reduction is needed.
 
@@ -407,7 +397,7 @@ __device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g,
   return in && __ldg(m + static_cast<long long>(y) * g.mstride + x) ? 1u : 0u;
 }
 
-template <bool Stats, bool Exact>
+template <bool Stats>
 __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
                                                         std::uint32_t* xlist, std::uint32_t* xcount, std::uint32_t* rc,
                                                         Geo g) {
@@ -428,7 +418,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
   const auto rowof = [wy](int r) { return 4 * wy + r; };  // block row of the warp's r-th row
   for (int tby0 = blockIdx.y * kTB; tby0 < g.bh; tby0 += gridDim.y * kTB) {
     if (Stats && lane == 0 && wy == 0) s_next = 0;
-    if constexpr (Stats && Exact) {  // one or two predicated byte loads per thread, issued with the mask loads
+    if constexpr (Stats) {  // one or two predicated byte loads per thread, issued with the mask loads
       const int x0 = 2 * tbx0, y0 = 2 * tby0;
 #pragma unroll
       for (int k0 = 0; k0 < 2 * 256; k0 += 256) {
@@ -442,7 +432,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       }
     }
     std::uint32_t pat[4];
-    std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour; bit 4 + r: may touch another tile
+    std::uint32_t flags = 0;  // bit r: block row r connects to its left neighbour
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int by = tby0 + rowof(r);
@@ -460,7 +450,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
     for (int r = 0; r < 4; ++r) {
       const int lby = rowof(r), i = lby * kTB + lane;
       const std::uint32_t p = pat[r];
-      const bool a = p & 1u, b = p & 2u, c = p & 4u, d = p & 8u;
+      const bool a = p & 1u, b = p & 2u, c = p & 4u;
       const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
       const std::uint32_t lkey = a ? (ly0 << 6) | lx0
                                    : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
@@ -496,14 +486,6 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       if (f && !fc && lane == head) freshbits |= 1u << r;
       s[i] = L;
       sp[i] = static_cast<std::uint8_t>(p);
-      if constexpr (Stats && !Exact) {
-        // "may touch another tile": a perimeter block with pixels on that side (conservative:
-        // the neighbouring tile's pixels are not read, which would cost registers and a round
-        // trip to memory; merge_stats adds the parts of the few extra components)
-        const bool e_ = (lane == 0 && (a || c)) || (lane == kTB - 1 && (b || d)) || (lby == 0 && (a || b)) ||
-                        (lby == kTB - 1 && (c || d));
-        if (e_) flags |= 16u << r;
-      }
       // unions: only where a run touches several components of the row above
       if (tu == L) tu = kNone;
       if (tl == L || tl == tu) tl = kNone;
@@ -608,18 +590,13 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const std::uint32_t p = sp[rowof(r) * kTB + lane];
-        bool ext;
-        if constexpr (Exact) {
-          // touches another tile: a perimeter pixel with a foreground 8-neighbour outside the tile
-          const int lby = rowof(r), j = 2 * lane, q = 2 * lby;
-          const auto h3 = [&](int side, int i) { return (halo[side][i] | halo[side][i + 1] | halo[side][i + 2]) != 0; };
-          ext = (lby == 0 && (((p & 1u) && h3(0, j)) || ((p & 2u) && h3(0, j + 1)))) ||
-                (lby == kTB - 1 && (((p & 4u) && h3(1, j)) || ((p & 8u) && h3(1, j + 1)))) ||
-                (lane == 0 && (((p & 1u) && h3(2, q)) || ((p & 4u) && h3(2, q + 1)))) ||
-                (lane == kTB - 1 && (((p & 2u) && h3(3, q)) || ((p & 8u) && h3(3, q + 1))));
-        } else {
-          ext = (flags >> (4 + r)) & 1u;
-        }
+        // touches another tile: a perimeter pixel with a foreground 8-neighbour outside the tile
+        const int lby = rowof(r), j = 2 * lane, q = 2 * lby;
+        const auto h3 = [&](int side, int i) { return (halo[side][i] | halo[side][i + 1] | halo[side][i + 2]) != 0; };
+        const bool ext = (lby == 0 && (((p & 1u) && h3(0, j)) || ((p & 2u) && h3(0, j + 1)))) ||
+                         (lby == kTB - 1 && (((p & 4u) && h3(1, j)) || ((p & 8u) && h3(1, j + 1)))) ||
+                         (lane == 0 && (((p & 1u) && h3(2, q)) || ((p & 4u) && h3(2, q + 1)))) ||
+                         (lane == kTB - 1 && (((p & 2u) && h3(3, q)) || ((p & 8u) && h3(3, q + 1))));
         const unsigned bA = __ballot_sync(kFull, p & 1u), bB = __ballot_sync(kFull, p & 2u),
                        bC = __ballot_sync(kFull, p & 4u), bD = __ballot_sync(kFull, p & 8u);
         const unsigned bE = __ballot_sync(kFull, ext), bL = __ballot_sync(kFull, (flags >> r) & 1u);
@@ -666,7 +643,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
           const std::uint32_t area = ax >> 18, sx = ax & 0x3FFFFu, sy = sye & 0x3FFFFu;
           const bool ext = (sye >> 18) != 0;
           const long long n = static_cast<long long>(by) * g.bw + bx;
-          S[n] = make_uint4(area | (ext ? kMayCross : 0u), sx, sy,
+          S[n] = make_uint4(area | (ext ? 0x80000000u : 0u), sx, sy,
                             a_cmin[i] | (a_cmax[i] << 8) | (a_rmax[i] << 16) | ((rk >> 6) << 24));
           if (ext)
             xlist[(static_cast<std::size_t>(tby0 / kTB) * gridDim.x + blockIdx.x) * kXCap + atomicAdd(&s_next, 1u)] =
@@ -683,7 +660,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
 // Unites blocks on a tile's top row / left column / right column with their neighbours in other
 // tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
 // tile to the right). Lanes skip a pair their predecessor on the border already unites.
-__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc, uint4* S) {
+__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
   grid_dependency_wait();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int tbx0 = blockIdx.x * kTB;
@@ -737,7 +714,7 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
       auto go = [&](std::uint32_t t) {
         if (t == kNone || t == ra) return;
         if (same && (t == p0 || t == p1 || t == p2 || t == p3)) return;
-        unite_counted(P, ra, t, g, rc, gridDim.x, S);
+        unite_counted(P, ra, t, g, rc, gridDim.x);
       };
       go(t0);
       if (t1 != t0) go(t1);
@@ -903,14 +880,13 @@ __global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const ui
     RawComponentStats rs = empty_stats();
     if constexpr (Local) {
       const uint4 v = S[n];
-      if ((v.x & (kMayCross | kLinked)) != (kMayCross | kLinked)) {  // the whole component lies in this tile
+      if (!(v.x & 0x80000000u)) {
         word |= kDone;
         const std::uint32_t X0 = static_cast<std::uint32_t>(bx & ~(kTB - 1)) * 2u;
         const std::uint32_t Y0 = static_cast<std::uint32_t>(by & ~(kTB - 1)) * 2u;
-        const std::uint32_t area = v.x & ~(kMayCross | kLinked);
-        rs.area = area;
-        rs.sum_x = v.y + static_cast<std::uint64_t>(area) * X0;
-        rs.sum_y = v.z + static_cast<std::uint64_t>(area) * Y0;
+        rs.area = v.x;
+        rs.sum_x = v.y + static_cast<std::uint64_t>(v.x) * X0;
+        rs.sum_y = v.z + static_cast<std::uint64_t>(v.x) * Y0;
         rs.left = X0 + (v.w & 0xFFu);
         rs.right = X0 + ((v.w >> 8) & 0xFFu);
         rs.bottom = Y0 + ((v.w >> 16) & 0xFFu);
@@ -973,7 +949,7 @@ __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std
         v = __ldg(S + n);
         std::uint32_t q = __ldg(P + n);
         if (!(q & kHigh)) q = __ldg(P + node_of<2>(q, g));
-        num = (q & kDone) ? 0u : q & ~(kHigh | kDone);  // kDone: assign2 wrote the complete record
+        num = q & ~(kHigh | kDone);
       }
     };
     std::uint32_t num;
@@ -989,7 +965,7 @@ __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std
     for (std::uint32_t base = 0; base < cnt; base += 32) {  // warp-uniform
       if (base) load(base + lane, num, v);
       const unsigned peers = __match_any_sync(kFull, num);
-      const std::uint32_t area = __reduce_add_sync(peers, v.x & ~(kMayCross | kLinked));
+      const std::uint32_t area = __reduce_add_sync(peers, v.x & 0x7FFFFFFFu);
       const std::uint32_t sx = __reduce_add_sync(peers, v.y), sy = __reduce_add_sync(peers, v.z);
       const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu), mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
       const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu), mny = __reduce_min_sync(peers, v.w >> 24);
@@ -1273,12 +1249,10 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    static const bool exact = std::getenv("WINNOW_LABEL_EXACT") != nullptr;
-    if (local_stats && !exact) local2_kernel<true, false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else if (local_stats) local2_kernel<true, true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    else local2_kernel<false, true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
-    launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts, local_stats ? S : nullptr);
+    launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(flatten2_kernel, tg, dim3(128), s, P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
