@@ -41,6 +41,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,7 +63,11 @@ constexpr unsigned kFull = 0xFFFFFFFFu;
 // are launched with programmatic stream serialisation, so each one's launch and block start-up
 // overlap its predecessor's tail; every thread waits here for the predecessor grid (complete,
 // memory visible) before touching anything. Without the launch attribute this is a no-op.
-__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 struct Geo {
   int W, H;           // pixels
@@ -1215,9 +1220,34 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
   return p;
 }
 
-// Launch with programmatic stream serialisation (see grid_dependency_wait).
+// Whether the current device may run this unit's kernels as programmatic dependents: compute
+// capability 9.0 or later, and kernels compiled for a virtual architecture >= 9.0 (an older one,
+// e.g. -DCMAKE_CUDA_ARCHITECTURES=80 JIT-compiled for a Hopper, has no grid_dependency_wait, so
+// its kernels must be launched in plain stream order). Cached per device.
+bool programmatic_launch_ok(const void* kernel_of_this_unit) {
+  constexpr int kDevices = 64;
+  static std::atomic<signed char> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < kDevices)
+    if (const signed char k = known[device].load(std::memory_order_relaxed)) return k == 2;
+  int major = 0;
+  WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaFuncAttributes f{};
+  WINNOW_CUDA_CHECK(cudaFuncGetAttributes(&f, kernel_of_this_unit));
+  const bool ok = major >= 9 && f.ptxVersion >= 90;
+  if (device < kDevices) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
+  return ok;
+}
+
+// Launch with programmatic stream serialisation where allowed (see grid_dependency_wait).
 template <typename... Params, typename... Args>
 void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
+  if (!programmatic_launch_ok(reinterpret_cast<const void*>(kernel))) {
+    kernel<<<grid, block, 0, s>>>(static_cast<Params>(args)...);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    return;
+  }
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
