@@ -93,12 +93,12 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   switch (algorithm) {
     case CompactAlgorithm::single_pass: {
       std::size_t b = order != Order::stable ? 3 * sizeof(std::uint64_t)
-                      : small_input         ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
+                      : small_input          ? StableLookback<StableTuningSmall, Src, Sink>::temp_bytes(n)
                                              : StableLookback<StableTuning, Src, Sink>::temp_bytes(n);
       if constexpr (smem_eligible<Src, Sink>)  // either path may run, whatever the alignment
         b = std::max(b, order != Order::stable ? std::max(SmemCompaction<SmemAnyTuning, Src, Sink>::temp_bytes(n),
                                                           SmemCompaction<SmemAnyTuningSmall, Src, Sink>::temp_bytes(n))
-                        : small_input         ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::temp_bytes(n)
+                        : small_input          ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::temp_bytes(n)
                                                : SmemCompaction<SmemStableTuning, Src, Sink>::temp_bytes(n));
       at_status = layout.take(b);
       break;
@@ -138,7 +138,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
       if constexpr (smem_eligible<Src, Sink>)
         if (algorithm == CompactAlgorithm::single_pass && order == Order::stable && src.aligned)
           status_words = small_input ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::tiles(n)
-                                      : SmemCompaction<SmemStableTuning, Src, Sink>::tiles(n);
+                                     : SmemCompaction<SmemStableTuning, Src, Sink>::tiles(n);
       ws->reserve(status_words, needed, stream);
       d_temp = ws->general();
       temp_bytes = ws->general_bytes;
