@@ -495,26 +495,30 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       if (tu == L) tu = kNone;
       if (tl == L || tl == tu) tl = kNone;
       if (tr == L || tr == tu || tr == tl) tr = kNone;
-      const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
-                          qr = __shfl_up_sync(kFull, tr, 1);
-      if (cl) {  // lane - 1 is in the same run and unites its own candidates
-        if (tu == qu || tu == ql || tu == qr) tu = kNone;
-        if (tl == qu || tl == ql || tl == qr) tl = kNone;
-        if (tr == qu || tr == ql || tr == qr) tr = kNone;
-      }
-      const bool u = tu != kNone || tl != kNone || tr != kNone;
-      __syncwarp();  // the strip's stores so far are visible to every lane
-      if (u) {
-#pragma unroll 1
-        for (int j = 0; j < 3; ++j) {
-          const std::uint32_t x = j == 0 ? tu : j == 1 ? tl : tr;
-          if (x != kNone) lunite_halve(s, x, L);
-        }
-      }
+      // the rest only where some lane still has a candidate to unite (none in most rows); the
+      // statistics variant runs it in every row (skipping was measured only without statistics)
       std::uint32_t Lr = L;
-      if (__any_sync(kFull, u)) {  // labels back to roots for the next row
-        __syncwarp();
-        if (f) Lr = lfind(s, L);
+      if (Stats || __any_sync(kFull, tu != kNone || tl != kNone || tr != kNone)) {
+        const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
+                            qr = __shfl_up_sync(kFull, tr, 1);
+        if (cl) {  // lane - 1 is in the same run and unites its own candidates
+          if (tu == qu || tu == ql || tu == qr) tu = kNone;
+          if (tl == qu || tl == ql || tl == qr) tl = kNone;
+          if (tr == qu || tr == ql || tr == qr) tr = kNone;
+        }
+        const bool u = tu != kNone || tl != kNone || tr != kNone;
+        __syncwarp();  // the strip's stores so far are visible to every lane
+        if (u) {
+#pragma unroll 1
+          for (int j = 0; j < 3; ++j) {
+            const std::uint32_t x = j == 0 ? tu : j == 1 ? tl : tr;
+            if (x != kNone) lunite_halve(s, x, L);
+          }
+        }
+        if (__any_sync(kFull, u)) {  // labels back to roots for the next row
+          __syncwarp();
+          if (f) Lr = lfind(s, L);
+        }
       }
       pu = p;
       lu = Lr;
