@@ -1,8 +1,9 @@
 #pragma once
 // --sweep-stable mode of bench_compact_gpu: single_pass policies, int32 values, launched
 // directly through the library's launchers (cuda/compact_lookback.cuh): register tiles
-// (kern::LookbackPolicy, StableLookback, stable) and shared-memory tiles (kern::SmemPolicy,
-// SmemCompaction, stable or unordered, each on its own workspace as CompactWorkspace calls run).
+// (kern::LookbackPolicy, StableLookback, stable), shared-memory tiles (kern::SmemPolicy,
+// SmemCompaction, stable or unordered) and rings of bulk-copied tiles (kern::RingPolicy,
+// RingCompaction, unordered), the last two each on its own workspace as CompactWorkspace calls run.
 // The variants are instantiated in compact_sweep_{a,c}.cu (compiled in parallel).
 #include <cstdint>
 #include <string>
@@ -61,6 +62,12 @@ SweepVariant make_smem_variant(const char* name) {
   return make_launcher_variant<winnow::detail::cuda::SmemCompaction<Pol, SweepSrc, SweepSink>, true>(name,
                                                                                                       Pol::stable);
 }
+template <class Pol>
+SweepVariant make_ring_variant(const char* name) {
+  return make_launcher_variant<winnow::detail::cuda::RingCompaction<Pol, SweepSrc, SweepSink>, true>(name, false);
+}
+template <int T, int V, int St, int MB = 1>
+using R = winnow::detail::cuda::kern::RingPolicy<T, V, St, MB>;
 template <int T, int V, int D0, int DP = 0, int MB = 1>
 using S = winnow::detail::cuda::kern::SmemPolicy<T, V, true, D0, DP, MB>;
 template <int T, int V, int MB = 1>

@@ -160,15 +160,18 @@ winnow::Predicate pred_for() {
     return winnow::where(winnow::CompareOp::less, static_cast<T>(90));
 }
 
+/// offset: elements before the input (1: an unaligned input); out_offset: likewise for the output
+/// (1: an output that is not 16-byte aligned, the unordered ring kernel's scalar store path).
 template <class T>
-void check_type(std::uint64_t n, std::uint64_t offset) {
+void check_type(std::uint64_t n, std::uint64_t offset, std::uint64_t out_offset = 0) {
   std::mt19937_64 rng(n + offset);
   std::vector<T> h = random_values<T>(n + offset, rng);
   const winnow::Predicate pred = pred_for<T>();
   std::vector<T> want;
   for (std::uint64_t i = offset; i < n + offset; ++i)
     if (winnow::matches(pred, h[i])) want.push_back(h[i]);
-  Dev<T> d_in(n + offset), d_out(n);
+  Dev<T> d_in(n + offset), d_out_all(n + out_offset);
+  T* const d_out = d_out_all.p + out_offset;
   Dev<std::uint64_t> d_count(1);
   d_in.upload(h);
   for (const Variant& v : kVariants) {
@@ -177,13 +180,18 @@ void check_type(std::uint64_t n, std::uint64_t offset) {
     o.algorithm = v.algorithm;
     o.order = v.order;
     std::size_t bytes = 0;
-    winnow::cuda::compact<T>(nullptr, bytes, d_in.p + offset, n, d_out.p, d_count.p, pred, o, nullptr);
+    winnow::cuda::compact<T>(nullptr, bytes, d_in.p + offset, n, d_out, d_count.p, pred, o, nullptr);
     Dev<unsigned char> temp(bytes);
-    d_out.poison();
-    winnow::cuda::compact<T>(temp.p, bytes, d_in.p + offset, n, d_out.p, d_count.p, pred, o, nullptr);
+    d_out_all.poison();
+    winnow::cuda::compact<T>(temp.p, bytes, d_in.p + offset, n, d_out, d_count.p, pred, o, nullptr);
     const std::uint64_t k = d_count.download(1)[0];
     ASSERT_EQ(k, want.size()) << name(v) << " size " << sizeof(T) << " n " << n;
-    auto got = d_out.download(k);
+    auto all = d_out_all.download(n + out_offset);
+    for (std::uint64_t i = k + out_offset; i < n + out_offset; ++i)  // nothing written past the kept elements
+      ASSERT_EQ(reinterpret_cast<const unsigned char*>(&all[i])[0], 0xA5) << name(v) << " wrote past the count at " << i;
+    if (out_offset) ASSERT_EQ(reinterpret_cast<const unsigned char*>(&all[0])[0], 0xA5) << name(v) << " wrote before out";
+    std::vector<T> got(all.begin() + static_cast<std::ptrdiff_t>(out_offset),
+                       all.begin() + static_cast<std::ptrdiff_t>(out_offset + k));
     if (v.order == Order::stable) {
       for (std::size_t i = 0; i < k; ++i) ASSERT_TRUE(got[i] == want[i]) << name(v) << " at " << i;
     } else {
@@ -215,10 +223,61 @@ TEST(CompactDevice, EveryElementSizeAlignedAndUnaligned) {
     }
 }
 
+// Outputs that are not 16-byte aligned: the unordered ring kernel stores element by element
+// there, and 16-byte vectors (shifted to the output's alignment) otherwise.
+TEST(CompactDevice, UnalignedOutput) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  for (std::uint64_t n : {std::uint64_t{33}, std::uint64_t{70001}, std::uint64_t{(1u << 20) + 7}})
+    for (std::uint64_t out_off : {1, 3}) {
+      check_type<std::uint8_t>(n, 0, out_off);
+      check_type<std::uint16_t>(n, 0, out_off);
+      check_type<float>(n, 0, out_off);
+      check_type<double>(n, 0, out_off);
+      check_type<winnow::RgbaF32>(n, 0, out_off);
+    }
+}
+
 TEST(CompactDevice, Large2Pow24Plus7) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   check_type<std::int32_t>((1u << 24) + 7, 0);
   check_type<std::uint8_t>((1u << 24) + 7, 0);
+}
+
+// Unordered indices over many tiles per block (the ring kernel's persistent blocks), as a set.
+TEST(CompactDevice, UnorderedIndicesManyTiles) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::uint64_t n = (std::uint64_t{1} << 24) + 7;
+  std::mt19937_64 rng(11);
+  std::vector<std::int32_t> h(n);
+  for (auto& x : h) x = static_cast<std::int32_t>(rng() % 1000);
+  Dev<std::int32_t> d_in(n);
+  Dev<std::uint64_t> d_idx(n), d_count(1);
+  Dev<std::uint32_t> d_idx32(n);
+  d_in.upload(h);
+  for (int t : {990, 500, 5}) {
+    const auto pred = winnow::where(winnow::CompareOp::greater, std::int32_t{t});
+    std::vector<std::uint64_t> want;
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (h[i] > t) want.push_back(i);
+    CompactOptions o;
+    o.order = Order::any;
+    std::size_t bytes = 0;
+    winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(nullptr, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o, nullptr);
+    Dev<unsigned char> temp(bytes);
+    d_idx.poison();
+    winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(temp.p, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o, nullptr);
+    ASSERT_EQ(d_count.download(1)[0], want.size()) << t;
+    auto got = d_idx.download(want.size());
+    std::sort(got.begin(), got.end());
+    ASSERT_TRUE(got == want) << t;
+    d_idx32.poison();
+    winnow::cuda::compact_indices<std::int32_t, std::uint32_t>(temp.p, bytes, d_in.p, n, d_idx32.p, d_count.p, pred, o,
+                                                               nullptr);
+    ASSERT_EQ(d_count.download(1)[0], want.size()) << t;
+    auto got32 = d_idx32.download(want.size());
+    std::sort(got32.begin(), got32.end());
+    ASSERT_TRUE(std::equal(got32.begin(), got32.end(), want.begin())) << t;
+  }
 }
 
 TEST(CompactDevice, FlaggedValuesAndIndices) {

@@ -5,12 +5,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 
 #include "cuda/check.cuh"
 #include "cuda/compact_workspace.cuh"
 #include "cuda/kernels/compact_kernels.cuh"
+#include "cuda/kernels/compact_ring.cuh"
 #include "cuda/kernels/compact_smem.cuh"
 #include "winnow/error.hpp"
 
@@ -160,6 +162,81 @@ struct SmemCompaction {
       ws->zero_prefix[1 - k] = std::max(ws->zero_prefix[1 - k], t);
       ws->next_status = 1 - k;
     } else if (packed) {
+      ws->counter_zero[k] = false;
+      ws->counter_zero[1 - k] = true;
+      ws->next_counter = 1 - k;
+    }
+  }
+};
+
+/// single_pass unordered with a ring of bulk-copied tiles in persistent blocks
+/// (kern::compact_ring_kernel), the path for unordered predicate compactions of 16-byte aligned
+/// inputs on devices of compute capability 9.0 or later. Policy from bench/probes/compact_bulk_probe.cu
+/// (H200, int32): 256 threads x 4 vectors (16 KiB tiles), 3 stages, 3 blocks per SM: 0.95 / 0.95 /
+/// 0.86 of copy bandwidth at 2^28 and 1 / 50 / 99 % kept (one-tile blocks: 0.76 / 0.98 / 0.96).
+using RingAnyTuning = kern::RingPolicy<256, 4, 3, 3>;
+
+int sm_count();  // compact.cu
+
+template <class Pol, class Src, class Sink>
+struct RingCompaction {
+  static constexpr int tile = Pol::template tile<Src::size>;
+  static constexpr int smem_bytes = Pol::template smem_bytes<typename Sink::stage_type>;
+  static constexpr auto kernel = &kern::compact_ring_kernel<Src, Sink, Pol>;
+  static std::uint64_t tiles(std::uint64_t n) { return (n + tile - 1) / tile; }
+  static std::size_t temp_bytes(std::uint64_t) { return 256; }
+  /// Whether the current device runs it: compute capability 9.0 or later (bulk copies) and the
+  /// kernel compiled for such an architecture. Cached per device.
+  static bool available() {
+    constexpr int kDevices = 64;
+    static std::atomic<signed char> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
+    int device = 0;
+    WINNOW_CUDA_CHECK(cudaGetDevice(&device));
+    if (device < kDevices)
+      if (const signed char k = known[device].load(std::memory_order_relaxed)) return k == 2;
+    int major = 0;
+    WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    cudaFuncAttributes f{};
+    WINNOW_CUDA_CHECK(cudaFuncGetAttributes(&f, reinterpret_cast<const void*>(kernel)));
+    const bool ok = major >= 9 && f.ptxVersion >= 90;
+    if (device < kDevices) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
+    return ok;
+  }
+  /// Persistent grid: as many blocks as are resident at once, at most one per tile.
+  static unsigned grid(std::uint64_t t) {
+    static const int per_sm = [] {
+      WINNOW_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+      int b = 0;
+      WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, Pol::threads, smem_bytes));
+      return std::max(b, 1);
+    }();
+    return static_cast<unsigned>(std::min<std::uint64_t>(t, static_cast<std::uint64_t>(per_sm) * sm_count()));
+  }
+  /// Resets the count (unless a workspace has it ready) and launches (n > 0). Never synchronises.
+  static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* /*temp*/,
+                     cudaStream_t stream, WorkspaceState* ws = nullptr) {
+    const std::uint64_t t = tiles(n);
+    kern::SmemArgs a;
+    a.n = n;
+    a.num_tiles = t;
+    a.d_count = reinterpret_cast<unsigned long long*>(d_count);
+    a.out_aligned = reinterpret_cast<std::uintptr_t>(sink.out) % 16 == 0;
+    // On a workspace: one 64-bit counter of (tiles done << 40 | kept so far), as SmemCompaction.
+    const bool packed = ws && t < (std::uint64_t{1} << kern::kPackedTileBits) && n < (std::uint64_t{1} << kern::kPackedCountBits);
+    int k = 0;
+    if (packed) {
+      k = ws->next_counter;
+      a.counter = ws->counter(k);
+      a.counter_to_clear = ws->counter(1 - k);
+      a.packed = true;
+      if (!ws->counter_zero[k]) WINNOW_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(unsigned long long), stream));
+    } else {
+      a.counter = a.d_count;
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
+    }
+    kernel<<<grid(t), Pol::threads, smem_bytes, stream>>>(src, sink, a);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    if (packed) {
       ws->counter_zero[k] = false;
       ws->counter_zero[1 - k] = true;
       ws->next_counter = 1 - k;
