@@ -28,7 +28,10 @@ void add_sweep_c(std::vector<SweepVariant>& v);
 #include "cuda/compact_lookback.cuh"
 
 using SweepSrc = winnow::detail::cuda::kern::PredSource<std::int32_t>;
-using SweepSink = winnow::detail::cuda::kern::ValueSink<std::uint32_t>;
+// A sink type of its own: the library instantiates its kernels for ValueSink<uint32_t> in another
+// translation unit, and a kernel set up there once (RingCompaction's shared-memory attribute) is
+// not the same kernel handle here.
+struct SweepSink : winnow::detail::cuda::kern::ValueSink<std::uint32_t> {};
 
 /// L: a launcher with temp_bytes(n) and launch(src, sink, n, d_count, temp, stream[, workspace]).
 template <class L, bool Workspace>
@@ -42,7 +45,8 @@ SweepVariant make_launcher_variant(const char* name, bool stable) {
   v.launch = [](const std::int32_t* in, std::uint64_t n, std::int32_t* out, std::uint64_t* d_count,
                 const winnow::Predicate& pred, void* temp, cudaStream_t s) {
     const Src src{in, pred, reinterpret_cast<std::uintptr_t>(in) % 16 == 0};
-    const Sink sink{reinterpret_cast<std::uint32_t*>(out)};
+    Sink sink;
+    sink.out = reinterpret_cast<std::uint32_t*>(out);
     if constexpr (Workspace) {
       static winnow::detail::cuda::WorkspaceState ws;  // one per variant, for the whole run
       ws.reserve(L::tiles(n), 256, s);

@@ -202,7 +202,9 @@ struct RingCompaction {
     if (device < kDevices) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
     return ok;
   }
-  /// Persistent grid: as many blocks as are resident at once, at most one per tile.
+  /// Persistent grid: as many blocks as are resident at once, at most one per tile. The shared
+  /// memory attribute is set once per instantiation, so each (Src, Sink) must be launched from
+  /// one translation unit only (the library's rule anyway: compact_<size>.cu instantiate them).
   static unsigned grid(std::uint64_t t) {
     static const int per_sm = [] {
       WINNOW_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
