@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/kernels/compact_ring.cuh"
 #include "cuda/kernels/compact_smem.cuh"
 
 #define CK(x)                                                                                  \
@@ -192,6 +193,14 @@ __global__ void checksum(const int* out, u64 k, u64* sums) {
   atomicXor(&sums[1], x);
 }
 
+// the library's source with the comparison fixed at compile time (x > t)
+struct HardSrc : kern::PredSource<int> {
+  int t;
+  __device__ __forceinline__ unsigned eval_bits(const int (&v)[4]) const {
+    return (v[0] > t) | (v[1] > t) << 1 | (v[2] > t) << 2 | (v[3] > t) << 3;
+  }
+};
+
 static float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -294,16 +303,42 @@ int main(int argc, char** argv) {
       std::snprintf(buf, sizeof buf, "%s (%d/SM)", name, per_sm);
       report(buf, us);
     };
+    auto lib_ring = [&](auto src, const char* name) {
+      using Src = decltype(src);
+      using Sink = kern::ValueSink<int>;
+      using Pol = kern::RingPolicy<256, 4, 3, 3>;
+      constexpr int smem = Pol::smem_bytes<int>;
+      auto kernel = kern::compact_ring_kernel<Src, Sink, Pol>;
+      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      int per_sm = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, smem));
+      kern::SmemArgs a;
+      a.n = n;
+      a.num_tiles = (n + Pol::tile<4> - 1) / Pol::tile<4>;
+      a.counter = reinterpret_cast<unsigned long long*>(d_cnt);
+      a.d_count = a.counter;
+      a.out_aligned = true;
+      const unsigned grid = static_cast<unsigned>(std::min<u64>(a.num_tiles, static_cast<u64>(per_sm) * sms));
+      const float us = time_it([&] {
+        CK(cudaMemsetAsync(d_cnt, 0, 8));
+        kernel<<<grid, 256, smem>>>(src, Sink{d_out}, a);
+      });
+      report(name, us);
+    };
+    {
+      kern::PredSource<int> ps{d_in, winnow::where(winnow::CompareOp::greater, t), true};
+      lib_ring(ps, "library ring 256x4x3 (Predicate)");
+      HardSrc hs;
+      hs.in = d_in;
+      hs.pred = ps.pred;
+      hs.aligned = true;
+      hs.t = t;
+      lib_ring(hs, "library ring 256x4x3 (x > t fixed)");
+    }
 #define RING(T, V, S, M) \
   ring(ring_kernel<T, V, S, M>, T, Ring<T, V, S>::smem, Ring<T, V, S>::tile, "ring " #T "x" #V " stages " #S)
-    RING(256, 4, 4, 1);
     RING(256, 4, 3, 1);
-    RING(256, 8, 3, 1);
-    RING(128, 8, 4, 1);
     RING(128, 4, 4, 1);
-    RING(128, 4, 6, 1);
-    RING(512, 4, 3, 1);
-    RING(256, 2, 8, 1);
     CK(cudaFree(d_tmp));
   }
   return 0;

@@ -170,11 +170,12 @@ struct SmemCompaction {
 };
 
 /// single_pass unordered with a ring of bulk-copied tiles in persistent blocks
-/// (kern::compact_ring_kernel), the path for unordered predicate compactions of 16-byte aligned
-/// inputs on devices of compute capability 9.0 or later. Policy from bench/probes/compact_bulk_probe.cu
-/// (H200, int32): 256 threads x 4 vectors (16 KiB tiles), 3 stages, 3 blocks per SM: 0.95 / 0.95 /
-/// 0.86 of copy bandwidth at 2^28 and 1 / 50 / 99 % kept (one-tile blocks: 0.76 / 0.98 / 0.96).
-using RingAnyTuning = kern::RingPolicy<256, 4, 3, 3>;
+/// (kern::compact_ring_kernel), for devices of compute capability 9.0 or later. Not the library's
+/// path yet: selectable in the compaction sweep (bench/compact_sweep_c.cu) only. On an H200
+/// (int32, 2^28, 1 / 50 / 99 % kept) it reads at 0.74 / 0.88 / 0.78 of copy bandwidth with the
+/// run-time predicate and 0.81 / 0.91 / 0.76 with the comparison fixed at compile time, against
+/// 0.95 / 0.97 / 0.87 for the lean probe of the same shape (bench/probes/compact_bulk_probe.cu)
+/// and 0.76 / 0.99 / 0.96 for the one-tile kernel the library runs (bench/results/compact-gpu.md).
 
 int sm_count();  // compact.cu
 

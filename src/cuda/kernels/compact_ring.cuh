@@ -1,15 +1,20 @@
 #pragma once
-// single_pass unordered with a ring of bulk-copied shared-memory tiles: the library's path for
-// unordered predicate compactions of 16-byte aligned inputs, values or indices out.
+// single_pass unordered with a ring of bulk-copied shared-memory tiles, for predicate
+// compactions of 16-byte aligned inputs, values or indices out. Selectable in the compaction
+// sweep; the library does not launch it yet (see RingCompaction in compact_lookback.cuh: with the
+// run-time predicate and bounds checks it loses to the one-tile kernel at 50 / 99 % kept).
 //
 // Why: the one-tile-per-block kernel (compact_smem.cuh) has no load in flight while a block
 // ranks and writes its tile, and a new block starts only when an old one exits, so at 1 % kept
-// it read at 0.76 of copy bandwidth (H200, int32, 2^28) against 1.04 for a plain read. Here a
+// it read at 0.76 of copy bandwidth (H200, int32, 2^28) against 1.04-1.08 for a plain read. Here a
 // persistent block keeps Stages tiles in flight: one thread starts each tile's copy with one
 // bulk copy (cp.async.bulk, Hopper's copy engine; completion counted in bytes on an mbarrier),
 // and refills a stage as soon as every thread has taken its vectors out of it, so the next
 // tiles load while this one is ranked, offset (one atomicAdd per tile) and written.
-// bench/probes/compact_bulk_probe.cu measured 0.95 / 0.95 / 0.86 of copy at 1 / 50 / 99 % kept.
+// bench/probes/compact_bulk_probe.cu measured 0.95 / 0.95-0.97 / 0.86-0.87 of copy at 1 / 50 /
+// 99 % kept for a lean version (comparison fixed, no bounds checks, scalar stores). At 32 GB/s
+// per SM a warp has only ~120 issue slots per 512-byte warp-vector, so instructions per vector
+// decide: this general version (run-time predicate, per-vector bounds, 64-bit indices) is slower.
 //
 // Per tile: wait for the stage; each thread evaluates its Vectors 16-byte vectors (kept in
 // registers: the stage is refilled under it); a warp scan and a scan of the warp totals rank
@@ -138,7 +143,7 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_ring_ke
 #pragma unroll
         for (int e = 0; e < vec; ++e) x[v][e] = i + e < a.n ? src.in[i + e] : T{};
       }
-      bits[v] = eval_predicate<T, vec>(src.pred, x[v]) & valid_bits<vec>(i, a.n);
+      bits[v] = src.eval_bits(x[v]) & valid_bits<vec>(i, a.n);
       count += __popc(bits[v]);
     }
     std::uint32_t incl = count;
