@@ -193,14 +193,6 @@ __global__ void checksum(const int* out, u64 k, u64* sums) {
   atomicXor(&sums[1], x);
 }
 
-// the library's source with the comparison fixed at compile time (x > t)
-struct HardSrc : kern::PredSource<int> {
-  int t;
-  __device__ __forceinline__ unsigned eval_bits(const int (&v)[4]) const {
-    return (v[0] > t) | (v[1] > t) << 1 | (v[2] > t) << 2 | (v[3] > t) << 3;
-  }
-};
-
 static float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -327,13 +319,7 @@ int main(int argc, char** argv) {
     };
     {
       kern::PredSource<int> ps{d_in, winnow::where(winnow::CompareOp::greater, t), true};
-      lib_ring(ps, "library ring 256x4x3 (Predicate)");
-      HardSrc hs;
-      hs.in = d_in;
-      hs.pred = ps.pred;
-      hs.aligned = true;
-      hs.t = t;
-      lib_ring(hs, "library ring 256x4x3 (x > t fixed)");
+      lib_ring(ps, "library ring 256x4x3");
     }
 #define RING(T, V, S, M) \
   ring(ring_kernel<T, V, S, M>, T, Ring<T, V, S>::smem, Ring<T, V, S>::tile, "ring " #T "x" #V " stages " #S)

@@ -162,8 +162,10 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   switch (algorithm) {
     case CompactAlgorithm::single_pass: {
       if constexpr (smem_eligible<Src, Sink>) {
-        if (src.aligned) {  // shared-memory tiles (compact_smem.cuh)
-          if (order != Order::stable && small_input)
+        if (src.aligned) {  // shared-memory tiles (compact_ring.cuh, compact_smem.cuh)
+          if (order != Order::stable && RingCompaction<RingAnyTuning, Src, Sink>::available())
+            RingCompaction<RingAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
+          else if (order != Order::stable && small_input)
             SmemCompaction<SmemAnyTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           else if (order != Order::stable)
             SmemCompaction<SmemAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);

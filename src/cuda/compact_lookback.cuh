@@ -176,6 +176,7 @@ struct SmemCompaction {
 /// run-time predicate and 0.81 / 0.91 / 0.76 with the comparison fixed at compile time, against
 /// 0.95 / 0.97 / 0.87 for the lean probe of the same shape (bench/probes/compact_bulk_probe.cu)
 /// and 0.76 / 0.99 / 0.96 for the one-tile kernel the library runs (bench/results/compact-gpu.md).
+using RingAnyTuning = kern::RingPolicy<256, 4, 3, 3>;
 
 int sm_count();  // compact.cu
 

@@ -196,8 +196,6 @@ struct PredSource {
     return eval_predicate<T, vec>(pred, v) & valid_bits<vec>(i, n);
   }
   __device__ __forceinline__ T value_at(std::uint64_t i) const { return in[i]; }
-  /// Predicate bits of the vec values of one vector (the ring kernel's evaluation).
-  __device__ __forceinline__ unsigned eval_bits(const T (&v)[vec]) const { return eval_predicate<T, vec>(pred, v); }
 };
 
 /// keep in[i] where flags[i] != 0; V is the storage type of the element.
