@@ -1,9 +1,11 @@
 // Probe (not built by CMake): unordered stream compaction whose input tiles arrive by bulk
 // copies (cp.async.bulk, completion counted on an mbarrier) into a ring of shared-memory stages
 // of a persistent block, so a block's next tiles are in flight while it ranks and writes the
-// current one. Against the library's shared-memory kernel (kern::compact_smem_kernel, unordered
+// current one. It led to kern::compact_ring_kernel (src/cuda/kernels/compact_ring.cuh), which it
+// also launches, against the library's one-tile kernel (kern::compact_smem_kernel, unordered
 // policy), CUB DeviceSelect::If, a read-only reduction (the read ceiling) and cudaMemcpy D2D,
 // int32, value > t, every result checked (count + order-independent checksums against CUB).
+// Results: bench/results/h200-2026-11-23/compact-bulk-probe-*.txt.
 //   nvcc -O3 -std=c++20 -arch=sm_90 -Isrc -Iinclude --expt-relaxed-constexpr \
 //        -o probe bench/probes/compact_bulk_probe.cu && ./probe
 #include <cub/cub.cuh>
@@ -295,31 +297,31 @@ int main(int argc, char** argv) {
       std::snprintf(buf, sizeof buf, "%s (%d/SM)", name, per_sm);
       report(buf, us);
     };
-    auto lib_ring = [&](auto src, const char* name) {
+    auto lib_ring = [&](auto src, auto pol, const char* name) {
       using Src = decltype(src);
       using Sink = kern::ValueSink<int>;
-      using Pol = kern::RingPolicy<256, 4, 3, 3>;
-      constexpr int smem = Pol::smem_bytes<int>;
+      using Pol = decltype(pol);
+      constexpr int smem = Pol::smem_bytes;
       auto kernel = kern::compact_ring_kernel<Src, Sink, Pol>;
       CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       int per_sm = 0;
-      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, smem));
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Pol::threads, smem));
       kern::SmemArgs a;
       a.n = n;
-      a.num_tiles = (n + Pol::tile<4> - 1) / Pol::tile<4>;
+      a.num_tiles = (n + Pol::template tile<4> - 1) / Pol::template tile<4>;
       a.counter = reinterpret_cast<unsigned long long*>(d_cnt);
       a.d_count = a.counter;
-      a.out_aligned = true;
       const unsigned grid = static_cast<unsigned>(std::min<u64>(a.num_tiles, static_cast<u64>(per_sm) * sms));
       const float us = time_it([&] {
         CK(cudaMemsetAsync(d_cnt, 0, 8));
-        kernel<<<grid, 256, smem>>>(src, Sink{d_out}, a);
+        kernel<<<grid, Pol::threads, smem>>>(src, Sink{d_out}, a);
       });
       report(name, us);
     };
     {
       kern::PredSource<int> ps{d_in, winnow::where(winnow::CompareOp::greater, t), true};
-      lib_ring(ps, "library ring 256x4x3");
+      lib_ring(ps, kern::RingPolicy<256, 4, 3, 3>{}, "library ring 256x4x3");
+      lib_ring(ps, kern::RingPolicy<128, 8, 3, 3>{}, "library ring 128x8x3");
     }
 #define RING(T, V, S, M) \
   ring(ring_kernel<T, V, S, M>, T, Ring<T, V, S>::smem, Ring<T, V, S>::tile, "ring " #T "x" #V " stages " #S)

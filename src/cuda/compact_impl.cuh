@@ -163,7 +163,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
     case CompactAlgorithm::single_pass: {
       if constexpr (smem_eligible<Src, Sink>) {
         if (src.aligned) {  // shared-memory tiles (compact_ring.cuh, compact_smem.cuh)
-          if (order != Order::stable && RingCompaction<RingAnyTuning, Src, Sink>::available())
+          if (order != Order::stable && !small_input && RingCompaction<RingAnyTuning, Src, Sink>::available())
             RingCompaction<RingAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           else if (order != Order::stable && small_input)
             SmemCompaction<SmemAnyTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);

@@ -170,12 +170,12 @@ struct SmemCompaction {
 };
 
 /// single_pass unordered with a ring of bulk-copied tiles in persistent blocks
-/// (kern::compact_ring_kernel), for devices of compute capability 9.0 or later. Not the library's
-/// path yet: selectable in the compaction sweep (bench/compact_sweep_c.cu) only. On an H200
-/// (int32, 2^28, 1 / 50 / 99 % kept) it reads at 0.74 / 0.88 / 0.78 of copy bandwidth with the
-/// run-time predicate and 0.81 / 0.91 / 0.76 with the comparison fixed at compile time, against
-/// 0.95 / 0.97 / 0.87 for the lean probe of the same shape (bench/probes/compact_bulk_probe.cu)
-/// and 0.76 / 0.99 / 0.96 for the one-tile kernel the library runs (bench/results/compact-gpu.md).
+/// (kern::compact_ring_kernel), the library's path for unordered predicate compactions of
+/// 16-byte aligned inputs of kSmallInputBytes or more on devices of compute capability 9.0 or
+/// later. Policy from bench/probes/compact_bulk_probe.cu and the round-6 sweep (H200, int32, 2^28,
+/// 1 / 50 / 99 % kept): 256 threads x 4 vectors (16 KiB tiles), 3 stages, 3 blocks per SM: 0.92 /
+/// 0.97 / 0.87 of copy bandwidth, against 0.76 / 0.98 / 0.96 for the one-tile kernel. Smaller
+/// inputs keep the one-tile kernel (SmemAnyTuningSmall), ahead there at 99 % kept.
 using RingAnyTuning = kern::RingPolicy<256, 4, 3, 3>;
 
 int sm_count();  // compact.cu
@@ -183,7 +183,7 @@ int sm_count();  // compact.cu
 template <class Pol, class Src, class Sink>
 struct RingCompaction {
   static constexpr int tile = Pol::template tile<Src::size>;
-  static constexpr int smem_bytes = Pol::template smem_bytes<typename Sink::stage_type>;
+  static constexpr int smem_bytes = Pol::smem_bytes;
   static constexpr auto kernel = &kern::compact_ring_kernel<Src, Sink, Pol>;
   static std::uint64_t tiles(std::uint64_t n) { return (n + tile - 1) / tile; }
   static std::size_t temp_bytes(std::uint64_t) { return 256; }
@@ -224,7 +224,6 @@ struct RingCompaction {
     a.n = n;
     a.num_tiles = t;
     a.d_count = reinterpret_cast<unsigned long long*>(d_count);
-    a.out_aligned = reinterpret_cast<std::uintptr_t>(sink.out) % 16 == 0;
     // On a workspace: one 64-bit counter of (tiles done << 40 | kept so far), as SmemCompaction.
     const bool packed = ws && t < (std::uint64_t{1} << kern::kPackedTileBits) && n < (std::uint64_t{1} << kern::kPackedCountBits);
     int k = 0;

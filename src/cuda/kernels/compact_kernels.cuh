@@ -250,11 +250,9 @@ template <class S>
 struct ValueSink {
   static constexpr bool wants_values = true;
   using stage_type = S;
-  using out_type = S;
   S* out;
   template <class V>
   __device__ __forceinline__ S make(const V& v, std::uint32_t) const { return bit_to<S>(v); }
-  __device__ __forceinline__ S out_value(const S& s, std::uint64_t) const { return s; }
   __device__ __forceinline__ void put(std::uint64_t pos, const S& s, std::uint64_t) const { out[pos] = s; }
   template <class V>
   __device__ __forceinline__ void put_direct(std::uint64_t pos, const V& v, std::uint64_t) const {
@@ -267,13 +265,9 @@ template <class Index>
 struct IndexSink {
   static constexpr bool wants_values = false;
   using stage_type = std::uint32_t;  // index inside the tile
-  using out_type = Index;
   Index* out;
   template <class V>
   __device__ __forceinline__ std::uint32_t make(const V&, std::uint32_t local) const { return local; }
-  __device__ __forceinline__ Index out_value(std::uint32_t s, std::uint64_t tile_base) const {
-    return static_cast<Index>(tile_base + s);
-  }
   __device__ __forceinline__ void put(std::uint64_t pos, std::uint32_t s, std::uint64_t tile_base) const {
     out[pos] = static_cast<Index>(tile_base + s);
   }

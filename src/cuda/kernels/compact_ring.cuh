@@ -1,26 +1,25 @@
 #pragma once
-// single_pass unordered with a ring of bulk-copied shared-memory tiles, for predicate
-// compactions of 16-byte aligned inputs, values or indices out. Selectable in the compaction
-// sweep; the library does not launch it yet (see RingCompaction in compact_lookback.cuh: with the
-// run-time predicate and bounds checks it loses to the one-tile kernel at 50 / 99 % kept).
+// single_pass unordered with a ring of bulk-copied shared-memory tiles: the library's path for
+// unordered predicate compactions of 16-byte aligned inputs of 16 MiB or more (values or
+// indices out) on sm_90 and later.
 //
 // Why: the one-tile-per-block kernel (compact_smem.cuh) has no load in flight while a block
 // ranks and writes its tile, and a new block starts only when an old one exits, so at 1 % kept
-// it read at 0.76 of copy bandwidth (H200, int32, 2^28) against 1.04-1.08 for a plain read. Here a
+// it read at 0.76 of copy bandwidth (H200, int32, 2^28) against 1.04 for a plain read. Here a
 // persistent block keeps Stages tiles in flight: one thread starts each tile's copy with one
 // bulk copy (cp.async.bulk, Hopper's copy engine; completion counted in bytes on an mbarrier),
 // and refills a stage as soon as every thread has taken its vectors out of it, so the next
-// tiles load while this one is ranked, offset (one atomicAdd per tile) and written.
-// bench/probes/compact_bulk_probe.cu measured 0.95 / 0.95-0.97 / 0.86-0.87 of copy at 1 / 50 /
-// 99 % kept for a lean version (comparison fixed, no bounds checks, scalar stores). At 32 GB/s
-// per SM a warp has only ~120 issue slots per 512-byte warp-vector, so instructions per vector
-// decide: this general version (run-time predicate, per-vector bounds, 64-bit indices) is slower.
+// tiles load while this one is ranked, offset (one atomicAdd per tile) and written: 0.92 / 0.97
+// / 0.87 of copy at 1 / 50 / 99 % kept (bench/results/compact-gpu.md). Instructions per vector
+// decide at this rate (at 32 GB/s per SM a warp has ~120 issue slots per 512-byte warp-vector):
+// a run-time comparison switch inside the loop cost 0.93 -> 0.74 of copy at 1 % kept, so the
+// kernel picks the comparison once and runs one tile loop per operator, and whole tiles skip
+// the bounds checks.
 //
 // Per tile: wait for the stage; each thread evaluates its Vectors 16-byte vectors (kept in
 // registers: the stage is refilled under it); a warp scan and a scan of the warp totals rank
 // the kept elements; one atomicAdd on the counter gives the tile's output offset; the kept
-// elements go to an output buffer in shared memory, shifted so that its 16-byte vectors line
-// up with the output's, and are written out as 16-byte stores (scalar at the two ends).
+// elements go to an output buffer in shared memory and are written out coalesced.
 // Three barriers per tile. The last tile may be partial: its whole vectors come by the bulk
 // copy, a trailing part vector is read from global memory directly.
 #include <cstdint>
@@ -43,12 +42,9 @@ struct RingPolicy {
   static constexpr bool stable = false;
   template <int Size>
   static constexpr int tile = tile_bytes / Size;
-  /// Dynamic shared memory: the stages, the output buffer (a tile of stage entries plus one
-  /// vector of slack for the alignment shift), the stages' mbarriers.
-  template <class Stage>
-  static constexpr int out_bytes = ((tile_bytes / static_cast<int>(sizeof(Stage)) + 16) * static_cast<int>(sizeof(Stage)) + 15) / 16 * 16;
-  template <class Stage>
-  static constexpr int smem_bytes = Stages * tile_bytes + out_bytes<Stage> + 8 * Stages;
+  /// Dynamic shared memory: the stages, the output buffer (a tile's stage entries, which are no
+  /// larger than its elements), the stages' mbarriers.
+  static constexpr int smem_bytes = (Stages + 1) * tile_bytes + 8 * Stages;
   static_assert(Threads % 32 == 0 && Threads <= 1024 && Stages >= 2, "ring shape");
 };
 
@@ -90,30 +86,19 @@ __device__ __forceinline__ void ring_fetch(const T* in, std::uint64_t n, std::ui
   if (bytes) ring::bulk_load(stage, in + base, bytes, bar);
 }
 
-/// 16-byte-or-smaller vector copy out of shared memory (Bytes = 4, 8 or 16; aligned to Bytes).
-template <int Bytes>
-__device__ __forceinline__ void smem_load_vec(void* dst, const void* src) {
-  if constexpr (Bytes == 16) *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
-  else if constexpr (Bytes == 8) *static_cast<uint2*>(dst) = *static_cast<const uint2*>(src);
-  else if constexpr (Bytes == 4) *static_cast<unsigned*>(dst) = *static_cast<const unsigned*>(src);
-  else __builtin_memcpy(dst, src, Bytes);
-}
-
 /// The persistent block's loop over its tiles; keep(x) is the predicate of one element.
 template <class Src, class Sink, class Pol, class Keep>
 __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, const SmemArgs& a, Keep keep) {
   using T = typename Src::value_type;
   using Stage = typename Sink::stage_type;
-  using Out = typename Sink::out_type;
   constexpr int kT = Pol::threads, kW = Pol::warps, V = Pol::vectors, S = Pol::stages;
   constexpr int vec = 16 / static_cast<int>(sizeof(T));
   constexpr int kTile = Pol::template tile<sizeof(T)>;
-  constexpr int per = 16 / static_cast<int>(sizeof(Out));  // output elements per 16-byte store
-  static_assert(16 % sizeof(Out) == 0, "16-byte output vectors");
+  static_assert(sizeof(Stage) <= sizeof(T), "the output buffer holds a tile's stage entries in tile_bytes");
   extern __shared__ __align__(128) unsigned char ring_smem[];
   uint4* stages = reinterpret_cast<uint4*>(ring_smem);
   Stage* out_s = reinterpret_cast<Stage*>(ring_smem + S * Pol::tile_bytes);
-  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(ring_smem + S * Pol::tile_bytes + Pol::template out_bytes<Stage>);
+  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(ring_smem + (S + 1) * Pol::tile_bytes);
   __shared__ std::uint32_t warp_total[kW], warp_offset[kW];
   __shared__ std::uint64_t s_offset;
   __shared__ std::uint32_t s_kept;
@@ -212,10 +197,7 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
     }
     __syncthreads();  // (2) offset and warp offsets are in
 
-    const std::uint64_t offset = s_offset;
-    const std::uint32_t kept = s_kept;
-    const unsigned shift = a.out_aligned ? static_cast<unsigned>(offset % per) : 0u;
-    unsigned r = shift + warp_offset[warp] + incl - count;
+    unsigned r = warp_offset[warp] + incl - count;
 #pragma unroll
     for (int v = 0; v < V; ++v)
 #pragma unroll
@@ -224,29 +206,11 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
           out_s[r++] = sink.make(x[v][e], static_cast<std::uint32_t>((v * kT + static_cast<int>(threadIdx.x)) * vec + e));
     __syncthreads();  // (3) the output buffer is full
 
-    if (a.out_aligned) {
-      Out* dst = sink.out + (offset - shift);  // 16-byte aligned
-      const unsigned end = shift + kept, nvec = (end + per - 1) / per;
-      for (unsigned q = threadIdx.x; q < nvec; q += kT) {
-        const unsigned lo = q * per;
-        if (lo >= shift && lo + per <= end) {
-          Stage st[per];  // one vector load out of shared memory (no bank conflicts)
-          smem_load_vec<per * static_cast<int>(sizeof(Stage))>(st, &out_s[lo]);
-          Out o[per];
-#pragma unroll
-          for (int e = 0; e < per; ++e) o[e] = sink.out_value(st[e], tile_base);
-          uint4 w;
-          __builtin_memcpy(&w, o, 16);
-          *reinterpret_cast<uint4*>(dst + lo) = w;
-        } else {
-#pragma unroll
-          for (int e = 0; e < per; ++e)
-            if (lo + e >= shift && lo + e < end) dst[lo + e] = sink.out_value(out_s[lo + e], tile_base);
-        }
-      }
-    } else {
-      for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, out_s[i], tile_base);
-    }
+    // Element stores: measured faster than 16-byte stores lined up with the output (0.87 against
+    // 0.77 of copy bandwidth at 99 % kept), whose alignment shift waits for the offset.
+    const std::uint64_t offset = s_offset;
+    const std::uint32_t kept = s_kept;
+    for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, out_s[i], tile_base);
     // the next tile's barrier (1) keeps its output buffer writes behind these reads
   }
 }

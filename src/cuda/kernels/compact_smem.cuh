@@ -53,7 +53,6 @@ struct SmemArgs {
   unsigned long long* counter_to_clear = nullptr;  // unordered on a workspace: the next call's counter
   bool packed = false;
   unsigned long long* d_count = nullptr;         // the count: set by the last tile (stable, packed) or = counter
-  bool out_aligned = false;                      // ring kernel: the output is 16-byte aligned (vector stores)
 };
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, unsigned src_bytes) {
