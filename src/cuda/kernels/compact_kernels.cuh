@@ -16,8 +16,9 @@
 //    The unordered variant replaces the look-back by one atomicAdd per tile on the output counter.
 //    Predicate compactions of 16-byte aligned inputs take the same steps with the tile in shared
 //    memory instead of registers (compact_smem.cuh: more tiles resident per SM, so more loads in
-//    flight while tiles wait); the register kernels here serve flagged, unaligned and 1- or 2-byte
-//    index compactions.
+//    flight while tiles wait); unordered ones of 16 MiB and more on sm_90+ run persistent blocks
+//    that keep a ring of tiles in flight by bulk copies (compact_ring.cuh); the register kernels
+//    here serve flagged, unaligned and 1- or 2-byte index compactions.
 //  * block_ballot (Biller, Olsson & Assarsson, HPG 2009; Hughes et al., InK-Compact 2013): count
 //    kernel (__syncthreads_count per bit of the per-thread count), exclusive scan of the block
 //    counts (CUB), scatter kernel. Stable scatter = the single-pass tile code with the scanned
