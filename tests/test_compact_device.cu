@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
+#include <bit>
 #include <array>
 #include <cstring>
 #include <memory>
@@ -241,6 +243,54 @@ TEST(CompactDevice, Large2Pow24Plus7) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   check_type<std::int32_t>((1u << 24) + 7, 0);
   check_type<std::uint8_t>((1u << 24) + 7, 0);
+}
+
+// Unordered inputs of 16 MiB and more run the ring kernel (sm_90+): every element size, with the
+// comparison loops (arithmetic types) and the general predicate (pixels by luminance), a partial
+// last tile and a trailing part vector.
+TEST(CompactDevice, RingEveryElementSize) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  constexpr std::uint64_t kBytes = std::uint64_t{16} << 20;
+  check_type<std::uint8_t>(kBytes + 7, 0);
+  check_type<std::uint16_t>(kBytes / 2 + 5, 0);
+  check_type<float>(kBytes / 4 + 3, 0);
+  check_type<winnow::Rgba8>(kBytes / 4 + 1001, 0);
+  check_type<double>(kBytes / 8 + 1, 0);
+  check_type<std::uint64_t>(kBytes / 8 + 4097, 0);
+  check_type<winnow::RgbaF32>(kBytes / 16 + 3, 0);
+}
+
+// The ring kernel runs one tile loop per comparison operator: each of them, float with NaNs.
+TEST(CompactDevice, RingEveryComparison) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::uint64_t n = (std::uint64_t{1} << 22) + 3;  // 16 MiB of floats and a part vector
+  std::mt19937_64 rng(5);
+  std::vector<float> h(n);
+  for (auto& x : h) x = (rng() % 97 == 0) ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(rng() % 1000);
+  Dev<float> d_in(n), d_out(n);
+  Dev<std::uint64_t> d_count(1);
+  d_in.upload(h);
+  for (winnow::CompareOp op : {winnow::CompareOp::greater, winnow::CompareOp::greater_equal, winnow::CompareOp::less,
+                               winnow::CompareOp::less_equal, winnow::CompareOp::equal, winnow::CompareOp::not_equal}) {
+    const auto pred = winnow::where(op, 500.0f);
+    std::vector<std::uint32_t> want;  // bit patterns (NaN != NaN)
+    for (float x : h)
+      if (winnow::matches(pred, x)) want.push_back(std::bit_cast<std::uint32_t>(x));
+    CompactOptions o;
+    o.order = Order::any;
+    std::size_t bytes = 0;
+    winnow::cuda::compact<float>(nullptr, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, nullptr);
+    Dev<unsigned char> temp(bytes);
+    d_out.poison();
+    winnow::cuda::compact<float>(temp.p, bytes, d_in.p, n, d_out.p, d_count.p, pred, o, nullptr);
+    const std::uint64_t k = d_count.download(1)[0];
+    ASSERT_EQ(k, want.size()) << static_cast<int>(op);
+    std::vector<std::uint32_t> got;
+    for (float x : d_out.download(k)) got.push_back(std::bit_cast<std::uint32_t>(x));
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    ASSERT_TRUE(got == want) << static_cast<int>(op);
+  }
 }
 
 // Unordered indices over many tiles per block (the ring kernel's persistent blocks), as a set.
