@@ -68,10 +68,10 @@ SweepVariant make_smem_variant(const char* name) {
 }
 template <class Pol>
 SweepVariant make_ring_variant(const char* name) {
-  return make_launcher_variant<winnow::detail::cuda::RingCompaction<Pol, SweepSrc, SweepSink>, true>(name, Pol::stable);
+  return make_launcher_variant<winnow::detail::cuda::RingCompaction<Pol, SweepSrc, SweepSink>, true>(name, false);
 }
-template <int T, int V, int St, int MB = 1, bool Stable = false>
-using R = winnow::detail::cuda::kern::RingPolicy<T, V, St, MB, Stable>;
+template <int T, int V, int St, int MB = 1>
+using R = winnow::detail::cuda::kern::RingPolicy<T, V, St, MB>;
 template <int T, int V, int D0, int DP = 0, int MB = 1>
 using S = winnow::detail::cuda::kern::SmemPolicy<T, V, true, D0, DP, MB>;
 template <int T, int V, int MB = 1>

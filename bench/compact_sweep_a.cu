@@ -9,7 +9,5 @@ void add_sweep_a(std::vector<SweepVariant>& v) {
   v.push_back(make_smem_variant<S<256, 2, 500, 0, 8>>("ws stable t256x2v (8K) d500 mb8"));
   v.push_back(make_smem_variant<S<128, 4, 500, 0, 16>>("ws stable t128x4v (8K) d500 mb16"));
   v.push_back(make_smem_variant<S<512, 2, 500>>("ws stable t512x2v (16K) d500"));
-  v.push_back(make_smem_variant<S<256, 8, 2000, 0, 6>>("ws stable t256x8v (32K) d2000 mb6 (one-tile, large)"));
-  v.push_back(make_ring_variant<R<256, 4, 3, 3, true>>("ws stable ring t256x4v (16K) x3 mb3 (library, large)"));
-  v.push_back(make_ring_variant<R<128, 8, 3, 3, true>>("ws stable ring t128x8v (16K) x3 mb3"));
+  v.push_back(make_smem_variant<S<256, 8, 2000, 0, 6>>("ws stable t256x8v (32K) d2000 mb6 (library, large)"));
 }

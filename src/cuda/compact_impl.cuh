@@ -99,8 +99,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
         b = std::max(b, order != Order::stable ? std::max(SmemCompaction<SmemAnyTuning, Src, Sink>::temp_bytes(n),
                                                           SmemCompaction<SmemAnyTuningSmall, Src, Sink>::temp_bytes(n))
                         : small_input          ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::temp_bytes(n)
-                                               : std::max(SmemCompaction<SmemStableTuning, Src, Sink>::temp_bytes(n),
-                                                          RingCompaction<RingStableTuning, Src, Sink>::temp_bytes(n)));
+                                               : SmemCompaction<SmemStableTuning, Src, Sink>::temp_bytes(n));
       at_status = layout.take(b);
       break;
     }
@@ -139,8 +138,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
       if constexpr (smem_eligible<Src, Sink>)
         if (algorithm == CompactAlgorithm::single_pass && order == Order::stable && src.aligned)
           status_words = small_input ? SmemCompaction<SmemStableTuningSmall, Src, Sink>::tiles(n)
-                                     : std::max(SmemCompaction<SmemStableTuning, Src, Sink>::tiles(n),
-                                                RingCompaction<RingStableTuning, Src, Sink>::tiles(n));
+                                     : SmemCompaction<SmemStableTuning, Src, Sink>::tiles(n);
       ws->reserve(status_words, needed, stream);
       d_temp = ws->general();
       temp_bytes = ws->general_bytes;
@@ -173,8 +171,6 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
             SmemCompaction<SmemAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           else if (small_input)
             SmemCompaction<SmemStableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
-          else if (RingCompaction<RingStableTuning, Src, Sink>::available())
-            RingCompaction<RingStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           else
             SmemCompaction<SmemStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           break;

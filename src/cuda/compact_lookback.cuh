@@ -177,8 +177,6 @@ struct SmemCompaction {
 /// 0.97 / 0.87 of copy bandwidth, against 0.76 / 0.98 / 0.96 for the one-tile kernel. Smaller
 /// inputs keep the one-tile kernel (SmemAnyTuningSmall), ahead there at 99 % kept.
 using RingAnyTuning = kern::RingPolicy<256, 4, 3, 3>;
-/// Stable, the same shape with the deferred look-back (kern::ring_tiles_stable).
-using RingStableTuning = kern::RingPolicy<256, 4, 3, 3, true>;
 
 int sm_count();  // compact.cu
 
@@ -188,9 +186,7 @@ struct RingCompaction {
   static constexpr int smem_bytes = Pol::smem_bytes;
   static constexpr auto kernel = &kern::compact_ring_kernel<Src, Sink, Pol>;
   static std::uint64_t tiles(std::uint64_t n) { return (n + tile - 1) / tile; }
-  static std::size_t temp_bytes(std::uint64_t n) {
-    return Pol::stable ? (std::max<std::uint64_t>(tiles(n), 1) + 1) * sizeof(std::uint64_t) : 256;
-  }
+  static std::size_t temp_bytes(std::uint64_t) { return 256; }
   /// Whether the current device runs it: compute capability 9.0 or later (bulk copies) and the
   /// kernel compiled for such an architecture. Cached per device.
   static bool available() {
@@ -220,10 +216,8 @@ struct RingCompaction {
     }();
     return static_cast<unsigned>(std::min<std::uint64_t>(t, static_cast<std::uint64_t>(per_sm) * sm_count()));
   }
-  /// Resets the status (stable) or the count (unless a workspace has them ready) and launches
-  /// (n > 0). Never synchronises. Stable: a cooperative launch, so every block is resident (a
-  /// block waits for tile counts of other blocks).
-  static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* temp,
+  /// Resets the count (unless a workspace has it ready) and launches (n > 0). Never synchronises.
+  static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* /*temp*/,
                      cudaStream_t stream, WorkspaceState* ws = nullptr) {
     const std::uint64_t t = tiles(n);
     kern::SmemArgs a;
@@ -231,37 +225,8 @@ struct RingCompaction {
     a.num_tiles = t;
     a.d_count = reinterpret_cast<unsigned long long*>(d_count);
     // On a workspace: one 64-bit counter of (tiles done << 40 | kept so far), as SmemCompaction.
-    const bool packed = !Pol::stable && ws && t < (std::uint64_t{1} << kern::kPackedTileBits) &&
-                        n < (std::uint64_t{1} << kern::kPackedCountBits);
+    const bool packed = ws && t < (std::uint64_t{1} << kern::kPackedTileBits) && n < (std::uint64_t{1} << kern::kPackedCountBits);
     int k = 0;
-    if constexpr (Pol::stable) {
-      if (ws) {
-        k = ws->next_status;
-        a.status = ws->status(k);
-        a.status_to_clear = ws->status(1 - k);
-        if (ws->zero_prefix[k] < t) WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));
-      } else {
-        a.status = static_cast<std::uint64_t*>(temp);
-        WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));
-      }
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3(grid(t));
-      cfg.blockDim = dim3(Pol::threads);
-      cfg.dynamicSmemBytes = smem_bytes;
-      cfg.stream = stream;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeCooperative;
-      attr[0].val.cooperative = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      WINNOW_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, src, sink, a));
-      if (ws) {  // this call's array is used up; the kernel zeroed the other's first t words
-        ws->zero_prefix[k] = 0;
-        ws->zero_prefix[1 - k] = std::max(ws->zero_prefix[1 - k], t);
-        ws->next_status = 1 - k;
-      }
-      return;
-    }
     if (packed) {
       k = ws->next_counter;
       a.counter = ws->counter(k);

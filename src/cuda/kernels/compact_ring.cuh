@@ -31,8 +31,7 @@ namespace winnow::detail::cuda::kern {
 
 /// Shape of the ring kernel: Threads x Vectors 16-byte vectors per tile, Stages tiles in flight
 /// per block, MinBlocks resident blocks per SM that the registers must allow.
-/// Stable: offsets by a deferred decoupled look-back (else one atomicAdd per tile).
-template <int Threads, int Vectors, int Stages, int MinBlocks = 1, bool Stable = false>
+template <int Threads, int Vectors, int Stages, int MinBlocks = 1>
 struct RingPolicy {
   static constexpr int threads = Threads;
   static constexpr int warps = Threads / 32;
@@ -40,7 +39,7 @@ struct RingPolicy {
   static constexpr int stages = Stages;
   static constexpr int min_blocks = MinBlocks;
   static constexpr int tile_bytes = 16 * Threads * Vectors;
-  static constexpr bool stable = Stable;
+  static constexpr bool stable = false;
   template <int Size>
   static constexpr int tile = tile_bytes / Size;
   /// Dynamic shared memory: the stages, the output buffer (a tile's stage entries, which are no
@@ -87,43 +86,7 @@ __device__ __forceinline__ void ring_fetch(const T* in, std::uint64_t n, std::ui
   if (bytes) ring::bulk_load(stage, in + base, bytes, bar);
 }
 
-/// Takes one tile's vectors out of its stage into registers and evaluates the predicate: a whole
-/// tile without bounds checks; the last tile reads a trailing part vector from global memory.
-template <class Pol, class T, class Keep>
-__device__ __forceinline__ void ring_eval(const T* in, std::uint64_t n, std::uint64_t tile_base, const uint4* stage,
-                                          Keep& keep, T (&x)[Pol::vectors][16 / sizeof(T)], unsigned (&bits)[Pol::vectors]) {
-  constexpr int kT = Pol::threads, V = Pol::vectors;
-  constexpr int vec = 16 / static_cast<int>(sizeof(T));
-  constexpr int kTile = Pol::template tile<sizeof(T)>;
-  if (tile_base + kTile <= n) {
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      __builtin_memcpy(x[v], &stage[v * kT + threadIdx.x], 16);
-      unsigned b = 0;
-#pragma unroll
-      for (int e = 0; e < vec; ++e) b |= static_cast<unsigned>(keep(x[v][e])) << e;
-      bits[v] = b;
-    }
-  } else {
-    const std::uint64_t left = n - tile_base;
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const std::uint64_t j = static_cast<std::uint64_t>(v * kT + static_cast<int>(threadIdx.x)) * vec;
-      if (j + vec <= left) {
-        __builtin_memcpy(x[v], &stage[v * kT + threadIdx.x], 16);
-      } else {
-#pragma unroll
-        for (int e = 0; e < vec; ++e) x[v][e] = j + e < left ? in[tile_base + j + e] : T{};
-      }
-      unsigned b = 0;
-#pragma unroll
-      for (int e = 0; e < vec; ++e) b |= static_cast<unsigned>(j + e < left && keep(x[v][e])) << e;
-      bits[v] = b;
-    }
-  }
-}
-
-/// The persistent block's loop over its tiles, unordered; keep(x) is the predicate of one element.
+/// The persistent block's loop over its tiles; keep(x) is the predicate of one element.
 template <class Src, class Sink, class Pol, class Keep>
 __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, const SmemArgs& a, Keep keep) {
   using T = typename Src::value_type;
@@ -162,9 +125,34 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
 
     T x[V][vec];
     unsigned bits[V], count = 0;
-    ring_eval<Pol>(src.in, a.n, tile_base, stage, keep, x, bits);
+    if (tile_base + kTile <= a.n) {  // a whole tile: every vector came by the bulk copy
 #pragma unroll
-    for (int v = 0; v < V; ++v) count += __popc(bits[v]);
+      for (int v = 0; v < V; ++v) {
+        __builtin_memcpy(x[v], &stage[v * kT + threadIdx.x], 16);
+        unsigned b = 0;
+#pragma unroll
+        for (int e = 0; e < vec; ++e) b |= static_cast<unsigned>(keep(x[v][e])) << e;
+        bits[v] = b;
+        count += __popc(b);
+      }
+    } else {  // the last tile: a trailing part vector is read from global memory
+      const std::uint64_t left = a.n - tile_base;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const std::uint64_t j = static_cast<std::uint64_t>(v * kT + static_cast<int>(threadIdx.x)) * vec;
+        if (j + vec <= left) {
+          __builtin_memcpy(x[v], &stage[v * kT + threadIdx.x], 16);
+        } else {
+#pragma unroll
+          for (int e = 0; e < vec; ++e) x[v][e] = j + e < left ? src.in[tile_base + j + e] : T{};
+        }
+        unsigned b = 0;
+#pragma unroll
+        for (int e = 0; e < vec; ++e) b |= static_cast<unsigned>(j + e < left && keep(x[v][e])) << e;
+        bits[v] = b;
+        count += __popc(b);
+      }
+    }
     std::uint32_t incl = count;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
@@ -227,124 +215,6 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
   }
 }
 
-/// The persistent block's loop over its tiles, stable. A tile's offset comes from a decoupled
-/// look-back (Merrill & Garland) that is deferred by one tile: at step k the block publishes the
-/// count of its tile k (aggregate), then looks back for its tile k - 1, whose kept elements wait
-/// in the output buffer, publishes that tile's inclusive prefix and writes it out; then it places
-/// tile k's kept elements in the buffer. By step k every tile before tile k - 1 has published at
-/// least its count (its block counted it a step ago), and the block's own tile k - 1 - grid is
-/// inclusive, so the look-back (one warp, 512 predecessors per round) rarely waits and never walks
-/// a chain. All blocks must be resident at once (cooperative launch): a block waits for counts
-/// of tiles that other blocks own.
-template <class Src, class Sink, class Pol, class Keep>
-__device__ __forceinline__ void ring_tiles_stable(const Src& src, const Sink& sink, const SmemArgs& a, Keep keep) {
-  using T = typename Src::value_type;
-  using Stage = typename Sink::stage_type;
-  constexpr int kT = Pol::threads, kW = Pol::warps, V = Pol::vectors, S = Pol::stages;
-  constexpr int vec = 16 / static_cast<int>(sizeof(T));
-  constexpr int kTile = Pol::template tile<sizeof(T)>;
-  constexpr int E = V * kW;  // (vector, warp) entries in element order
-  static_assert(sizeof(Stage) <= sizeof(T), "the output buffer holds a tile's stage entries in tile_bytes");
-  static_assert(E <= 64, "one warp scans the (vector, warp) counts");
-  extern __shared__ __align__(128) unsigned char ring_smem[];
-  uint4* stages = reinterpret_cast<uint4*>(ring_smem);
-  Stage* out_s = reinterpret_cast<Stage*>(ring_smem + S * Pol::tile_bytes);
-  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(ring_smem + (S + 1) * Pol::tile_bytes);
-  __shared__ std::uint32_t warp_prefix[2][E];  // two steps in flight: a fast warp may write step k + 1's
-  __shared__ std::uint64_t s_offset;           // the buffered tile's output offset
-  __shared__ std::uint32_t s_kept;             // and its kept count
-
-  const unsigned lane = lane_id(), warp = threadIdx.x / 32;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) ring::mbar_init(&bar[s]);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  if (threadIdx.x == 0)
-    for (int s = 0; s < S; ++s) {
-      const std::uint64_t t = blockIdx.x + static_cast<std::uint64_t>(s) * gridDim.x;
-      if (t < a.num_tiles) ring_fetch<T, Pol::tile_bytes>(src.in, a.n, t, stages + s * (Pol::tile_bytes / 16), &bar[s]);
-    }
-
-  std::uint32_t prev_total = 0;  // warp 0: the kept count of the buffered tile
-  for (std::uint64_t k = 0;; ++k) {
-    const std::uint64_t tile = blockIdx.x + k * gridDim.x;
-    const bool have = tile < a.num_tiles;  // block-uniform
-    const int s = static_cast<int>(k % S);
-    const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(kTile);
-    std::uint32_t* wp = warp_prefix[k & 1];
-    T x[V][vec];
-    unsigned bits[V], lane_prefix[V];
-    if (have) {
-      ring::mbar_wait(&bar[s], static_cast<unsigned>((k / S) & 1u));
-      ring_eval<Pol>(src.in, a.n, tile_base, stages + s * (Pol::tile_bytes / 16), keep, x, bits);
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const unsigned c = __popc(bits[v]);
-        lane_prefix[v] = warp_exclusive_count(c);
-        if (lane == 31) wp[v * kW + warp] = lane_prefix[v] + c;
-      }
-    }
-    __syncthreads();  // (1) stage s is taken out, the (vector, warp) counts are in
-
-    if (have && threadIdx.x == 0) {
-      const std::uint64_t next = tile + static_cast<std::uint64_t>(S) * gridDim.x;
-      if (next < a.num_tiles) {
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // our reads before the copy's writes
-        ring_fetch<T, Pol::tile_bytes>(src.in, a.n, next, stages + s * (Pol::tile_bytes / 16), &bar[s]);
-      }
-    }
-    if (warp == 0) {
-      std::uint32_t total = 0;
-      if (have) {
-        total = warp_scan_entries<E>(wp);
-        if (lane == 0) {
-          status_store(&a.status[tile], (tile == 0 ? kStatusInclusive : kStatusAggregate) | total);
-          if (a.status_to_clear) a.status_to_clear[tile] = 0;  // the next call's words, not read in this call
-        }
-      }
-      if (k > 0) {  // the buffered tile k - 1: its offset, its inclusive prefix
-        const std::uint64_t prev = tile - gridDim.x;
-        const std::uint64_t offset = prev == 0 ? 0 : lookback_sum<16, 0, 0>(a.status, prev);
-        if (lane == 0) {
-          if (prev != 0) status_store(&a.status[prev], kStatusInclusive | (offset + prev_total));
-          if (prev + 1 == a.num_tiles) *a.d_count = offset + prev_total;
-          s_offset = offset;
-          s_kept = prev_total;
-        }
-      }
-      prev_total = total;
-    }
-    __syncthreads();  // (2) the buffered tile's offset and the scanned counts are in
-
-    if (k > 0) {  // write the buffered tile k - 1 out
-      const std::uint64_t offset = s_offset;
-      const std::uint32_t kept = s_kept;
-      const std::uint64_t prev_base = (tile - gridDim.x) * static_cast<std::uint64_t>(kTile);
-      for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, out_s[i], prev_base);
-    }
-    if (!have) break;
-    __syncthreads();  // (3) the output buffer is free
-
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      unsigned r = wp[v * kW + warp] + lane_prefix[v];
-#pragma unroll
-      for (int e = 0; e < vec; ++e)
-        if (bits[v] & (1u << e))
-          out_s[r++] = sink.make(x[v][e], static_cast<std::uint32_t>((v * kT + static_cast<int>(threadIdx.x)) * vec + e));
-    }
-    // step k + 1's barrier (2) keeps the write-out behind these stores
-  }
-}
-
-/// Either loop.
-template <class Src, class Sink, class Pol, class Keep>
-__device__ __forceinline__ void ring_run(const Src& src, const Sink& sink, const SmemArgs& a, Keep keep) {
-  if constexpr (Pol::stable) ring_tiles_stable<Src, Sink, Pol>(src, sink, a, keep);
-  else ring_tiles<Src, Sink, Pol>(src, sink, a, keep);
-}
-
 /// Src = PredSource<T> with a 16-byte aligned input; Sink = ValueSink or IndexSink. A persistent
 /// grid (at most one block per tile); tiles blockIdx.x, + gridDim.x, ... A comparison of
 /// arithmetic values is chosen once per kernel (one loop per operator): a run-time switch in
@@ -359,17 +229,17 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_ring_ke
     if (src.pred.key == KeyKind::value) {
       const T t = src.pred.template threshold_as<T>();
       switch (src.pred.op) {
-        case CompareOp::greater: return ring_run<Src, Sink, Pol>(src, sink, a, [t](T x) { return x > t; });
-        case CompareOp::greater_equal: return ring_run<Src, Sink, Pol>(src, sink, a, [t](T x) { return x >= t; });
-        case CompareOp::less: return ring_run<Src, Sink, Pol>(src, sink, a, [t](T x) { return x < t; });
-        case CompareOp::less_equal: return ring_run<Src, Sink, Pol>(src, sink, a, [t](T x) { return x <= t; });
-        case CompareOp::equal: return ring_run<Src, Sink, Pol>(src, sink, a, [t](T x) { return x == t; });
-        case CompareOp::not_equal: return ring_run<Src, Sink, Pol>(src, sink, a, [t](T x) { return x != t; });
+        case CompareOp::greater: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x > t; });
+        case CompareOp::greater_equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x >= t; });
+        case CompareOp::less: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x < t; });
+        case CompareOp::less_equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x <= t; });
+        case CompareOp::equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x == t; });
+        case CompareOp::not_equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x != t; });
       }
     }
   }
   const Predicate p = src.pred;
-  ring_run<Src, Sink, Pol>(src, sink, a, [p](const T& x) { return matches(p, x); });
+  ring_tiles<Src, Sink, Pol>(src, sink, a, [p](const T& x) { return matches(p, x); });
 #endif
 }
 
