@@ -170,28 +170,6 @@ __device__ __forceinline__ unsigned eval_predicate(const Predicate& p, const T (
   return b;
 }
 
-/// Calls f(keep), keep(x) the predicate of one element: for arithmetic values a comparison fixed
-/// at compile time (one instantiation of f per operator, so no switch runs per element), else
-/// the general matches(p, x). The shared-memory kernels run at up to ~0.95 of copy bandwidth,
-/// where a warp has ~120 issue slots per 512 bytes: a switch per vector cost up to 20 %.
-template <class T, class F>
-__device__ __forceinline__ void with_keep(const Predicate& p, F&& f) {
-  if constexpr (std::is_arithmetic_v<T>) {
-    if (p.key == KeyKind::value) {
-      const T t = p.template threshold_as<T>();
-      switch (p.op) {
-        case CompareOp::greater: return f([t](T x) { return x > t; });
-        case CompareOp::greater_equal: return f([t](T x) { return x >= t; });
-        case CompareOp::less: return f([t](T x) { return x < t; });
-        case CompareOp::less_equal: return f([t](T x) { return x <= t; });
-        case CompareOp::equal: return f([t](T x) { return x == t; });
-        case CompareOp::not_equal: return f([t](T x) { return x != t; });
-      }
-    }
-  }
-  f([p](const T& x) { return matches(p, x); });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Sources: where flags and values come from. Each has value_type, size (tuning), eval_reads_values
 // (the flag needs the value), fetch<NeedValues>(i, n, vals, raw) that only issues the loads,

@@ -224,7 +224,22 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_ring_ke
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // no bulk copies before sm_90; RingCompaction::available() keeps it from launching
 #else
-  with_keep<typename Src::value_type>(src.pred, [&](auto keep) { ring_tiles<Src, Sink, Pol>(src, sink, a, keep); });
+  using T = typename Src::value_type;
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (src.pred.key == KeyKind::value) {
+      const T t = src.pred.template threshold_as<T>();
+      switch (src.pred.op) {
+        case CompareOp::greater: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x > t; });
+        case CompareOp::greater_equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x >= t; });
+        case CompareOp::less: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x < t; });
+        case CompareOp::less_equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x <= t; });
+        case CompareOp::equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x == t; });
+        case CompareOp::not_equal: return ring_tiles<Src, Sink, Pol>(src, sink, a, [t](T x) { return x != t; });
+      }
+    }
+  }
+  const Predicate p = src.pred;
+  ring_tiles<Src, Sink, Pol>(src, sink, a, [p](const T& x) { return matches(p, x); });
 #endif
 }
 

@@ -63,20 +63,10 @@ __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 }
 
-/// The shared memory of one tile (declared once in the kernel: a __shared__ variable in the
-/// per-operator tile function would be allocated once per operator).
-template <class Pol, int E>
-struct SmemTileStorage {
-  uint4 tile_s[Pol::threads * Pol::vectors];
-  std::uint32_t warp_prefix[E];
-  std::uint64_t s_offset;
-  std::uint32_t s_total;
-};
-
-/// One tile; keep(x) is the predicate of one element.
-template <class Src, class Sink, class Pol, class Keep, class Storage>
-__device__ __forceinline__ void smem_tile(const Src& src, const Sink& sink, const SmemArgs& a, Keep keep,
-                                          Storage& sm) {
+/// Src = PredSource<T> with a 16-byte aligned input; Sink = ValueSink or IndexSink (a stage entry
+/// no larger than an element, so it fits in place).
+template <class Src, class Sink, class Pol>
+__global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_kernel(Src src, Sink sink, SmemArgs a) {
   using T = typename Src::value_type;
   using Stage = typename Sink::stage_type;
   constexpr int kT = Pol::threads, kW = Pol::warps, V = Pol::vectors;
@@ -84,10 +74,10 @@ __device__ __forceinline__ void smem_tile(const Src& src, const Sink& sink, cons
   constexpr int kTile = Pol::template tile<sizeof(T)>;
   constexpr int E = V * kW;  // (vector, warp) entries in memory order
   static_assert(sizeof(Stage) <= sizeof(T), "in-place staging needs stage entries no larger than elements");
-  uint4* tile_s = sm.tile_s;
-  std::uint32_t* warp_prefix = sm.warp_prefix;
-  std::uint64_t& s_offset = sm.s_offset;
-  std::uint32_t& s_total = sm.s_total;
+  __shared__ uint4 tile_s[kT * V];
+  __shared__ std::uint32_t warp_prefix[E];
+  __shared__ std::uint64_t s_offset;
+  __shared__ std::uint32_t s_total;
 
   const std::uint64_t tile = blockIdx.x;
   const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(kTile);
@@ -107,10 +97,7 @@ __device__ __forceinline__ void smem_tile(const Src& src, const Sink& sink, cons
   for (int v = 0; v < V; ++v) {
     T x[vec];
     __builtin_memcpy(x, &tile_s[v * kT + threadIdx.x], 16);
-    unsigned b = 0;
-#pragma unroll
-    for (int e = 0; e < vec; ++e) b |= static_cast<unsigned>(keep(x[e])) << e;
-    bits[v] = b & valid_bits<vec>(first(v), a.n);
+    bits[v] = eval_predicate<T, vec>(src.pred, x) & valid_bits<vec>(first(v), a.n);
     const unsigned c = __popc(bits[v]);
     lane_prefix[v] = warp_exclusive_count(c);
     if (lane == 31) warp_prefix[v * kW + warp] = lane_prefix[v] + c;
@@ -162,15 +149,6 @@ __device__ __forceinline__ void smem_tile(const Src& src, const Sink& sink, cons
   const std::uint64_t offset = s_offset;
   const std::uint32_t kept = s_total;
   for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, stage[i], tile_base);
-}
-
-/// Src = PredSource<T> with a 16-byte aligned input; Sink = ValueSink or IndexSink (a stage entry
-/// no larger than an element, so it fits in place). One tile loop per comparison (with_keep).
-template <class Src, class Sink, class Pol>
-__global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_kernel(Src src, Sink sink, SmemArgs a) {
-  constexpr int E = Pol::vectors * Pol::warps;
-  __shared__ SmemTileStorage<Pol, E> sm;
-  with_keep<typename Src::value_type>(src.pred, [&](auto keep) { smem_tile<Src, Sink, Pol>(src, sink, a, keep, sm); });
 }
 
 }  // namespace winnow::detail::cuda::kern
