@@ -51,28 +51,12 @@ struct Greater {
   __host__ __device__ bool operator()(int x) const { return x > t; }
 };
 
-// ---- mbarrier + bulk copy ----------------------------------------------------------------------
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void mbar_init(std::uint64_t* b, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(b)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(std::uint64_t* b, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred p;\n"
-      "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra W;\n}\n" ::"r"(smem_u32(b)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void bulk_g2s(void* s, const void* g, unsigned bytes, std::uint64_t* b) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_u32(s)),
-               "l"(g), "r"(bytes), "r"(smem_u32(b))
-               : "memory");
-}
+// mbarrier + bulk copy helpers: the library's (kern::ring, compact_ring.cuh)
+using kern::ring::bulk_load;
+using kern::ring::mbar_wait;
+__device__ __forceinline__ void mbar_init(std::uint64_t* b, unsigned) { kern::ring::mbar_init(b); }
+__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* b, unsigned bytes) { kern::ring::mbar_expect(b, bytes); }
+__device__ __forceinline__ void bulk_g2s(void* s, const void* g, unsigned bytes, std::uint64_t* b) { bulk_load(s, g, bytes, b); }
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // ---- the bulk-copy ring kernel -----------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "cuda/arch.cuh"
 #include "cuda/check.cuh"
 #include "cuda/compact_workspace.cuh"
 #include "cuda/kernels/compact_kernels.cuh"
@@ -111,6 +112,32 @@ inline constexpr bool is_pred_source<kern::PredSource<T>> = true;
 template <class Src, class Sink>
 inline constexpr bool smem_eligible = is_pred_source<Src> && sizeof(typename Sink::stage_type) <= Src::size;
 
+/// Unordered: points `a` at its counter and resets what needs it. On a workspace (within the
+/// 24 / 40 bit fields) one 64-bit counter of (tiles done << 40 | kept so far), so the last tile
+/// knows it is last and writes *d_count, taken from the two the workspace keeps ready; else
+/// *d_count itself. Returns the workspace counter taken, -1 for none.
+inline int take_unordered_counter(kern::SmemArgs& a, WorkspaceState* ws, std::uint64_t tiles, std::uint64_t n,
+                                  std::uint64_t* d_count, cudaStream_t stream) {
+  if (ws && tiles < (std::uint64_t{1} << kern::kPackedTileBits) && n < (std::uint64_t{1} << kern::kPackedCountBits)) {
+    const int k = ws->next_counter;
+    a.counter = ws->counter(k);
+    a.counter_to_clear = ws->counter(1 - k);
+    a.packed = true;
+    if (!ws->counter_zero[k]) WINNOW_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(unsigned long long), stream));
+    return k;
+  }
+  a.counter = reinterpret_cast<unsigned long long*>(d_count);
+  WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
+  return -1;
+}
+/// After the launch: counter k is used up, the kernel zeroed the other one.
+inline void release_unordered_counter(WorkspaceState* ws, int k) {
+  if (k < 0) return;
+  ws->counter_zero[k] = false;
+  ws->counter_zero[1 - k] = true;
+  ws->next_counter = 1 - k;
+}
+
 template <class Pol, class Src, class Sink>
 struct SmemCompaction {
   static constexpr int tile = Pol::template tile<Src::size>;
@@ -129,11 +156,7 @@ struct SmemCompaction {
     a.n = n;
     a.num_tiles = t;
     a.d_count = reinterpret_cast<unsigned long long*>(d_count);
-    // Unordered on a workspace: one 64-bit counter of (tiles done << 40 | kept so far), so the
-    // last tile knows it is last and writes *d_count; bounded by the 24 / 40 bit fields.
-    const bool packed = !Pol::stable && ws && t < (std::uint64_t{1} << kern::kPackedTileBits) &&
-                        n < (std::uint64_t{1} << kern::kPackedCountBits);
-    int k = 0;
+    int k = -1;
     if constexpr (Pol::stable) {
       if (ws) {
         k = ws->next_status;
@@ -145,15 +168,8 @@ struct SmemCompaction {
         a.status = static_cast<std::uint64_t*>(temp);
         WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));
       }
-    } else if (packed) {
-      k = ws->next_counter;
-      a.counter = ws->counter(k);
-      a.counter_to_clear = ws->counter(1 - k);
-      a.packed = true;
-      if (!ws->counter_zero[k]) WINNOW_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(unsigned long long), stream));
     } else {
-      a.counter = a.d_count;
-      WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
+      k = take_unordered_counter(a, ws, t, n, d_count, stream);
     }
     kern::compact_smem_kernel<Src, Sink, Pol><<<static_cast<unsigned>(t), Pol::threads, 0, stream>>>(src, sink, a);
     WINNOW_CUDA_CHECK_LAUNCH();
@@ -161,10 +177,8 @@ struct SmemCompaction {
       ws->zero_prefix[k] = 0;
       ws->zero_prefix[1 - k] = std::max(ws->zero_prefix[1 - k], t);
       ws->next_status = 1 - k;
-    } else if (packed) {
-      ws->counter_zero[k] = false;
-      ws->counter_zero[1 - k] = true;
-      ws->next_counter = 1 - k;
+    } else {
+      release_unordered_counter(ws, k);
     }
   }
 };
@@ -190,19 +204,8 @@ struct RingCompaction {
   /// Whether the current device runs it: compute capability 9.0 or later (bulk copies) and the
   /// kernel compiled for such an architecture. Cached per device.
   static bool available() {
-    constexpr int kDevices = 64;
-    static std::atomic<signed char> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
-    int device = 0;
-    WINNOW_CUDA_CHECK(cudaGetDevice(&device));
-    if (device < kDevices)
-      if (const signed char k = known[device].load(std::memory_order_relaxed)) return k == 2;
-    int major = 0;
-    WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    cudaFuncAttributes f{};
-    WINNOW_CUDA_CHECK(cudaFuncGetAttributes(&f, reinterpret_cast<const void*>(kernel)));
-    const bool ok = major >= 9 && f.ptxVersion >= 90;
-    if (device < kDevices) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
-    return ok;
+    static std::atomic<signed char> known[64] = {};  // per device: 0 unknown, 1 no, 2 yes
+    return runs_as_sm90(reinterpret_cast<const void*>(kernel), known);
   }
   /// Persistent grid: as many blocks as are resident at once, at most one per tile. The shared
   /// memory attribute is set once per instantiation, so each (Src, Sink) must be launched from
@@ -224,26 +227,10 @@ struct RingCompaction {
     a.n = n;
     a.num_tiles = t;
     a.d_count = reinterpret_cast<unsigned long long*>(d_count);
-    // On a workspace: one 64-bit counter of (tiles done << 40 | kept so far), as SmemCompaction.
-    const bool packed = ws && t < (std::uint64_t{1} << kern::kPackedTileBits) && n < (std::uint64_t{1} << kern::kPackedCountBits);
-    int k = 0;
-    if (packed) {
-      k = ws->next_counter;
-      a.counter = ws->counter(k);
-      a.counter_to_clear = ws->counter(1 - k);
-      a.packed = true;
-      if (!ws->counter_zero[k]) WINNOW_CUDA_CHECK(cudaMemsetAsync(a.counter, 0, sizeof(unsigned long long), stream));
-    } else {
-      a.counter = a.d_count;
-      WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
-    }
+    const int k = take_unordered_counter(a, ws, t, n, d_count, stream);
     kernel<<<grid(t), Pol::threads, smem_bytes, stream>>>(src, sink, a);
     WINNOW_CUDA_CHECK_LAUNCH();
-    if (packed) {
-      ws->counter_zero[k] = false;
-      ws->counter_zero[1 - k] = true;
-      ws->next_counter = 1 - k;
-    }
+    release_unordered_counter(ws, k);
   }
 };
 

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "cpu/label_backends.hpp"
+#include "cuda/arch.cuh"
 #include "cuda/check.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/error.hpp"
@@ -1229,19 +1230,8 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
 // e.g. -DCMAKE_CUDA_ARCHITECTURES=80 JIT-compiled for a Hopper, has no grid_dependency_wait, so
 // its kernels must be launched in plain stream order). Cached per device.
 bool programmatic_launch_ok(const void* kernel_of_this_unit) {
-  constexpr int kDevices = 64;
-  static std::atomic<signed char> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kDevices)
-    if (const signed char k = known[device].load(std::memory_order_relaxed)) return k == 2;
-  int major = 0;
-  WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  cudaFuncAttributes f{};
-  WINNOW_CUDA_CHECK(cudaFuncGetAttributes(&f, kernel_of_this_unit));
-  const bool ok = major >= 9 && f.ptxVersion >= 90;
-  if (device < kDevices) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
-  return ok;
+  static std::atomic<signed char> known[64] = {};  // per device: 0 unknown, 1 no, 2 yes
+  return runs_as_sm90(kernel_of_this_unit, known);
 }
 
 // Launch with programmatic stream serialisation where allowed (see grid_dependency_wait).

@@ -180,18 +180,7 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
       if (lane < static_cast<unsigned>(kW)) warp_offset[lane] = wi - wt;
       const std::uint32_t total = __shfl_sync(kFull, wi, kW - 1);
       if (lane == 0) {
-        std::uint64_t offset = 0;
-        if (a.packed) {
-          constexpr unsigned long long count_mask = (1ull << kPackedCountBits) - 1;
-          const unsigned long long before =
-              atomicAdd(a.counter, (1ull << kPackedCountBits) | static_cast<unsigned long long>(total));
-          offset = before & count_mask;
-          if ((before >> kPackedCountBits) + 1 == a.num_tiles) *a.d_count = offset + total;  // the last tile
-          if (tile == 0) *a.counter_to_clear = 0;
-        } else if (total) {
-          offset = atomicAdd(a.counter, static_cast<unsigned long long>(total));
-        }
-        s_offset = offset;
+        s_offset = unordered_offset(a, tile, total);
         s_kept = total;
       }
     }

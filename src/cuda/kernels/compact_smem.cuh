@@ -55,6 +55,20 @@ struct SmemArgs {
   unsigned long long* d_count = nullptr;         // the count: set by the last tile (stable, packed) or = counter
 };
 
+/// Unordered: the tile's output offset, one atomicAdd on the counter. The packed counter (on a
+/// workspace) also counts tiles, so the last tile writes *d_count and tile 0 clears the counter
+/// of the next call.
+__device__ __forceinline__ std::uint64_t unordered_offset(const SmemArgs& a, std::uint64_t tile, std::uint32_t total) {
+  if (!a.packed) return total ? atomicAdd(a.counter, static_cast<unsigned long long>(total)) : 0;
+  constexpr unsigned long long count_mask = (1ull << kPackedCountBits) - 1;
+  const unsigned long long before =
+      atomicAdd(a.counter, (1ull << kPackedCountBits) | static_cast<unsigned long long>(total));
+  const std::uint64_t offset = before & count_mask;
+  if ((before >> kPackedCountBits) + 1 == a.num_tiles) *a.d_count = offset + total;  // the last tile
+  if (tile == 0) *a.counter_to_clear = 0;
+  return offset;
+}
+
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, unsigned src_bytes) {
   const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
@@ -116,16 +130,7 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
       }
       if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
     } else if (lane == 0) {
-      if (a.packed) {
-        constexpr unsigned long long count_mask = (1ull << kPackedCountBits) - 1;
-        const unsigned long long before =
-            atomicAdd(a.counter, (1ull << kPackedCountBits) | static_cast<unsigned long long>(total));
-        offset = before & count_mask;
-        if ((before >> kPackedCountBits) + 1 == a.num_tiles) *a.d_count = offset + total;  // the last tile
-        if (tile == 0) *a.counter_to_clear = 0;
-      } else {
-        offset = atomicAdd(a.counter, static_cast<unsigned long long>(total));
-      }
+      offset = unordered_offset(a, tile, total);
     }
     if (lane == 0) {
       s_offset = offset;
