@@ -42,7 +42,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,7 +49,6 @@
 #include "cpu/label_backends.hpp"
 #include "cuda/arch.cuh"
 #include "cuda/check.cuh"
-#include "cuda/kernels/label_tile_runs.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/error.hpp"
 
@@ -669,39 +667,6 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
   }
 }
 
-// The run-based tile pass (kernels/label_tile_runs.cuh): same outputs as local2_kernel.
-template <bool Stats>
-struct RunTileStats {
-  runs::TileStats v;
-};
-template <>
-struct RunTileStats<false> {};
-
-template <bool Stats>
-__global__ void __launch_bounds__(runs::kThreads, Stats ? 8 : 16) runs_tile_kernel(runs::TileArgs a) {
-  __shared__ runs::TileShared s;
-  __shared__ RunTileStats<Stats> stats;
-  runs::TileStats* st = nullptr;
-  if constexpr (Stats) st = &stats.v;
-  const int t = threadIdx.x, tx = blockIdx.x;
-  for (int ty = blockIdx.y; ty * runs::kSide < a.H; ty += gridDim.y) {
-    runs::phase_load<Stats>(a, tx, ty, s, st, t);
-    __syncthreads();
-    runs::phase_unite<Stats>(a, tx, ty, s, t);
-    __syncthreads();
-    while (__syncthreads_or(runs::phase_jump(s, t))) {
-    }
-    runs::phase_resolve<Stats>(s, st, t);
-    __syncthreads();
-    runs::phase_emit<Stats>(a, tx, ty, s, st, t);
-    if constexpr (Stats) {
-      __syncthreads();
-      if (t == 0) a.xcount[static_cast<std::size_t>(ty) * a.ntx + tx] = s.listed;
-    }
-    __syncthreads();
-  }
-}
-
 // Unites blocks on a tile's top row / left column / right column with their neighbours in other
 // tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
 // tile to the right). Lanes skip a pair their predecessor on the border already unites.
@@ -1308,34 +1273,8 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
   const bool local_stats = p.local2 && st;
   if (p.local2) {
     const dim3 tg((g.bw + kTB - 1) / kTB, std::min((g.bh + kTB - 1) / kTB, kMaxGridY));
-    static const bool block_pass = [] {
-      const char* e = std::getenv("WINNOW_LABEL_TILE_PASS");
-      return e && std::string(e) == "blocks";
-    }();
-    if (block_pass) {
-      if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-      else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
-    } else {
-      runs::TileArgs a{};
-      a.mask = d_mask;
-      a.mstride = g.mstride;
-      a.W = g.W;
-      a.H = g.H;
-      a.shift = g.shift;
-      a.bw = g.bw;
-      a.bh = g.bh;
-      a.ntx = static_cast<int>(tg.x);
-      const auto addr = reinterpret_cast<std::uintptr_t>(d_mask);
-      a.v16 = ((addr | static_cast<std::uintptr_t>(g.mstride)) & 15u) == 0;
-      a.v4 = ((addr | static_cast<std::uintptr_t>(g.mstride)) & 3u) == 0;
-      a.P = P;
-      a.S = reinterpret_cast<std::uint32_t*>(S);
-      a.xlist = xlist;
-      a.xcount = xcount;
-      a.rc = counts;
-      if (local_stats) runs_tile_kernel<true><<<tg, runs::kThreads, 0, s>>>(a);
-      else runs_tile_kernel<false><<<tg, runs::kThreads, 0, s>>>(a);
-    }
+    if (local_stats) local2_kernel<true><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
+    else local2_kernel<false><<<tg, dim3(kTB, 8), 0, s>>>(d_mask, P, S, xlist, xcount, counts, g);
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(border2_kernel, tg, dim3(96), s, d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
