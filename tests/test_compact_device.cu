@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <limits>
-#include <bit>
 #include <array>
+#include <bit>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <cstdint>
 #include <random>

@@ -99,7 +99,7 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
   uint4* stages = reinterpret_cast<uint4*>(ring_smem);
   Stage* out_s = reinterpret_cast<Stage*>(ring_smem + S * Pol::tile_bytes);
   std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(ring_smem + (S + 1) * Pol::tile_bytes);
-  __shared__ std::uint32_t warp_total[kW], warp_offset[kW];
+  __shared__ std::uint32_t warp_prefix[kW];  // each warp's kept count, then (scanned) the warps' offsets
   __shared__ std::uint64_t s_offset;
   __shared__ std::uint32_t s_kept;
 
@@ -159,7 +159,7 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
       const std::uint32_t y = __shfl_up_sync(kFull, incl, d);
       if (lane >= static_cast<unsigned>(d)) incl += y;
     }
-    if (lane == 31) warp_total[warp] = incl;
+    if (lane == 31) warp_prefix[warp] = incl;
     __syncthreads();  // (1) stage s is taken out, warp totals are in
 
     if (threadIdx.x == 0) {
@@ -170,15 +170,7 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
       }
     }
     if (warp == 0) {
-      const std::uint32_t wt = lane < static_cast<unsigned>(kW) ? warp_total[lane] : 0u;
-      std::uint32_t wi = wt;
-#pragma unroll
-      for (int d = 1; d < kW; d <<= 1) {
-        const std::uint32_t y = __shfl_up_sync(kFull, wi, d);
-        if (lane >= static_cast<unsigned>(d)) wi += y;
-      }
-      if (lane < static_cast<unsigned>(kW)) warp_offset[lane] = wi - wt;
-      const std::uint32_t total = __shfl_sync(kFull, wi, kW - 1);
+      const std::uint32_t total = warp_scan_entries<kW>(warp_prefix);
       if (lane == 0) {
         s_offset = unordered_offset(a, tile, total);
         s_kept = total;
@@ -186,7 +178,7 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
     }
     __syncthreads();  // (2) offset and warp offsets are in
 
-    unsigned r = warp_offset[warp] + incl - count;
+    unsigned r = warp_prefix[warp] + incl - count;
 #pragma unroll
     for (int v = 0; v < V; ++v)
 #pragma unroll
