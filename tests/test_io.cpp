@@ -1,6 +1,9 @@
 // Image I/O: formats, conversions, bad input and atomic writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <fstream>
 #include <random>
 
@@ -140,6 +143,129 @@ TEST(Io, TiffLabelImageRoundTrip) {
   TIFFClose(t);
   // An 8-bit RGB TIFF reads back through the scanline path.
   EXPECT_EQ(dir.files().size(), 1u);
+#endif
+}
+
+#ifdef WINNOW_HAVE_TIFF
+namespace {
+// Writes a TIFF with libtiff: `samples` row-major interleaved, strips of 3 rows or tiles of 16 x 16.
+template <class T>
+void write_test_tiff(const std::filesystem::path& p, std::uint32_t w, std::uint32_t h, std::uint16_t spp,
+                     std::uint16_t fmt, bool tiled, const std::vector<T>& samples) {
+  TIFF* t = TIFFOpen(p.c_str(), "w");
+  ASSERT_NE(t, nullptr);
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, static_cast<std::uint16_t>(8 * sizeof(T)));
+  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, fmt);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+  const std::size_t px = static_cast<std::size_t>(spp);
+  if (tiled) {
+    const std::uint32_t tw = 16, th = 16;
+    TIFFSetField(t, TIFFTAG_TILEWIDTH, tw);
+    TIFFSetField(t, TIFFTAG_TILELENGTH, th);
+    std::vector<T> tile(tw * th * px);
+    for (std::uint32_t ty = 0; ty < h; ty += th)
+      for (std::uint32_t tx = 0; tx < w; tx += tw) {
+        std::fill(tile.begin(), tile.end(), T{});
+        for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
+          for (std::uint32_t c = 0; c < tw && tx + c < w; ++c)
+            for (std::size_t k = 0; k < px; ++k) tile[(r * tw + c) * px + k] = samples[((ty + r) * w + tx + c) * px + k];
+        ASSERT_GE(TIFFWriteTile(t, tile.data(), tx, ty, 0, 0), 0);
+      }
+  } else {
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 3u);
+    for (std::uint32_t y = 0; y < h; ++y)
+      ASSERT_EQ(TIFFWriteScanline(t, const_cast<T*>(samples.data() + y * w * px), y, 0), 1);
+  }
+  TIFFClose(t);
+}
+}  // namespace
+#endif
+
+TEST(Io, TiledSixteenBitTiffKeepsPrecision) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  TempDir dir;
+  const std::uint32_t w = 37, h = 23;  // not multiples of the 16 x 16 tiles
+  std::vector<std::uint16_t> grey(w * h);
+  std::mt19937 rng(11);
+  for (auto& v : grey) v = static_cast<std::uint16_t>(rng());
+  write_test_tiff(dir / "g.tif", w, h, 1, SAMPLEFORMAT_UINT, true, grey);
+  io::ImageInfo info;
+  const auto img = io::read_rgbaf(dir / "g.tif", &info);
+  EXPECT_EQ(info.format, "tiff");
+  ASSERT_EQ(img.width(), w);
+  ASSERT_EQ(img.height(), h);
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x) {
+      ASSERT_NEAR(img(x, y).r, grey[y * w + x] * 255.0 / 65535.0, 1e-3) << x << "," << y;
+      ASSERT_FLOAT_EQ(img(x, y).a, 255.0f);
+    }
+  // Strips and tiles of an RGB image read the same.
+  std::vector<std::uint8_t> rgb(w * h * 3);
+  for (auto& v : rgb) v = static_cast<std::uint8_t>(rng());
+  write_test_tiff(dir / "tiles.tif", w, h, 3, SAMPLEFORMAT_UINT, true, rgb);
+  write_test_tiff(dir / "strips.tif", w, h, 3, SAMPLEFORMAT_UINT, false, rgb);
+  const auto a = io::read_rgba8(dir / "tiles.tif"), b = io::read_rgba8(dir / "strips.tif");
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x) {
+      ASSERT_EQ(a(x, y).g, rgb[(y * w + x) * 3 + 1]);
+      ASSERT_EQ(a(x, y).b, b(x, y).b);
+    }
+#endif
+}
+
+TEST(Io, FloatAndSignedTiffAreScaledMinMaxTo0_255) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  TempDir dir;
+  const std::uint32_t w = 29, h = 18;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.5f, 1200.0f);
+  std::vector<float> f(w * h);
+  for (auto& v : f) v = u(rng);
+  f[7] = std::numeric_limits<float>::quiet_NaN();  // no data -> 0, and not in the range
+  f[8] = -std::numeric_limits<float>::infinity();
+  f[40] = -10.0f;                                  // the minimum
+  f[41] = 5000.0f;                                 // the maximum
+  for (bool tiled : {false, true}) {
+    const auto path = dir / (tiled ? "ft.tif" : "fs.tif");
+    write_test_tiff(path, w, h, 1, SAMPLEFORMAT_IEEEFP, tiled, f);
+    const auto img = io::read_rgbaf(path);
+    ASSERT_EQ(img.width(), w);
+    for (std::uint32_t i = 0; i < w * h; ++i) {
+      const float want = std::isfinite(f[i]) ? (f[i] + 10.0f) * 255.0f / 5010.0f : 0.0f;
+      ASSERT_NEAR(img(i % w, i / w).r, want, 1e-3) << i;
+    }
+  }
+  std::vector<std::int16_t> s(w * h);
+  std::uniform_int_distribution<int> si(-32768, 32767);
+  for (auto& v : s) v = static_cast<std::int16_t>(si(rng));
+  write_test_tiff(dir / "s16.tif", w, h, 1, SAMPLEFORMAT_INT, false, s);
+  const auto lo = *std::min_element(s.begin(), s.end()), hi = *std::max_element(s.begin(), s.end());
+  const auto img = io::read_rgbaf(dir / "s16.tif");
+  for (std::uint32_t i = 0; i < w * h; ++i)
+    ASSERT_NEAR(img(i % w, i / w).g, (s[i] - lo) * 255.0 / (hi - lo), 1e-3) << i;
+  // Float RGB: one scale for the three channels.
+  std::vector<double> rgb(w * h * 3);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<double>(i % 3) + 0.001 * static_cast<double>(i);
+  write_test_tiff(dir / "rgb64.tif", w, h, 3, SAMPLEFORMAT_IEEEFP, true, rgb);
+  const double rlo = *std::min_element(rgb.begin(), rgb.end()), rhi = *std::max_element(rgb.begin(), rgb.end());
+  const auto c = io::read_rgbaf(dir / "rgb64.tif");
+  for (std::uint32_t i = 0; i < w * h; ++i) {
+    ASSERT_NEAR(c(i % w, i / w).r, (rgb[3 * i] - rlo) * 255.0 / (rhi - rlo), 0.01) << i;
+    ASSERT_NEAR(c(i % w, i / w).b, (rgb[3 * i + 2] - rlo) * 255.0 / (rhi - rlo), 0.01) << i;
+  }
+  // Floats with alpha are refused with a one-line error naming the file.
+  std::vector<float> ga(w * h * 2, 1.0f);
+  write_test_tiff(dir / "ga.tif", w, h, 2, SAMPLEFORMAT_IEEEFP, false, ga);
+  expect_input_error([&] { io::read_rgba8(dir / "ga.tif"); }, dir / "ga.tif", "unsupported TIFF");
 #endif
 }
 

@@ -36,7 +36,7 @@ struct Decoded {
   int channels = 0;                 // 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA
   int bits = 8;                     // 8 or 16 for `samples`
   std::vector<std::uint16_t> samples;  // interleaved, row-major
-  std::vector<float> values;        // FITS: grey already scaled to [0, 255]; NaN -> 0
+  std::vector<float> values;        // FITS, float / 32-bit TIFF: grey already scaled to [0, 255]; NaN -> 0
   ImageInfo info;
 };
 
@@ -215,6 +215,51 @@ struct TiffCloser {
   }
 };
 
+// The whole image's samples as contiguous rows of w * pixel_bytes, from strips or from tiles.
+std::vector<unsigned char> read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h,
+                                            std::size_t pixel_bytes) {
+  const std::size_t row_bytes = static_cast<std::size_t>(w) * pixel_bytes;
+  std::vector<unsigned char> out(row_bytes * h);
+  if (TIFFIsTiled(tif)) {
+    std::uint32_t tw = 0, th = 0;
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    const tmsize_t tile_bytes = TIFFTileSize(tif);
+    if (tw == 0 || th == 0 || tile_bytes < static_cast<tmsize_t>(static_cast<std::size_t>(tw) * th * pixel_bytes))
+      fail(path, "corrupt TIFF: bad tile size");
+    std::vector<unsigned char> tile(static_cast<std::size_t>(tile_bytes));
+    for (std::uint32_t ty = 0; ty < h; ty += th)
+      for (std::uint32_t tx = 0; tx < w; tx += tw) {
+        if (TIFFReadTile(tif, tile.data(), tx, ty, 0, 0) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+        const std::size_t cols = std::min(tw, w - tx) * pixel_bytes;
+        for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
+          std::memcpy(out.data() + (ty + r) * row_bytes + tx * pixel_bytes,
+                      tile.data() + static_cast<std::size_t>(r) * tw * pixel_bytes, cols);
+      }
+  } else {
+    if (TIFFScanlineSize(tif) < static_cast<tmsize_t>(row_bytes)) fail(path, "corrupt TIFF: bad row size");
+    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tif)));
+    for (std::uint32_t y = 0; y < h; ++y) {
+      if (TIFFReadScanline(tif, line.data(), y) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+      std::memcpy(out.data() + y * row_bytes, line.data(), row_bytes);
+    }
+  }
+  return out;
+}
+
+// Sample i of a raw buffer as a double (format and bits as in the TIFF tags).
+double tiff_sample(const unsigned char* raw, std::size_t i, std::uint16_t fmt, std::uint16_t bps) {
+  auto get = [&](auto t) {
+    decltype(t) v;
+    std::memcpy(&v, raw + i * sizeof v, sizeof v);
+    return static_cast<double>(v);
+  };
+  if (fmt == SAMPLEFORMAT_IEEEFP) return bps == 32 ? get(float{}) : get(double{});
+  if (fmt == SAMPLEFORMAT_INT)
+    return bps == 8 ? get(std::int8_t{}) : bps == 16 ? get(std::int16_t{}) : get(std::int32_t{});
+  return bps == 8 ? get(std::uint8_t{}) : bps == 16 ? get(std::uint16_t{}) : get(std::uint32_t{});
+}
+
 Decoded read_tiff(const fs::path& path) {
   TIFFSetErrorHandler(tiff_error);
   TIFFSetWarningHandler(tiff_warning);
@@ -235,26 +280,52 @@ Decoded read_tiff(const fs::path& path) {
   d.width = w;
   d.height = h;
   d.info = {"tiff", spp, bps};
-  const bool plain = planar == PLANARCONFIG_CONTIG && fmt == SAMPLEFORMAT_UINT && (bps == 8 || bps == 16) &&
-                     spp >= 1 && spp <= 4 &&
-                     (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB);
-  if (plain) {  // scanlines keep 16-bit precision
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  const bool direct = planar == PLANARCONFIG_CONTIG && spp >= 1 && spp <= 4 &&
+                      (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB);
+  const bool uint_8_16 = fmt == SAMPLEFORMAT_UINT && (bps == 8 || bps == 16);
+  // Scientific data: 32-bit integers, signed integers and floats (grey or RGB, no alpha).
+  const bool scaled = (spp == 1 || spp == 3) &&
+                      ((fmt == SAMPLEFORMAT_IEEEFP && (bps == 32 || bps == 64)) ||
+                       (fmt == SAMPLEFORMAT_INT && (bps == 8 || bps == 16 || bps == 32)) ||
+                       (fmt == SAMPLEFORMAT_UINT && bps == 32));
+  if (direct && uint_8_16) {  // strips or tiles; 16-bit precision kept
     d.channels = spp;
     d.bits = bps;
-    const tmsize_t line = TIFFScanlineSize(tif.get());
-    std::vector<unsigned char> buf(static_cast<std::size_t>(line));
-    d.samples.resize(static_cast<std::size_t>(w) * h * spp);
-    for (std::uint32_t y = 0; y < h; ++y) {
-      if (TIFFReadScanline(tif.get(), buf.data(), y) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
-      std::uint16_t* dst = d.samples.data() + static_cast<std::size_t>(y) * w * spp;
-      if (bps == 16) {
-        std::memcpy(dst, buf.data(), static_cast<std::size_t>(w) * spp * 2);
-      } else {
-        for (std::size_t i = 0; i < static_cast<std::size_t>(w) * spp; ++i) dst[i] = buf[i];
-      }
+    const auto raw = read_tiff_pixels(tif.get(), path, w, h, static_cast<std::size_t>(spp) * bps / 8);
+    d.samples.resize(n * spp);
+    if (bps == 16) {
+      std::memcpy(d.samples.data(), raw.data(), d.samples.size() * 2);
+    } else {
+      for (std::size_t i = 0; i < d.samples.size(); ++i) d.samples[i] = raw[i];
     }
-  } else {  // anything else libtiff can render (palette, YCbCr, tiles, ...) as 8-bit RGBA
-    std::vector<std::uint32_t> rgba(static_cast<std::size_t>(w) * h);
+  } else if (direct && scaled) {  // min-max scaled like FITS; NaN and infinities -> 0
+    const auto raw = read_tiff_pixels(tif.get(), path, w, h, static_cast<std::size_t>(spp) * bps / 8);
+    std::vector<double> v(n * spp);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      v[i] = tiff_sample(raw.data(), i, fmt, bps);
+      if (std::isfinite(v[i])) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+    }
+    if (spp == 1) {  // grey: floats in [0, 255], as FITS
+      const double scale = hi > lo ? 255.0 / (hi - lo) : 0.0;
+      d.channels = 1;
+      d.values.resize(n);
+      for (std::size_t i = 0; i < n; ++i) d.values[i] = std::isfinite(v[i]) ? static_cast<float>((v[i] - lo) * scale) : 0.0f;
+    } else {  // RGB: one scale for the three channels, as 16-bit samples
+      const double scale = hi > lo ? 65535.0 / (hi - lo) : 0.0;
+      d.channels = 3;
+      d.bits = 16;
+      d.samples.resize(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i)
+        d.samples[i] = std::isfinite(v[i]) ? static_cast<std::uint16_t>(std::lround((v[i] - lo) * scale)) : 0;
+    }
+  } else if (fmt != SAMPLEFORMAT_UINT && fmt != SAMPLEFORMAT_VOID) {
+    fail(path, "unsupported TIFF: " + std::to_string(spp) + " samples per pixel of " + std::to_string(bps) +
+                   "-bit " + (fmt == SAMPLEFORMAT_IEEEFP ? "floats" : "signed integers") +
+                   (planar != PLANARCONFIG_CONTIG ? " in separate planes" : ""));
+  } else {  // anything else libtiff can render (palette, YCbCr, bilevel, planes, ...) as 8-bit RGBA
+    std::vector<std::uint32_t> rgba(n);
     if (!TIFFReadRGBAImageOriented(tif.get(), w, h, rgba.data(), ORIENTATION_TOPLEFT, 0))
       fail(path, "unsupported or corrupt TIFF: " + g_tiff_error);
     d.channels = 4;
