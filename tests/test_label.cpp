@@ -4,15 +4,19 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cmath>
+#include <functional>
 #include <deque>
 #include <fstream>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/cli_runner.hpp"
 #include "common/gpu_guard.hpp"
+#include "cpu/label_backends.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"
@@ -413,6 +417,113 @@ TEST(LabelApi, HugeImageCpu) {
   EXPECT_EQ(r.labels(10, H - 1), 3u);
   EXPECT_EQ(r.labels(W - 3, H - 1), 4u);
   EXPECT_EQ(r.stats[1].area, static_cast<std::uint64_t>(H - 100));
+  EXPECT_EQ(r.stats[0].area, static_cast<std::uint64_t>(W));
+  EXPECT_DOUBLE_EQ(r.stats[0].cx, (W - 1) / 2.0);
+}
+
+// ---- bands (one call's size limit, merged across seams) -----------------------------------------
+
+// Labels `m` in bands of `rows` rows with `label_band`, checks labels and statistics against the
+// oracle of the whole image.
+void check_bands(const Mask& m, int conn, std::int64_t rows, const std::string& what,
+                 const std::function<std::uint64_t(const detail::LabelRequest&, std::vector<ComponentStats>*)>& one) {
+  SCOPED_TRACE(what + " " + std::to_string(m.width()) + "x" + std::to_string(m.height()) + " conn " +
+               std::to_string(conn) + " bands of " + std::to_string(rows));
+  const Oracle want = bfs_label(m, conn);
+  Image<std::uint32_t> got(m.width(), m.height());
+  for (auto& l : got.pixels()) l = 0xdeadbeefu;  // poison
+  detail::LabelRequest req;
+  req.mask = m.view();
+  req.labels = got.view();
+  req.connectivity = conn;
+  std::vector<ComponentStats> stats;
+  const std::uint64_t n = one(req, &stats);
+  ASSERT_EQ(n, want.count);
+  const std::span<const std::uint32_t> a = got.pixels(), b = want.labels.pixels();
+  const auto mis = std::mismatch(a.begin(), a.end(), b.begin());
+  if (mis.first != a.end()) {
+    const auto i = mis.first - a.begin();
+    FAIL() << "label mismatch at (" << i % m.width() << "," << i / m.width() << "): got " << *mis.first << " want "
+           << *mis.second;
+  }
+  ASSERT_EQ(stats.size(), want.stats.size());
+  for (std::size_t i = 0; i < stats.size(); ++i) ASSERT_EQ(stats[i], want.stats[i]) << "stats of label " << i + 1;
+}
+
+std::vector<std::pair<std::string, Mask>> band_masks() {
+  std::vector<std::pair<std::string, Mask>> v;
+  std::uint32_t seed = 77;
+  for (double d : {0.1, 0.45, 0.6, 0.95}) v.emplace_back("random " + std::to_string(d), random_mask(301, 203, d, seed++));
+  v.emplace_back("spiral", spiral(157));
+  v.emplace_back("rings", rings(140));
+  v.emplace_back("comb", comb(97, 130, true));
+  v.emplace_back("chessboard", chessboard(64, 75));
+  v.emplace_back("column", random_mask(1, 300, 0.7, seed++));
+  return v;
+}
+
+// The merge itself, with the CPU labelling each band: statistics as integer sums from the
+// CPU's centroids (exact below 2^53).
+TEST(LabelBands, CpuBandsMergeLikeOneCall) {
+  const detail::BandLabeler cpu_band = [](const detail::LabelRequest& band, std::int64_t top,
+                                          std::vector<detail::BandStats>* out) {
+    detail::LabelRequest r = band;
+    r.algorithm = LabelAlgorithm::row_stripes;
+    std::vector<ComponentStats> s;
+    const std::uint64_t n = detail::cpu::label(r, out ? &s : nullptr);
+    if (out)
+      for (const ComponentStats& c : s)
+        out->push_back({c.area, static_cast<std::uint64_t>(std::llround(c.cx * static_cast<double>(c.area))),
+                        static_cast<std::uint64_t>(std::llround((c.cy + static_cast<double>(top)) * static_cast<double>(c.area))),
+                        c.left, c.top + top, c.left + c.width - 1, c.top + top + c.height - 1});
+    return n;
+  };
+  for (const auto& [what, m] : band_masks())
+    for (int conn : {4, 8})
+      for (std::int64_t rows : {1, 2, 7, 64, 1000})
+        check_bands(m, conn, rows, what, [&](const detail::LabelRequest& req, std::vector<ComponentStats>* st) {
+          return detail::label_in_bands(req, st, rows, cpu_band);
+        });
+}
+
+#ifdef WINNOW_HAVE_CUDA
+// The CUDA backend's own band path (used beyond 2^31 / next_pow2(width) rows), with small bands.
+TEST(LabelBands, CudaBandsMatchTheOracle) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  for (LabelAlgorithm alg : {LabelAlgorithm::tile_merge, LabelAlgorithm::block_union_find})
+    for (const auto& [what, m] : band_masks())
+      for (int conn : {4, 8})
+        for (std::int64_t rows : {1, 3, 64, 100})
+          check_bands(m, conn, rows, what + " " + std::string(to_string(alg)),
+                      [&](detail::LabelRequest req, std::vector<ComponentStats>* st) {
+                        req.algorithm = alg;
+                        return detail::cuda::label(req, st, rows);
+                      });
+}
+#endif
+
+TEST(LabelApi, HugeImageGpu) {
+  const char* env = std::getenv("WINNOW_LARGE_TESTS");
+  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM and GPU memory)";
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::int64_t W = 65536, H = 32769;  // 2^31 + 65536 pixels: two bands of the CUDA backend
+  Mask m(W, H, 0);
+  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;       // 1: a full-width line
+  m(10, H - 1) = 1;                                        // 3: below the first band
+  for (std::int64_t y = 100; y < H; ++y) m(W - 1, y) = 1;  // 2: last column, across the seam
+  m(W - 3, H - 1) = 1;                                     // 4: last row
+  LabelOptions o;
+  o.backend = Backend::cuda;
+  const Labeling r = label(m.view(), o);
+  ASSERT_EQ(r.count, 4u);
+  EXPECT_EQ(r.labels(0, 5), 1u);
+  EXPECT_EQ(r.labels(W - 1, 100), 2u);
+  EXPECT_EQ(r.labels(W - 1, H - 1), 2u);
+  EXPECT_EQ(r.labels(10, H - 1), 3u);
+  EXPECT_EQ(r.labels(W - 3, H - 1), 4u);
+  EXPECT_EQ(r.stats[1].area, static_cast<std::uint64_t>(H - 100));
+  EXPECT_EQ(r.stats[1].height, H - 100);
+  EXPECT_DOUBLE_EQ(r.stats[1].cy, (100.0 + static_cast<double>(H - 1)) / 2.0);
   EXPECT_EQ(r.stats[0].area, static_cast<std::uint64_t>(W));
   EXPECT_DOUBLE_EQ(r.stats[0].cx, (W - 1) / 2.0);
 }

@@ -7,6 +7,9 @@
 /// OpenCV's SAUF and scipy.ndimage.label, identical on every backend and algorithm.
 ///
 /// Host API (this header): host memory in and out, any backend (a CUDA run copies in and out).
+/// Sizes: any, beyond 2^31 pixels too. The CUDA backend labels an image whose height *
+/// next_pow2(width) exceeds 2^31 (its 32-bit keys) in bands of rows, one device call each, and
+/// unites the components across the seams on the host: same labels and statistics.
 /// Device API for CUDA users (device pointers and a stream): `winnow/cuda/label.hpp`.
 #include <array>
 #include <cstdint>

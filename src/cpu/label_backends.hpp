@@ -1,6 +1,7 @@
 #pragma once
 // The contract between the labeling front end (cpu/label_dispatch.cpp) and each backend.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "winnow/label.hpp"
@@ -17,6 +18,33 @@ struct LabelRequest {
   LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< never automatic here
 };
 
+/// Statistics of one component of one band, in image coordinates (exact integer sums).
+struct BandStats {
+  std::uint64_t area = 0, sum_x = 0, sum_y = 0;
+  std::int64_t left = 0, top = 0, right = 0, bottom = 0;  ///< inclusive
+};
+inline ComponentStats to_component_stats(const BandStats& m) {
+  ComponentStats s;
+  s.area = m.area;
+  s.left = m.left;
+  s.top = m.top;
+  s.width = m.right - m.left + 1;
+  s.height = m.bottom - m.top + 1;
+  s.cx = static_cast<double>(m.sum_x) / static_cast<double>(m.area);
+  s.cy = static_cast<double>(m.sum_y) / static_cast<double>(m.area);
+  return s;
+}
+/// Labels one band (its own request: rows of the image) and returns its N; with `stats`, one
+/// record per label of the band, in image coordinates (the band's first row is `top`).
+using BandLabeler =
+    std::function<std::uint64_t(const LabelRequest& band, std::int64_t top, std::vector<BandStats>* stats)>;
+/// Labels an image in horizontal bands of `band_rows` rows, one call of `label_band` each, then
+/// unites components across the seams and renumbers in raster order: the same labels and
+/// statistics as one call on the whole image. For backends whose single call is limited in size
+/// (the CUDA backend's 32-bit keys). Throws Error when N >= 2^32. (cpu/label_bands.cpp)
+std::uint64_t label_in_bands(const LabelRequest& request, std::vector<ComponentStats>* stats,
+                             std::int64_t band_rows, const BandLabeler& label_band);
+
 namespace cpu {
 /// Algorithms: tile_merge, row_stripes. Returns N (throws Error when N >= 2^32).
 std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* stats);
@@ -26,8 +54,10 @@ void remap_labels(ImageView<std::uint32_t> labels, const std::vector<std::uint32
 
 namespace cuda {
 /// Copies in, labels on the device, copies labels (and stats) out; synchronises.
-/// Algorithms: tile_merge, block_union_find.
-std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* stats);
+/// Algorithms: tile_merge, block_union_find. Images beyond one call's key limit (height *
+/// next_pow2(width) > 2^31) are labelled in bands of `band_rows` rows (0: as many rows as one
+/// call takes; a test may ask for fewer), merged on the host.
+std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* stats, std::int64_t band_rows = 0);
 LabelAlgorithm automatic_algorithm(std::int64_t width, std::int64_t height, int connectivity);
 }  // namespace cuda
 

@@ -35,7 +35,8 @@
 // block for its dominant label, so a giant component costs a few atomics per 4096 pixels.
 //
 // Complexity: O(W*H) work; union-find trees are shallow in practice (near-linear).
-// Limits: height * next_pow2(width) <= 2^31.
+// Limits: one call takes height * next_pow2(width) <= 2^31 (32-bit keys); the host API labels
+// larger images in bands of rows and merges them on the host (cpu/label_bands.cpp).
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
@@ -1354,7 +1355,16 @@ LabelAlgorithm automatic_algorithm(std::int64_t, std::int64_t, int connectivity)
   return connectivity == 8 ? LabelAlgorithm::tile_merge : LabelAlgorithm::block_union_find;
 }
 
-std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats) {
+namespace {
+/// Rows one call takes: the keys (y << shift) | x stay below 2^31.
+std::int64_t rows_per_call(std::int64_t W) {
+  int shift = 0;
+  while ((std::int64_t{1} << shift) < W) ++shift;
+  return (std::int64_t{1} << 31) >> shift;
+}
+
+/// One device call on an image within rows_per_call; statistics in image rows offset by `top`.
+std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<BandStats>* stats) {
   const std::int64_t W = req.mask.width, H = req.mask.height;
   if (stats) stats->clear();
   if (W <= 0 || H <= 0) return 0;
@@ -1385,9 +1395,37 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
                                       cudaMemcpyDeviceToHost, s));
     WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
     stats->resize(count);
-    for (std::uint32_t i = 0; i < count; ++i) (*stats)[i] = winnow::cuda::to_component_stats(raw[i]);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const RawComponentStats& r = raw[i];
+      (*stats)[i] = BandStats{r.area,        r.sum_x,     r.sum_y + static_cast<std::uint64_t>(top) * r.area,
+                              r.left,        r.top + top, r.right,
+                              r.bottom + top};
+    }
   }
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  return count;
+}
+}  // namespace
+
+std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats, std::int64_t band_rows) {
+  const std::int64_t W = req.mask.width, H = req.mask.height;
+  if (stats) stats->clear();
+  if (W <= 0 || H <= 0) return 0;
+  const std::int64_t max_rows = rows_per_call(W);
+  if (max_rows < 1)
+    throw InputError("label: a width of " + std::to_string(W) + " is too large for the CUDA backend");
+  band_rows = band_rows > 0 ? std::min(band_rows, max_rows) : max_rows;
+  if (H > band_rows)  // beyond one call's keys: bands, merged on the host (cpu/label_bands.cpp)
+    return label_in_bands(req, stats, band_rows, [](const LabelRequest& band, std::int64_t top,
+                                                    std::vector<BandStats>* band_stats) {
+      return label_once(band, top, band_stats);
+    });
+  std::vector<BandStats> parts;
+  const std::uint64_t count = label_once(req, 0, stats ? &parts : nullptr);
+  if (stats) {
+    stats->resize(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) (*stats)[i] = to_component_stats(parts[i]);
+  }
   return count;
 }
 

@@ -7,7 +7,8 @@
 /// call again with the same sizes and options.
 ///
 /// Limits: the mask is width x height with row stride `mask_stride` bytes; the label image is
-/// contiguous (stride = width). height * next_pow2(width) must be below 2^31.
+/// contiguous (stride = width). height * next_pow2(width) must be below 2^31 (one call; the host
+/// API `winnow::label` labels larger images in bands).
 /// `options.min_area` must be 0 or 1 here (filtering needs the count on the host: use
 /// winnow::label); `options.backend` is ignored.
 #include <cstddef>
