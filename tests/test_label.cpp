@@ -399,26 +399,35 @@ TEST(LabelApi, Otsu) {
 }
 
 // Beyond 2^31 pixels on the CPU: opt-in (about 11 GB of memory, a minute): WINNOW_LARGE_TESTS=1.
-TEST(LabelApi, HugeImageCpu) {
-  const char* env = std::getenv("WINNOW_LARGE_TESTS");
-  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM)";
-  const std::int64_t W = 65536, H = 32769;  // 2^31 + 65536 pixels
+// 2^31 + 65536 pixels, four components: beyond 32-bit pixel indices on the CPU, two bands (one seam,
+// crossed by component 2) on the CUDA backend.
+void check_huge_image(Backend backend) {
+  const std::int64_t W = 65536, H = 32769;
   Mask m(W, H, 0);
-  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;           // 1: a full-width line
-  m(10, H - 1) = 1;                                            // 2: below row 2^15
-  for (std::int64_t y = 100; y < H; ++y) m(W - 1, y) = 1;      // 3: last column (first pixel earlier in raster)
-  m(W - 3, H - 1) = 1;                                         // 4: last row
+  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;       // 1: a full-width line
+  m(10, H - 1) = 1;                                        // 3: in the last row
+  for (std::int64_t y = 100; y < H; ++y) m(W - 1, y) = 1;  // 2: the last column (first pixel earlier in raster)
+  m(W - 3, H - 1) = 1;                                     // 4: in the last row
   LabelOptions o;
-  o.backend = Backend::cpu;
+  o.backend = backend;
   const Labeling r = label(m.view(), o);
   ASSERT_EQ(r.count, 4u);
   EXPECT_EQ(r.labels(0, 5), 1u);
   EXPECT_EQ(r.labels(W - 1, 100), 2u);
+  EXPECT_EQ(r.labels(W - 1, H - 1), 2u);
   EXPECT_EQ(r.labels(10, H - 1), 3u);
   EXPECT_EQ(r.labels(W - 3, H - 1), 4u);
   EXPECT_EQ(r.stats[1].area, static_cast<std::uint64_t>(H - 100));
+  EXPECT_EQ(r.stats[1].height, H - 100);
+  EXPECT_DOUBLE_EQ(r.stats[1].cy, (100.0 + static_cast<double>(H - 1)) / 2.0);
   EXPECT_EQ(r.stats[0].area, static_cast<std::uint64_t>(W));
   EXPECT_DOUBLE_EQ(r.stats[0].cx, (W - 1) / 2.0);
+}
+
+TEST(LabelApi, HugeImageCpu) {
+  const char* env = std::getenv("WINNOW_LARGE_TESTS");
+  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM)";
+  check_huge_image(Backend::cpu);
 }
 
 // ---- bands (one call's size limit, merged across seams) -----------------------------------------
@@ -466,16 +475,21 @@ std::vector<std::pair<std::string, Mask>> band_masks() {
 // CPU's centroids (exact below 2^53).
 TEST(LabelBands, CpuBandsMergeLikeOneCall) {
   const detail::BandLabeler cpu_band = [](const detail::LabelRequest& band, std::int64_t top,
-                                          std::vector<detail::BandStats>* out) {
+                                          std::vector<detail::ComponentSums>* out) {
     detail::LabelRequest r = band;
     r.algorithm = LabelAlgorithm::row_stripes;
     std::vector<ComponentStats> s;
     const std::uint64_t n = detail::cpu::label(r, out ? &s : nullptr);
     if (out)
-      for (const ComponentStats& c : s)
-        out->push_back({c.area, static_cast<std::uint64_t>(std::llround(c.cx * static_cast<double>(c.area))),
-                        static_cast<std::uint64_t>(std::llround((c.cy + static_cast<double>(top)) * static_cast<double>(c.area))),
-                        c.left, c.top + top, c.left + c.width - 1, c.top + top + c.height - 1});
+      for (const ComponentStats& c : s) {
+        detail::ComponentSums m;
+        m.area = c.area;
+        m.sum_x = static_cast<std::uint64_t>(std::llround(c.cx * static_cast<double>(c.area)));
+        m.sum_y = static_cast<std::uint64_t>(std::llround((c.cy + static_cast<double>(top)) * static_cast<double>(c.area)));
+        m.left = c.left, m.right = c.left + c.width - 1;
+        m.top = c.top + top, m.bottom = c.top + top + c.height - 1;
+        out->push_back(m);
+      }
     return n;
   };
   for (const auto& [what, m] : band_masks())
@@ -506,26 +520,7 @@ TEST(LabelApi, HugeImageGpu) {
   const char* env = std::getenv("WINNOW_LARGE_TESTS");
   if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM and GPU memory)";
   WINNOW_REQUIRE_CUDA_OR_SKIP();
-  const std::int64_t W = 65536, H = 32769;  // 2^31 + 65536 pixels: two bands of the CUDA backend
-  Mask m(W, H, 0);
-  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;       // 1: a full-width line
-  m(10, H - 1) = 1;                                        // 3: below the first band
-  for (std::int64_t y = 100; y < H; ++y) m(W - 1, y) = 1;  // 2: last column, across the seam
-  m(W - 3, H - 1) = 1;                                     // 4: last row
-  LabelOptions o;
-  o.backend = Backend::cuda;
-  const Labeling r = label(m.view(), o);
-  ASSERT_EQ(r.count, 4u);
-  EXPECT_EQ(r.labels(0, 5), 1u);
-  EXPECT_EQ(r.labels(W - 1, 100), 2u);
-  EXPECT_EQ(r.labels(W - 1, H - 1), 2u);
-  EXPECT_EQ(r.labels(10, H - 1), 3u);
-  EXPECT_EQ(r.labels(W - 3, H - 1), 4u);
-  EXPECT_EQ(r.stats[1].area, static_cast<std::uint64_t>(H - 100));
-  EXPECT_EQ(r.stats[1].height, H - 100);
-  EXPECT_DOUBLE_EQ(r.stats[1].cy, (100.0 + static_cast<double>(H - 1)) / 2.0);
-  EXPECT_EQ(r.stats[0].area, static_cast<std::uint64_t>(W));
-  EXPECT_DOUBLE_EQ(r.stats[0].cx, (W - 1) / 2.0);
+  check_huge_image(Backend::cuda);
 }
 
 // ---- CLI ----------------------------------------------------------------------------------------

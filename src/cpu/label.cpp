@@ -50,12 +50,6 @@ struct Tile {
   std::uint64_t offset = 0;  // global id of local component 0
 };
 
-struct Acc {
-  std::uint64_t area = 0, sx = 0, sy = 0;
-  std::int64_t minx = std::numeric_limits<std::int64_t>::max(), maxx = -1;
-  std::int64_t miny = std::numeric_limits<std::int64_t>::max(), maxy = -1;
-};
-
 inline std::uint32_t find_root(std::vector<std::uint32_t>& p, std::uint32_t a) {
   while (p[a] != a) a = p[a];
   return a;
@@ -291,7 +285,7 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
 
   // 4. Relabel (and statistics per tile-local component).
   const bool want = stats != nullptr;
-  std::vector<std::vector<Acc>> acc(want ? tiles.size() : 0);
+  std::vector<std::vector<ComponentSums>> acc(want ? tiles.size() : 0);
 #pragma omp parallel for schedule(dynamic, 1) if (par)
   for (std::int64_t i = 0; i < ntiles; ++i) {
     Tile& t = tiles[static_cast<std::size_t>(i)];
@@ -300,20 +294,13 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
     for (std::size_t l = 1; l < lut.size(); ++l) lut[l] = static_cast<std::uint32_t>(final_label[t.offset + t.parent[l]]);
     if (want) {
       auto& a = acc[static_cast<std::size_t>(i)];
-      a.assign(t.ncomp, Acc{});
+      a.assign(t.ncomp, ComponentSums{});
       for (std::int64_t y = t.y0; y < t.y1; ++y) {
         std::uint32_t* l = labels.row(y);
         for (std::int64_t x = t.x0; x < t.x1; ++x) {
           const std::uint32_t v = l[x];
           if (!v) continue;
-          Acc& s = a[t.parent[v]];
-          ++s.area;
-          s.sx += static_cast<std::uint64_t>(x);
-          s.sy += static_cast<std::uint64_t>(y);
-          s.minx = std::min(s.minx, x);
-          s.maxx = std::max(s.maxx, x);
-          s.miny = std::min(s.miny, y);
-          s.maxy = std::max(s.maxy, y);
+          a[t.parent[v]].add_pixel(x, y);
           l[x] = lut[v];
         }
       }
@@ -326,33 +313,13 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
     std::vector<std::uint32_t>().swap(t.parent);
   }
   if (want) {
-    std::vector<Acc> total_acc(n);
+    std::vector<ComponentSums> total(n);
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const Tile& t = tiles[i];
-      for (std::uint32_t c = 0; c < t.ncomp; ++c) {
-        const Acc& s = acc[i][c];
-        Acc& d = total_acc[final_label[t.offset + c] - 1];
-        d.area += s.area;
-        d.sx += s.sx;
-        d.sy += s.sy;
-        d.minx = std::min(d.minx, s.minx);
-        d.maxx = std::max(d.maxx, s.maxx);
-        d.miny = std::min(d.miny, s.miny);
-        d.maxy = std::max(d.maxy, s.maxy);
-      }
+      for (std::uint32_t c = 0; c < t.ncomp; ++c) total[final_label[t.offset + c] - 1].add(acc[i][c]);
     }
     stats->resize(n);
-    for (std::uint64_t k = 0; k < n; ++k) {
-      const Acc& s = total_acc[k];
-      ComponentStats& o = (*stats)[k];
-      o.area = s.area;
-      o.left = s.minx;
-      o.top = s.miny;
-      o.width = s.maxx - s.minx + 1;
-      o.height = s.maxy - s.miny + 1;
-      o.cx = static_cast<double>(s.sx) / static_cast<double>(s.area);
-      o.cy = static_cast<double>(s.sy) / static_cast<double>(s.area);
-    }
+    for (std::uint64_t k = 0; k < n; ++k) (*stats)[k] = to_component_stats(total[k]);
   }
   return n;
 }

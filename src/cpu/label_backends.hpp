@@ -1,7 +1,9 @@
 #pragma once
 // The contract between the labeling front end (cpu/label_dispatch.cpp) and each backend.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "winnow/label.hpp"
@@ -18,12 +20,28 @@ struct LabelRequest {
   LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< never automatic here
 };
 
-/// Statistics of one component of one band, in image coordinates (exact integer sums).
-struct BandStats {
+/// Statistics of a component, or of a part of one, as exact integer sums (image coordinates), so
+/// that parts labelled apart (tiles, bands) merge exactly.
+struct ComponentSums {
   std::uint64_t area = 0, sum_x = 0, sum_y = 0;
-  std::int64_t left = 0, top = 0, right = 0, bottom = 0;  ///< inclusive
+  std::int64_t left = std::numeric_limits<std::int64_t>::max(), top = std::numeric_limits<std::int64_t>::max();
+  std::int64_t right = -1, bottom = -1;  ///< inclusive
+  void add_pixel(std::int64_t x, std::int64_t y) {
+    ++area;
+    sum_x += static_cast<std::uint64_t>(x);
+    sum_y += static_cast<std::uint64_t>(y);
+    left = std::min(left, x), right = std::max(right, x);
+    top = std::min(top, y), bottom = std::max(bottom, y);
+  }
+  void add(const ComponentSums& o) {
+    area += o.area;
+    sum_x += o.sum_x;
+    sum_y += o.sum_y;
+    left = std::min(left, o.left), right = std::max(right, o.right);
+    top = std::min(top, o.top), bottom = std::max(bottom, o.bottom);
+  }
 };
-inline ComponentStats to_component_stats(const BandStats& m) {
+inline ComponentStats to_component_stats(const ComponentSums& m) {
   ComponentStats s;
   s.area = m.area;
   s.left = m.left;
@@ -37,7 +55,7 @@ inline ComponentStats to_component_stats(const BandStats& m) {
 /// Labels one band (its own request: rows of the image) and returns its N; with `stats`, one
 /// record per label of the band, in image coordinates (the band's first row is `top`).
 using BandLabeler =
-    std::function<std::uint64_t(const LabelRequest& band, std::int64_t top, std::vector<BandStats>* stats)>;
+    std::function<std::uint64_t(const LabelRequest& band, std::int64_t top, std::vector<ComponentSums>* stats)>;
 /// Labels an image in horizontal bands of `band_rows` rows, one call of `label_band` each, then
 /// unites components across the seams and renumbers in raster order: the same labels and
 /// statistics as one call on the whole image. For backends whose single call is limited in size

@@ -32,9 +32,9 @@ std::uint64_t label_in_bands(const LabelRequest& req, std::vector<ComponentStats
 
   // Each band; global id of label l of band b: base[b] + l.
   std::vector<std::uint64_t> base(static_cast<std::size_t>(bands) + 1, 0);
-  std::vector<BandStats> parts;  // by global id - 1
+  std::vector<ComponentSums> parts;  // by global id - 1
   for (std::int64_t b = 0; b < bands; ++b) {
-    std::vector<BandStats> band_stats;
+    std::vector<ComponentSums> band_stats;
     const std::uint64_t n = label_band(band_request(b), b * band_rows, stats ? &band_stats : nullptr);
     base[b + 1] = base[b] + n;
     if (base[b + 1] >= (std::uint64_t{1} << 32))
@@ -83,24 +83,8 @@ std::uint64_t label_in_bands(const LabelRequest& req, std::vector<ComponentStats
   }
 
   if (stats) {
-    std::vector<BandStats> merged(count);
-    std::vector<bool> seen(count, false);
-    for (std::uint64_t g = 1; g <= ids; ++g) {
-      const BandStats& p = parts[g - 1];
-      BandStats& m = merged[number[g] - 1];
-      if (!seen[number[g] - 1]) {
-        m = p;
-        seen[number[g] - 1] = true;
-        continue;
-      }
-      m.area += p.area;
-      m.sum_x += p.sum_x;
-      m.sum_y += p.sum_y;
-      m.left = std::min(m.left, p.left);
-      m.top = std::min(m.top, p.top);
-      m.right = std::max(m.right, p.right);
-      m.bottom = std::max(m.bottom, p.bottom);
-    }
+    std::vector<ComponentSums> merged(count);
+    for (std::uint64_t g = 1; g <= ids; ++g) merged[number[g] - 1].add(parts[g - 1]);
     stats->resize(count);
     for (std::uint32_t i = 0; i < count; ++i) (*stats)[i] = to_component_stats(merged[i]);
   }

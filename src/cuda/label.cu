@@ -1364,7 +1364,7 @@ std::int64_t rows_per_call(std::int64_t W) {
 }
 
 /// One device call on an image within rows_per_call; statistics in image rows offset by `top`.
-std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<BandStats>* stats) {
+std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<ComponentSums>* stats) {
   const std::int64_t W = req.mask.width, H = req.mask.height;
   if (stats) stats->clear();
   if (W <= 0 || H <= 0) return 0;
@@ -1397,9 +1397,12 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
     stats->resize(count);
     for (std::uint32_t i = 0; i < count; ++i) {
       const RawComponentStats& r = raw[i];
-      (*stats)[i] = BandStats{r.area,        r.sum_x,     r.sum_y + static_cast<std::uint64_t>(top) * r.area,
-                              r.left,        r.top + top, r.right,
-                              r.bottom + top};
+      ComponentSums& m = (*stats)[i];
+      m.area = r.area;
+      m.sum_x = r.sum_x;
+      m.sum_y = r.sum_y + static_cast<std::uint64_t>(top) * r.area;
+      m.left = r.left, m.right = r.right;
+      m.top = r.top + top, m.bottom = r.bottom + top;
     }
   }
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -1417,10 +1420,10 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats,
   band_rows = band_rows > 0 ? std::min(band_rows, max_rows) : max_rows;
   if (H > band_rows)  // beyond one call's keys: bands, merged on the host (cpu/label_bands.cpp)
     return label_in_bands(req, stats, band_rows, [](const LabelRequest& band, std::int64_t top,
-                                                    std::vector<BandStats>* band_stats) {
+                                                    std::vector<ComponentSums>* band_stats) {
       return label_once(band, top, band_stats);
     });
-  std::vector<BandStats> parts;
+  std::vector<ComponentSums> parts;
   const std::uint64_t count = label_once(req, 0, stats ? &parts : nullptr);
   if (stats) {
     stats->resize(parts.size());
