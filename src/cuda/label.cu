@@ -1184,13 +1184,21 @@ struct Plan {
 
 std::size_t align256(std::size_t v) { return (v + 255) & ~std::size_t{255}; }
 
+/// Keys are (y << shift) | x with shift = ceil(log2 W); one call takes the rows whose keys stay
+/// below 2^31.
+int key_shift(std::int64_t W) {
+  int shift = 0;
+  while ((std::int64_t{1} << shift) < W) ++shift;
+  return shift;
+}
+std::int64_t rows_per_call(std::int64_t W) { return (std::int64_t{1} << 31) >> key_shift(W); }
+
 Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const LabelOptions& o) {
   if (o.connectivity != 4 && o.connectivity != 8)
     throw InputError("label: connectivity must be 4 or 8, not " + std::to_string(o.connectivity));
   if (W <= 0 || H <= 0) throw InputError("label: empty image");
-  int shift = 0;
-  while ((std::int64_t{1} << shift) < W) ++shift;
-  if (H > (std::int64_t{1} << 31) >> shift)
+  const int shift = key_shift(W);
+  if (H > rows_per_call(W))
     throw InputError("label: " + std::to_string(W) + "x" + std::to_string(H) +
                      " is too large for the CUDA backend (height * next_pow2(width) must be <= 2^31)");
   Plan p;
@@ -1356,13 +1364,6 @@ LabelAlgorithm automatic_algorithm(std::int64_t, std::int64_t, int connectivity)
 }
 
 namespace {
-/// Rows one call takes: the keys (y << shift) | x stay below 2^31.
-std::int64_t rows_per_call(std::int64_t W) {
-  int shift = 0;
-  while ((std::int64_t{1} << shift) < W) ++shift;
-  return (std::int64_t{1} << 31) >> shift;
-}
-
 /// One device call on an image within rows_per_call; statistics in image rows offset by `top`.
 std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<ComponentSums>* stats) {
   const std::int64_t W = req.mask.width, H = req.mask.height;

@@ -199,6 +199,19 @@ Decoded read_jpeg(const fs::path& path) {
   return d;
 }
 
+// Linear map of the finite values of `v` from their minimum..maximum onto 0..top (all 0 when
+// constant); NaN and infinities map to 0. FITS and scientific TIFF data.
+struct MinMaxScale {
+  double lo = 0, scale = 0;
+  MinMaxScale(const std::vector<double>& v, double top) {
+    double l = std::numeric_limits<double>::infinity(), h = -l;
+    for (double x : v)
+      if (std::isfinite(x)) l = std::min(l, x), h = std::max(h, x);
+    if (h > l) lo = l, scale = top / (h - l);
+  }
+  double operator()(double x) const { return std::isfinite(x) ? (x - lo) * scale : 0.0; }
+};
+
 // ---- TIFF ------------------------------------------------------------------------------------
 #ifdef WINNOW_HAVE_TIFF
 thread_local std::string g_tiff_error;
@@ -215,11 +228,10 @@ struct TiffCloser {
   }
 };
 
-// The whole image's samples as contiguous rows of w * pixel_bytes, from strips or from tiles.
-std::vector<unsigned char> read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h,
-                                            std::size_t pixel_bytes) {
+// The whole image's samples into `out` as contiguous rows of w * pixel_bytes, from strips or tiles.
+void read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t pixel_bytes,
+                      unsigned char* out) {
   const std::size_t row_bytes = static_cast<std::size_t>(w) * pixel_bytes;
-  std::vector<unsigned char> out(row_bytes * h);
   if (TIFFIsTiled(tif)) {
     std::uint32_t tw = 0, th = 0;
     TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
@@ -233,7 +245,7 @@ std::vector<unsigned char> read_tiff_pixels(TIFF* tif, const fs::path& path, std
         if (TIFFReadTile(tif, tile.data(), tx, ty, 0, 0) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
         const std::size_t cols = std::min(tw, w - tx) * pixel_bytes;
         for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
-          std::memcpy(out.data() + (ty + r) * row_bytes + tx * pixel_bytes,
+          std::memcpy(out + (ty + r) * row_bytes + tx * pixel_bytes,
                       tile.data() + static_cast<std::size_t>(r) * tw * pixel_bytes, cols);
       }
   } else {
@@ -241,10 +253,9 @@ std::vector<unsigned char> read_tiff_pixels(TIFF* tif, const fs::path& path, std
     std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tif)));
     for (std::uint32_t y = 0; y < h; ++y) {
       if (TIFFReadScanline(tif, line.data(), y) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
-      std::memcpy(out.data() + y * row_bytes, line.data(), row_bytes);
+      std::memcpy(out + y * row_bytes, line.data(), row_bytes);
     }
   }
-  return out;
 }
 
 // Sample i of a raw buffer as a double (format and bits as in the TIFF tags).
@@ -289,36 +300,34 @@ Decoded read_tiff(const fs::path& path) {
                       ((fmt == SAMPLEFORMAT_IEEEFP && (bps == 32 || bps == 64)) ||
                        (fmt == SAMPLEFORMAT_INT && (bps == 8 || bps == 16 || bps == 32)) ||
                        (fmt == SAMPLEFORMAT_UINT && bps == 32));
+  const std::size_t pixel_bytes = static_cast<std::size_t>(spp) * bps / 8;
   if (direct && uint_8_16) {  // strips or tiles; 16-bit precision kept
     d.channels = spp;
     d.bits = bps;
-    const auto raw = read_tiff_pixels(tif.get(), path, w, h, static_cast<std::size_t>(spp) * bps / 8);
     d.samples.resize(n * spp);
-    if (bps == 16) {
-      std::memcpy(d.samples.data(), raw.data(), d.samples.size() * 2);
+    if (bps == 16) {  // straight into the samples (host byte order, as libtiff gives them)
+      read_tiff_pixels(tif.get(), path, w, h, pixel_bytes, reinterpret_cast<unsigned char*>(d.samples.data()));
     } else {
-      for (std::size_t i = 0; i < d.samples.size(); ++i) d.samples[i] = raw[i];
+      std::vector<unsigned char> raw(n * pixel_bytes);
+      read_tiff_pixels(tif.get(), path, w, h, pixel_bytes, raw.data());
+      std::copy(raw.begin(), raw.end(), d.samples.begin());
     }
   } else if (direct && scaled) {  // min-max scaled like FITS; NaN and infinities -> 0
-    const auto raw = read_tiff_pixels(tif.get(), path, w, h, static_cast<std::size_t>(spp) * bps / 8);
+    std::vector<unsigned char> raw(n * pixel_bytes);
+    read_tiff_pixels(tif.get(), path, w, h, pixel_bytes, raw.data());
     std::vector<double> v(n * spp);
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      v[i] = tiff_sample(raw.data(), i, fmt, bps);
-      if (std::isfinite(v[i])) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
-    }
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = tiff_sample(raw.data(), i, fmt, bps);
     if (spp == 1) {  // grey: floats in [0, 255], as FITS
-      const double scale = hi > lo ? 255.0 / (hi - lo) : 0.0;
+      const MinMaxScale to(v, 255.0);
       d.channels = 1;
       d.values.resize(n);
-      for (std::size_t i = 0; i < n; ++i) d.values[i] = std::isfinite(v[i]) ? static_cast<float>((v[i] - lo) * scale) : 0.0f;
+      for (std::size_t i = 0; i < n; ++i) d.values[i] = static_cast<float>(to(v[i]));
     } else {  // RGB: one scale for the three channels, as 16-bit samples
-      const double scale = hi > lo ? 65535.0 / (hi - lo) : 0.0;
+      const MinMaxScale to(v, 65535.0);
       d.channels = 3;
       d.bits = 16;
       d.samples.resize(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i)
-        d.samples[i] = std::isfinite(v[i]) ? static_cast<std::uint16_t>(std::lround((v[i] - lo) * scale)) : 0;
+      for (std::size_t i = 0; i < v.size(); ++i) d.samples[i] = static_cast<std::uint16_t>(std::lround(to(v[i])));
     }
   } else if (fmt != SAMPLEFORMAT_UINT && fmt != SAMPLEFORMAT_VOID) {
     fail(path, "unsupported TIFF: " + std::to_string(spp) + " samples per pixel of " + std::to_string(bps) +
@@ -389,17 +398,13 @@ Decoded read_fits(const fs::path& path) {
   if (fits_read_pix(fp, TDOUBLE, first, static_cast<LONGLONG>(n), &nan, v.data(), &anynul, &status))
     fits_fail("corrupt or truncated FITS data");
   fits_close_file(fp, &status);
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (double x : v)
-    if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-  const double scale = (hi > lo) ? 255.0 / (hi - lo) : 0.0;
+  const MinMaxScale to(v, 255.0);
   d.values.resize(n);
   // FITS stores the bottom row first (row 1 at the bottom, as astronomy viewers show it).
   for (std::int64_t y = 0; y < d.height; ++y)
     for (std::int64_t x = 0; x < d.width; ++x) {
-      const double s = v[static_cast<std::size_t>((d.height - 1 - y) * d.width + x)];
       d.values[static_cast<std::size_t>(y * d.width + x)] =
-          std::isfinite(s) ? static_cast<float>((s - lo) * scale) : 0.0f;
+          static_cast<float>(to(v[static_cast<std::size_t>((d.height - 1 - y) * d.width + x)]));
     }
   return d;
 }
