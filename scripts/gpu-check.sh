@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests compact label peers puzzle} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large compact label peers puzzle} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -36,6 +36,14 @@ if want tests; then
   step "tests (WINNOW_REQUIRE_GPU=1)"
   ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 300 > "$logs/ctest.log" 2>&1 || status=1
   grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Skipped\)' "$logs/ctest.log" | tail -25
+fi
+
+# The opt-in cases beyond 2^31 pixels (labelled in bands on the GPU): ~11 GB of host and GPU memory.
+if want large; then
+  step "large tests (WINNOW_LARGE_TESTS=1)"
+  WINNOW_LARGE_TESTS=1 "$build/tests/test_label" --gtest_filter='LabelApi.Huge*:LabelBands.*' \
+    > "$logs/large.log" 2>&1 || status=1
+  grep -E '^\[ +(OK|FAILED|SKIPPED|PASSED) ' "$logs/large.log" | tail -12
 fi
 
 bench() {  # name, command...
@@ -56,6 +64,7 @@ step "summary"
 printf '%s\n' "device: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
   "commit: ${WINNOW_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" "date: $(date -u +%F)"
 [ -f "$logs/ctest.log" ] && grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1
+[ -f "$logs/large.log" ] && grep -E '^\[ +(PASSED|FAILED) +\]' "$logs/large.log" | sed 's/^/large tests: /'
 for f in "$logs"/bench-*.log; do
   [ -f "$f" ] || continue
   echo
