@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -277,8 +278,8 @@ void check_case(const CompactOptions& opt, std::size_t n, const Pattern& pat, Rn
   }
 }
 
-// Predicate semantics: every op and key against winnow::matches, with the awkward values
-// (NaN, -0.0, infinities, extremes, the threshold itself).
+// Predicate semantics: every op and key against the test's own comparisons, with the awkward
+// values (NaN, -0.0, infinities, extremes, the threshold itself).
 template <class T>
 std::vector<T> special_values() {
   if constexpr (std::is_floating_point_v<T>) {
@@ -313,20 +314,60 @@ T random_element(Rng& rng) {
   }
 }
 
+// Each predicate with the test's own reading of it (plain comparisons, the luminance formula
+// written out here), not winnow::matches.
+template <class K>
+bool compare_ref(CompareOp op, K a, K b) {
+  switch (op) {
+    case CompareOp::greater: return a > b;
+    case CompareOp::greater_equal: return a >= b;
+    case CompareOp::less: return a < b;
+    case CompareOp::less_equal: return a <= b;
+    case CompareOp::equal: return a == b;
+    case CompareOp::not_equal: return a != b;
+  }
+  ADD_FAILURE() << "unknown op";
+  return false;
+}
 template <class T>
-std::vector<Predicate> predicates_for() {
-  std::vector<Predicate> ps{winnow::nonzero()};
+bool any_byte_set(const T& x) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, &x, sizeof(T));
+  return std::any_of(b, b + sizeof(T), [](unsigned char c) { return c != 0; });
+}
+// Float luma rounded after every product and sum (volatile: no fused multiply-add).
+float float_luma(const RgbaF32& p) {
+  volatile float r = 0.299f * p.r, g = 0.587f * p.g, b = 0.114f * p.b;
+  volatile float rg = r + g;
+  return rg + b;
+}
+
+template <class T>
+struct PredicateCase {
+  Predicate pred;
+  std::function<bool(const T&)> want;
+};
+
+template <class T>
+std::vector<PredicateCase<T>> predicates_for() {
+  std::vector<PredicateCase<T>> ps{{winnow::nonzero(), [](const T& x) { return any_byte_set(x); }}};
   constexpr CompareOp ops[] = {CompareOp::greater, CompareOp::greater_equal, CompareOp::less,
                                CompareOp::less_equal, CompareOp::equal, CompareOp::not_equal};
   for (CompareOp op : ops) {
     if constexpr (std::is_arithmetic_v<T>) {
-      ps.push_back(winnow::where(op, T(100)));
-      ps.push_back(winnow::where(op, T(0)));
-      if constexpr (std::is_floating_point_v<T>) ps.push_back(winnow::where(op, std::numeric_limits<T>::quiet_NaN()));
+      std::vector<T> thresholds{T(100), T(0)};
+      if constexpr (std::is_floating_point_v<T>) thresholds.push_back(std::numeric_limits<T>::quiet_NaN());
+      for (T t : thresholds) ps.push_back({winnow::where(op, t), [op, t](const T& x) { return compare_ref(op, x, t); }});
+    } else if constexpr (std::is_same_v<T, Rgba8>) {
+      for (std::uint32_t milli : {100000u, 0u})
+        ps.push_back({winnow::where_luminance(op, milli / 1000.0), [op, milli](const Rgba8& p) {
+                        return compare_ref(op, 299u * p.r + 587u * p.g + 114u * p.b, milli);
+                      }});
+      ps.push_back({winnow::where_alpha(op, 100.0), [op](const Rgba8& p) { return compare_ref(op, unsigned{p.a}, 100u); }});
     } else {
-      ps.push_back(winnow::where_luminance(op, 100.0));
-      ps.push_back(winnow::where_alpha(op, 100.0));
-      ps.push_back(winnow::where_luminance(op, 0.0));
+      for (float t : {100.0f, 0.0f})
+        ps.push_back({winnow::where_luminance(op, t), [op, t](const RgbaF32& p) { return compare_ref(op, float_luma(p), t); }});
+      ps.push_back({winnow::where_alpha(op, 100.0), [op](const RgbaF32& p) { return compare_ref(op, p.a, 100.0f); }});
     }
   }
   return ps;
@@ -340,12 +381,11 @@ void check_predicates(const CompactOptions& opt, Rng& rng) {
     for (auto& x : in) x = random_element<T>(rng);
     const auto preds = predicates_for<T>();
     for (std::size_t pi = 0; pi < preds.size(); ++pi) {
-      const Predicate& p = preds[pi];
       SCOPED_TRACE("n=" + std::to_string(n) + " predicate #" + std::to_string(pi));
       std::vector<T> expected;
-      std::copy_if(in.begin(), in.end(), std::back_inserter(expected), [&](const T& x) { return winnow::matches(p, x); });
+      std::copy_if(in.begin(), in.end(), std::back_inserter(expected), preds[pi].want);
       auto out = poisoned<T>(n + 4);
-      const std::size_t got = winnow::compact<T>(std::span<const T>(in), std::span<T>(out.data(), n), p, opt);
+      const std::size_t got = winnow::compact<T>(std::span<const T>(in), std::span<T>(out.data(), n), preds[pi].pred, opt);
       ASSERT_EQ(got, expected.size());
       ASSERT_TRUE(check_output(out, got, expected, stable));
     }
@@ -485,9 +525,11 @@ TEST(CompactRegistry, EveryAvailableVariantIsTested) {
   }
 }
 
-TEST(CompactRegistry, CudaVariantsListedOnlyWhenAvailable) {
-  for (const auto& v : winnow::compact_variants())
-    if (v.backend == Backend::cuda) EXPECT_TRUE(winnow::cuda_available());
+TEST(CompactRegistry, VariantsPerBackend) {
+  std::size_t cpu = 0, cuda = 0;
+  for (const auto& v : winnow::compact_variants()) (v.backend == Backend::cpu ? cpu : cuda) += 1;
+  EXPECT_EQ(cpu, 2u);  // group_scan, histopyramid
+  EXPECT_EQ(cuda, winnow::cuda_available() ? 4u : 0u);
 }
 
 TEST(CompactRegistry, UnknownPairsThrowBackendError) {
@@ -585,6 +627,117 @@ TEST(CompactGeneric, CallableAgreesWithPredicate) {
   a.resize(ka);
   b.resize(kb);
   EXPECT_EQ(a, b);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Element types without a precompiled path: their bytes travel as a precompiled type of the
+// same size, on every variant, for the flagged form and for nonzero() in the other forms.
+
+struct Particle {  // 8 bytes, alignment 4 (its carrier, std::uint64_t, wants 8)
+  float x;
+  std::int32_t id;
+};
+struct Bgra {  // 4 bytes, alignment 1
+  std::uint8_t b, g, r, a;
+};
+struct Sample16 {  // 16 bytes, alignment 8
+  double t;
+  std::int64_t tag;
+};
+enum class Mark : std::uint8_t { none = 0, weak = 1, strong = 7 };
+
+template <class T>
+void check_carried_type(const std::vector<T>& in, std::size_t byte_offset, const CompactOptions& opt) {
+  const bool stable = opt.order == Order::stable;
+  const std::size_t n = in.size();
+  // `in` copied to a buffer at `byte_offset`, so the spans may be misaligned for the carrier.
+  std::vector<unsigned char> raw(n * sizeof(T) + 64);
+  unsigned char* base = raw.data() + (16 - reinterpret_cast<std::uintptr_t>(raw.data()) % 16) % 16 + byte_offset;
+  if (n) std::memcpy(base, in.data(), n * sizeof(T));
+  const std::span<const T> view(reinterpret_cast<const T*>(base), n);
+
+  Rng rng(n * 31 + byte_offset);
+  std::vector<std::uint8_t> flags(n);
+  for (auto& f : flags) f = static_cast<std::uint8_t>(rng() % 3 == 0 ? 0 : rng() % 256);
+  std::vector<T> want_flagged, want_nonzero;
+  std::vector<std::uint64_t> want_idx;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (flags[i]) want_flagged.push_back(in[i]);
+    if (any_byte_set(in[i])) want_nonzero.push_back(in[i]), want_idx.push_back(i);
+  }
+
+  std::vector<unsigned char> out_raw((n + 4) * sizeof(T) + 64, kPoison);
+  unsigned char* out_base = out_raw.data() + (16 - reinterpret_cast<std::uintptr_t>(out_raw.data()) % 16) % 16 + byte_offset;
+  const std::span<T> out(reinterpret_cast<T*>(out_base), n);
+  auto written = [&] {  // the output buffer, n + 4 elements, as a vector
+    std::vector<T> v(n + 4);
+    std::memcpy(static_cast<void*>(v.data()), out_base, (n + 4) * sizeof(T));
+    return v;
+  };
+
+  std::size_t k = winnow::compact_flagged<T>(view, flags, out, opt);
+  ASSERT_EQ(k, want_flagged.size());
+  ASSERT_TRUE(check_output(written(), k, want_flagged, stable)) << "flagged";
+
+  std::memset(out_base, kPoison, (n + 4) * sizeof(T));
+  k = winnow::compact<T>(view, out, winnow::nonzero(), opt);
+  ASSERT_EQ(k, want_nonzero.size());
+  ASSERT_TRUE(check_output(written(), k, want_nonzero, stable)) << "nonzero";
+
+  std::vector<std::uint64_t> idx(n + 4, ~std::uint64_t{0});
+  k = winnow::compact_indices<T>(view, winnow::nonzero(), std::span<std::uint64_t>(idx.data(), n), opt);
+  ASSERT_EQ(k, want_idx.size());
+  idx.resize(k);
+  if (!stable) std::sort(idx.begin(), idx.end());
+  EXPECT_EQ(idx, want_idx) << "indices";
+}
+
+template <class T>
+void check_carried_everywhere(const std::vector<T>& in) {
+  for (const CompactVariant& v : winnow::compact_variants())
+    for (Order o : {Order::stable, Order::any})
+      for (std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{4}}) {
+        SCOPED_TRACE(std::string(winnow::to_string(v.backend)) + "/" + std::string(winnow::to_string(v.algorithm)) +
+                     "/" + order_name(o) + " offset " + std::to_string(offset) + " n " + std::to_string(in.size()));
+        check_carried_type(in, offset, CompactOptions{o, v.algorithm, v.backend});
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
+TEST(CompactGeneric, TypesWithoutPrecompiledPath) {
+  Rng rng(99);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{70001}}) {
+    std::vector<Particle> particles(n);
+    for (auto& p : particles) p = rng() % 4 ? Particle{float(rng() % 1000) - 500.0f, std::int32_t(rng())} : Particle{0, 0};
+    check_carried_everywhere(particles);
+    std::vector<Bgra> pixels(n);
+    for (auto& p : pixels) {
+      const auto v = rng() % 3 ? rng() : 0;
+      p = Bgra{std::uint8_t(v), std::uint8_t(v >> 8), std::uint8_t(v >> 16), std::uint8_t(v >> 24)};
+    }
+    check_carried_everywhere(pixels);
+    std::vector<Sample16> samples(n);
+    for (auto& s16 : samples) s16 = rng() % 3 ? Sample16{double(rng() % 100) * 0.5, std::int64_t(rng())} : Sample16{0.0, 0};
+    check_carried_everywhere(samples);
+    std::vector<std::int16_t> shorts(n);
+    for (auto& x : shorts) x = rng() % 3 ? std::int16_t(rng()) : 0;
+    check_carried_everywhere(shorts);
+    std::vector<Mark> marks(n);
+    for (auto& m : marks) m = std::array{Mark::none, Mark::weak, Mark::strong}[rng() % 3];
+    check_carried_everywhere(marks);
+  }
+}
+
+TEST(CompactGeneric, ValuePredicateOnCarriedTypeIsInputError) {
+  const std::vector<std::int16_t> in{1, -2, 300};
+  std::vector<std::int16_t> out(3);
+  std::vector<std::uint32_t> idx(3);
+  const auto pred = winnow::where(CompareOp::greater, std::int16_t{0});
+  EXPECT_THROW(winnow::compact<std::int16_t>(in, out, pred), winnow::InputError);
+  EXPECT_THROW(winnow::compact_indices<std::int16_t>(in, pred, idx), winnow::InputError);
+  const std::vector<Particle> ps{{1.0f, 2}};
+  std::vector<Particle> pout(1);
+  EXPECT_THROW(winnow::compact<Particle>(ps, pout, winnow::where_luminance(CompareOp::greater, 1.0)), winnow::InputError);
 }
 
 }  // namespace

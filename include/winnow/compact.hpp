@@ -6,10 +6,14 @@
 /// Device API for CUDA users (device pointers, a stream, no host synchronisation):
 /// `winnow/cuda/compact.hpp`.
 ///
-/// Element types with precompiled paths on every backend (1, 2, 4, 8 and 16 bytes):
-/// std::uint8_t, std::uint16_t, std::int32_t, std::uint32_t, float, std::int64_t, std::uint64_t,
-/// double, Rgba8, RgbaF32.  Any other trivially copyable T works with an arbitrary C++ callable
-/// on the CPU backend (the template at the end of this file).
+/// Element types: any trivially copyable T of 1, 2, 4, 8 or 16 bytes, on every backend.
+/// - Precompiled types (every predicate): std::uint8_t, std::uint16_t, std::int32_t,
+///   std::uint32_t, float, std::int64_t, std::uint64_t, double, Rgba8, RgbaF32.
+/// - Any other such T (a user's struct, std::int16_t, an enum): the flagged form, and the
+///   predicate and index forms with `nonzero()`. Its bytes travel as a precompiled type of the
+///   same size; a value, luminance or alpha predicate on it throws InputError.
+/// - Any trivially copyable T of any size with an arbitrary C++ callable: CPU backend (the
+///   template at the end of this file).
 #include <algorithm>
 #include <array>
 #include <concepts>
@@ -95,7 +99,7 @@ constexpr Predicate where(CompareOp op, T value) {
 /// keep pixels whose luminance (0..255) <op> `luma`. For Rgba8 the comparison is exact on the
 /// integer luminance in thousandths (luminance_milli), with `luma` rounded down to 1/1000.
 constexpr Predicate where_luminance(CompareOp op, double luma) {
-  const auto milli = static_cast<std::uint32_t>(luma * 1000.0 + 1e-9);
+  const std::uint32_t milli = luminance_threshold_milli(luma);
   const float f = static_cast<float>(luma);
   return Predicate{KeyKind::luminance, op,
                    (static_cast<std::uint64_t>(__builtin_bit_cast(std::uint32_t, f)) << 32) | milli};
@@ -170,22 +174,112 @@ constexpr bool matches(const Predicate& p, const T& x) {
 // ---------------------------------------------------------------------------------------------
 // Host API. Each writes min(kept, out.size()) elements and returns the number kept.
 
+/// The element sizes compaction carries on every backend.
+template <class T>
+concept CompactElement = std::is_trivially_copyable_v<T> &&
+                         (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
+
+namespace detail {
+template <class T>
+inline constexpr bool precompiled_element =
+    std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int32_t> ||
+    std::is_same_v<T, std::uint32_t> || std::is_same_v<T, float> || std::is_same_v<T, std::int64_t> ||
+    std::is_same_v<T, std::uint64_t> || std::is_same_v<T, double> || std::is_same_v<T, Rgba8> ||
+    std::is_same_v<T, RgbaF32>;
+
+/// The precompiled type whose compaction carries the bytes of any element of this size.
+template <std::size_t Size> struct Carrier;
+template <> struct Carrier<1> { using type = std::uint8_t; };
+template <> struct Carrier<2> { using type = std::uint16_t; };
+template <> struct Carrier<4> { using type = std::uint32_t; };
+template <> struct Carrier<8> { using type = std::uint64_t; };
+template <> struct Carrier<16> { using type = RgbaF32; };
+
+// The precompiled entry points (src/core/compact_dispatch.cpp), one per precompiled type.
+template <class T>
+std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred, const CompactOptions& options);
+template <class T>
+std::size_t compact_flagged_values(std::span<const T> in, std::span<const std::uint8_t> flags, std::span<T> out,
+                                   const CompactOptions& options);
+template <class T, class Index>
+std::size_t compact_index_list(std::span<const T> in, const Predicate& pred, std::span<Index> out,
+                               const CompactOptions& options);
+
+/// Throws InputError unless `pred` looks at bytes alone (nonzero), as a carried type needs.
+void check_carried_predicate(const Predicate& pred, std::size_t element_size);
+
+/// Calls f(in, out) with both spans viewed as their carrier type C (the same bytes). Where a
+/// span is not aligned for C (a T of smaller alignment), the bytes go through aligned copies.
+template <class T, class F>
+std::size_t carried(std::span<const T> in, std::span<T> out, F&& f) {
+  using C = typename Carrier<sizeof(T)>::type;
+  static_assert(sizeof(C) == sizeof(T));
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(C) == 0; };
+  if (aligned(in.data()) && aligned(out.data()))
+    return f(std::span<const C>(reinterpret_cast<const C*>(in.data()), in.size()),
+             std::span<C>(reinterpret_cast<C*>(out.data()), out.size()));
+  std::vector<C> a(in.size()), b(out.size());
+  if (!in.empty()) std::memcpy(a.data(), in.data(), in.size_bytes());
+  const std::size_t kept = f(std::span<const C>(a), std::span<C>(b));
+  if (const std::size_t k = std::min(kept, out.size())) std::memcpy(out.data(), b.data(), k * sizeof(T));
+  return kept;
+}
+}  // namespace detail
+
 /// Keeps the elements of `in` that match `pred`.
-template <class T>
+template <CompactElement T>
 std::size_t compact(std::span<const T> in, std::span<T> out, const Predicate& pred,
-                    const CompactOptions& options = {});
+                    const CompactOptions& options = {}) {
+  if constexpr (detail::precompiled_element<T>) {
+    return detail::compact_values<T>(in, out, pred, options);
+  } else {
+    detail::check_carried_predicate(pred, sizeof(T));
+    return detail::carried(in, out, [&](auto c_in, auto c_out) { return detail::compact_values(c_in, c_out, pred, options); });
+  }
+}
 /// Keeps in[i] where flags[i] != 0 (flags.size() must equal in.size()).
-template <class T>
+template <CompactElement T>
 std::size_t compact_flagged(std::span<const T> in, std::span<const std::uint8_t> flags,
-                            std::span<T> out, const CompactOptions& options = {});
+                            std::span<T> out, const CompactOptions& options = {}) {
+  if constexpr (detail::precompiled_element<T>) {
+    return detail::compact_flagged_values<T>(in, flags, out, options);
+  } else {
+    return detail::carried(in, out, [&](auto c_in, auto c_out) {
+      return detail::compact_flagged_values(c_in, flags, c_out, options);
+    });
+  }
+}
+namespace detail {
+template <class T, class Index>
+std::size_t compact_indices_any(std::span<const T> in, const Predicate& pred, std::span<Index> out,
+                                const CompactOptions& options) {
+  if constexpr (precompiled_element<T>) {
+    return compact_index_list<T, Index>(in, pred, out, options);
+  } else {
+    using C = typename Carrier<sizeof(T)>::type;
+    check_carried_predicate(pred, sizeof(T));
+    if (reinterpret_cast<std::uintptr_t>(in.data()) % alignof(C) == 0)
+      return compact_index_list<C, Index>(std::span<const C>(reinterpret_cast<const C*>(in.data()), in.size()), pred,
+                                          out, options);
+    std::vector<C> a(in.size());
+    if (!in.empty()) std::memcpy(a.data(), in.data(), in.size_bytes());
+    return compact_index_list<C, Index>(std::span<const C>(a), pred, out, options);
+  }
+}
+}  // namespace detail
+
 /// Writes the indices i (ascending when stable) of the elements that match `pred`.
-template <class T>
-std::size_t compact_indices(std::span<const T> in, const Predicate& pred,
-                            std::span<std::uint64_t> out_indices, const CompactOptions& options = {});
+template <CompactElement T>
+std::size_t compact_indices(std::span<const T> in, const Predicate& pred, std::span<std::uint64_t> out_indices,
+                            const CompactOptions& options = {}) {
+  return detail::compact_indices_any(in, pred, out_indices, options);
+}
 /// As above with 32-bit indices; throws InputError when in.size() > 2^32.
-template <class T>
-std::size_t compact_indices(std::span<const T> in, const Predicate& pred,
-                            std::span<std::uint32_t> out_indices, const CompactOptions& options = {});
+template <CompactElement T>
+std::size_t compact_indices(std::span<const T> in, const Predicate& pred, std::span<std::uint32_t> out_indices,
+                            const CompactOptions& options = {}) {
+  return detail::compact_indices_any(in, pred, out_indices, options);
+}
 
 /// Convenience: returns the kept elements in a new vector.
 template <class T>
@@ -202,7 +296,9 @@ int cpu_threads();
 
 /// Any trivially copyable T with any C++ callable `bool(const T&)`: stable, on the CPU backend
 /// only (count per chunk, scan, scatter; the writes are branch-free). A request for another
-/// backend throws BackendError: use a Predicate, or the CUDA device API with a device functor.
+/// backend throws BackendError: on a GPU use a Predicate, or compute the flags with your own
+/// kernel and call the flagged form (here or in `winnow/cuda/compact.hpp`). Stable whatever
+/// `options.order` says (stable is a valid "any"); `options.algorithm` is not consulted.
 /// `pred` is called from several threads at once.
 template <class T, class Fn>
   requires std::is_trivially_copyable_v<T> && std::predicate<Fn&, const T&>

@@ -74,5 +74,9 @@ constexpr std::uint32_t luminance_milli(const Rgba8& p) {
 }
 /// Rec. 601 luma in 0..255.
 constexpr double luminance(const Rgba8& p) { return luminance_milli(p) / 1000.0; }
+/// A luminance threshold t (0..255) in thousandths, such that luminance(p) > t exactly when
+/// luminance_milli(p) > luminance_threshold_milli(t): t rounded down to 1/1000, the 1e-9
+/// absorbing the error of t * 1000 (4.044 * 1000 is 4043.9999...).
+constexpr std::uint32_t luminance_threshold_milli(double t) { return static_cast<std::uint32_t>(t * 1000.0 + 1e-9); }
 
 }  // namespace winnow

@@ -73,8 +73,16 @@ std::vector<CompactVariant> compact_variants() {
   return out;
 }
 
+namespace detail {
+
+void check_carried_predicate(const Predicate& pred, std::size_t element_size) {
+  if (pred.key != KeyKind::nonzero)
+    throw InputError("compact: a value, luminance or alpha predicate needs a precompiled element type (this one has " +
+                     std::to_string(element_size) + " bytes of its own type); use nonzero(), flags or a callable");
+}
+
 template <class T>
-std::size_t compact(std::span<const T> in, std::span<T> out, const Predicate& pred, const CompactOptions& options) {
+std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred, const CompactOptions& options) {
   detail::CompactRequest<T> r;
   r.in = in.data();
   r.n = in.size();
@@ -86,8 +94,8 @@ std::size_t compact(std::span<const T> in, std::span<T> out, const Predicate& pr
 }
 
 template <class T>
-std::size_t compact_flagged(std::span<const T> in, std::span<const std::uint8_t> flags, std::span<T> out,
-                            const CompactOptions& options) {
+std::size_t compact_flagged_values(std::span<const T> in, std::span<const std::uint8_t> flags, std::span<T> out,
+                                   const CompactOptions& options) {
   if (flags.size() != in.size())
     throw InputError("compact_flagged: " + std::to_string(flags.size()) + " flags for " +
                      std::to_string(in.size()) + " elements");
@@ -101,43 +109,33 @@ std::size_t compact_flagged(std::span<const T> in, std::span<const std::uint8_t>
   return run(r, options);
 }
 
-template <class T>
-std::size_t compact_indices(std::span<const T> in, const Predicate& pred, std::span<std::uint64_t> out_indices,
-                            const CompactOptions& options) {
+template <class T, class Index>
+std::size_t compact_index_list(std::span<const T> in, const Predicate& pred, std::span<Index> out_indices,
+                               const CompactOptions& options) {
+  if constexpr (sizeof(Index) == 4) {
+    if (in.size() > (std::uint64_t{1} << 32))
+      throw InputError("compact_indices: 32-bit indices cannot address " + std::to_string(in.size()) + " elements");
+  }
   detail::CompactRequest<T> r;
   r.in = in.data();
   r.n = in.size();
   r.pred = pred;
-  r.output = detail::OutputKind::index64;
+  r.output = sizeof(Index) == 4 ? detail::OutputKind::index32 : detail::OutputKind::index64;
   r.out = out_indices.data();
   r.out_capacity = out_indices.size();
   return run(r, options);
 }
 
-template <class T>
-std::size_t compact_indices(std::span<const T> in, const Predicate& pred, std::span<std::uint32_t> out_indices,
-                            const CompactOptions& options) {
-  if (in.size() > (std::uint64_t{1} << 32))
-    throw InputError("compact_indices: 32-bit indices cannot address " + std::to_string(in.size()) + " elements");
-  detail::CompactRequest<T> r;
-  r.in = in.data();
-  r.n = in.size();
-  r.pred = pred;
-  r.output = detail::OutputKind::index32;
-  r.out = out_indices.data();
-  r.out_capacity = out_indices.size();
-  return run(r, options);
-}
-
-#define WINNOW_INSTANTIATE(T)                                                                              \
-  template std::size_t compact<T>(std::span<const T>, std::span<T>, const Predicate&, const CompactOptions&); \
-  template std::size_t compact_flagged<T>(std::span<const T>, std::span<const std::uint8_t>, std::span<T>,   \
-                                          const CompactOptions&);                                          \
-  template std::size_t compact_indices<T>(std::span<const T>, const Predicate&, std::span<std::uint64_t>,    \
-                                          const CompactOptions&);                                          \
-  template std::size_t compact_indices<T>(std::span<const T>, const Predicate&, std::span<std::uint32_t>,    \
-                                          const CompactOptions&);
+#define WINNOW_INSTANTIATE(T)                                                                                  \
+  template std::size_t compact_values<T>(std::span<const T>, std::span<T>, const Predicate&, const CompactOptions&); \
+  template std::size_t compact_flagged_values<T>(std::span<const T>, std::span<const std::uint8_t>, std::span<T>,   \
+                                                 const CompactOptions&);                                          \
+  template std::size_t compact_index_list<T, std::uint64_t>(std::span<const T>, const Predicate&,                 \
+                                                            std::span<std::uint64_t>, const CompactOptions&);     \
+  template std::size_t compact_index_list<T, std::uint32_t>(std::span<const T>, const Predicate&,                 \
+                                                            std::span<std::uint32_t>, const CompactOptions&);
 WINNOW_COMPACT_TYPES(WINNOW_INSTANTIATE)
 #undef WINNOW_INSTANTIATE
 
+}  // namespace detail
 }  // namespace winnow

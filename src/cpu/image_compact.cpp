@@ -103,7 +103,7 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
   result.backend = Backend::cpu;
   if (pixels == 0) return result;
 
-  const auto t = static_cast<std::uint32_t>(options.threshold * 1000.0 + 1e-9);
+  const std::uint32_t t = luminance_threshold_milli(options.threshold);
   // pixel_key_milli(p) > t, as a Predicate: luminance_milli > t, or 1000 * a > t <=> a > t / 1000.
   const Predicate pred = options.key == PixelKey::luminance
                              ? Predicate{KeyKind::luminance, CompareOp::greater, t}
