@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <fstream>
@@ -311,4 +314,171 @@ TEST(Io, AtomicFileRemovesTemporaryUnlessCommitted) {
   io::write_text(dir / "out.csv", "a,b\n1,2\n");
   EXPECT_EQ(read_bytes(dir / "out.csv"), "a,b\n1,2\n");
   EXPECT_EQ(dir.files().size(), 1u);
+}
+
+#ifdef WINNOW_HAVE_TIFF
+namespace {
+struct TiffLayout {
+  std::uint16_t spp = 4, bps = 8, photometric = PHOTOMETRIC_RGB, planar = PLANARCONFIG_CONTIG;
+  int alpha = -1;  // -1: no extra sample, else EXTRASAMPLE_ASSOCALPHA or EXTRASAMPLE_UNASSALPHA
+  bool big = false;
+};
+// Writes `samples` (interleaved, row-major, 8- or 16-bit values) in the given layout, strips of 5 rows.
+void write_tiff_layout(const std::filesystem::path& p, std::uint32_t w, std::uint32_t h, const TiffLayout& l,
+                       const std::vector<std::uint16_t>& samples) {
+  TIFF* t = TIFFOpen(p.c_str(), l.big ? "w8" : "w");
+  ASSERT_NE(t, nullptr);
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, l.spp);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, l.bps);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, l.photometric);
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, l.planar);
+  TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_LZW);
+  TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 5u);
+  if (l.alpha >= 0) {
+    const std::uint16_t extra[1] = {static_cast<std::uint16_t>(l.alpha)};
+    TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, extra);
+  }
+  const std::size_t sb = l.bps / 8;
+  auto put = [&](std::vector<unsigned char>& row, std::size_t at, std::uint16_t v) {
+    if (sb == 2) std::memcpy(row.data() + at * 2, &v, 2);
+    else row[at] = static_cast<unsigned char>(v);
+  };
+  if (l.planar == PLANARCONFIG_CONTIG) {
+    std::vector<unsigned char> row(w * l.spp * sb);
+    for (std::uint32_t y = 0; y < h; ++y) {
+      for (std::size_t i = 0; i < w * l.spp; ++i) put(row, i, samples[y * w * l.spp + i]);
+      ASSERT_EQ(TIFFWriteScanline(t, row.data(), y, 0), 1);
+    }
+  } else {
+    std::vector<unsigned char> row(w * sb);
+    for (std::uint16_t s = 0; s < l.spp; ++s)
+      for (std::uint32_t y = 0; y < h; ++y) {
+        for (std::uint32_t x = 0; x < w; ++x) put(row, x, samples[(y * w + x) * l.spp + s]);
+        ASSERT_EQ(TIFFWriteScanline(t, row.data(), y, s), 1);
+      }
+  }
+  TIFFClose(t);
+}
+std::vector<std::uint16_t> random_samples(std::size_t n, std::uint32_t top, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::uint16_t> v(n);
+  for (auto& x : v) x = static_cast<std::uint16_t>(rng() % (top + 1));
+  return v;
+}
+}  // namespace
+#endif
+
+TEST(Io, TiffPlanesMinIsWhiteAndBigTiffReadExactly) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  TempDir dir;
+  const std::uint32_t w = 29, h = 17;
+  // RGBA, 8-bit, unassociated alpha, in separate planes: every sample as written.
+  {
+    const auto s = random_samples(w * h * 4, 255, 5);
+    write_tiff_layout(dir / "planes.tif", w, h, {4, 8, PHOTOMETRIC_RGB, PLANARCONFIG_SEPARATE, EXTRASAMPLE_UNASSALPHA}, s);
+    const auto img = io::read_rgba8(dir / "planes.tif");
+    ASSERT_EQ(img.width(), static_cast<std::int64_t>(w));
+    for (std::size_t i = 0; i < w * h; ++i) {
+      const Rgba8 p = img.data()[i];
+      ASSERT_EQ((std::array<int, 4>{p.r, p.g, p.b, p.a}),
+                (std::array<int, 4>{s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]}))
+          << "pixel " << i;
+    }
+  }
+  // 16-bit grey with white as zero: value = 65535 - sample, at full precision.
+  {
+    const auto s = random_samples(w * h, 65535, 6);
+    write_tiff_layout(dir / "white.tif", w, h, {1, 16, PHOTOMETRIC_MINISWHITE, PLANARCONFIG_CONTIG, -1}, s);
+    const auto img = io::read_rgbaf(dir / "white.tif");
+    for (std::size_t i = 0; i < w * h; ++i)
+      ASSERT_FLOAT_EQ(img.data()[i].r, (65535 - s[i]) * (255.0f / 65535.0f)) << "pixel " << i;
+  }
+  // BigTIFF (as winnow writes label maps beyond 4 GiB), RGB 16-bit.
+  {
+    const auto s = random_samples(w * h * 3, 65535, 7);
+    write_tiff_layout(dir / "big.tif", w, h, {3, 16, PHOTOMETRIC_RGB, PLANARCONFIG_CONTIG, -1, true}, s);
+    ASSERT_EQ(read_bytes(dir / "big.tif").substr(0, 4), std::string("II+\0", 4));
+    const auto img = io::read_rgbaf(dir / "big.tif");
+    for (std::size_t i = 0; i < w * h; ++i) ASSERT_FLOAT_EQ(img.data()[i].g, s[3 * i + 1] * (255.0f / 65535.0f));
+  }
+#endif
+}
+
+TEST(Io, PremultipliedTiffAlphaIsDividedOut) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  TempDir dir;
+  const std::uint32_t w = 23, h = 11;
+  // Straight colours and alpha; the file holds colour * alpha / 255 (associated alpha).
+  const auto straight = random_samples(w * h * 4, 255, 8);
+  std::vector<std::uint16_t> stored = straight;
+  for (std::size_t i = 0; i < w * h; ++i) {
+    stored[4 * i + 3] = static_cast<std::uint16_t>(std::max<int>(straight[4 * i + 3], 64));  // alpha >= 64: +-2 after division
+    for (int c = 0; c < 3; ++c) stored[4 * i + c] = static_cast<std::uint16_t>((straight[4 * i + c] * stored[4 * i + 3] + 127) / 255);
+  }
+  write_tiff_layout(dir / "assoc.tif", w, h, {4, 8, PHOTOMETRIC_RGB, PLANARCONFIG_CONTIG, EXTRASAMPLE_ASSOCALPHA}, stored);
+  const auto img = io::read_rgba8(dir / "assoc.tif");
+  for (std::size_t i = 0; i < w * h; ++i) {
+    const Rgba8 p = img.data()[i];
+    ASSERT_EQ(p.a, stored[4 * i + 3]);
+    const int got[3] = {p.r, p.g, p.b};
+    for (int c = 0; c < 3; ++c) ASSERT_NEAR(got[c], straight[4 * i + c], 2) << "pixel " << i << " channel " << c;
+  }
+#endif
+}
+
+namespace {
+std::uint32_t crc32_of(const std::string& bytes) {  // the PNG chunk CRC (ISO 3309)
+  std::uint32_t c = 0xffffffffu;
+  for (unsigned char b : bytes) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return c ^ 0xffffffffu;
+}
+void put_be32(std::string& s, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>(v >> (24 - 8 * i));
+}
+}  // namespace
+
+TEST(Io, PngClaimingAnEnormousSizeIsRefusedQuickly) {
+  TempDir dir;
+  io::write_png(dir / "small.png", random_image(3, 2, 4).view());
+  std::string png = read_bytes(dir / "small.png");
+  // IHDR: 8-byte signature, length, "IHDR", width, height, ...; its CRC covers type and data.
+  ASSERT_EQ(png.substr(12, 4), "IHDR");
+  put_be32(png, 16, 1000000);
+  put_be32(png, 20, 1000000);
+  put_be32(png, 29, crc32_of(png.substr(12, 17)));
+  write_bytes(dir / "huge.png", png);
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_input_error([&] { io::read_rgba8(dir / "huge.png"); }, dir / "huge.png", "corrupt PNG");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(Io, JpegWithStrayBytesBeforeAMarkerDecodesAsTheClean) {
+  TempDir dir;
+  const std::string jpg = read_bytes(data_path("hubble_deep_field.jpg"));
+  // Two stray bytes before the second marker (after SOI and the first segment).
+  ASSERT_EQ(static_cast<unsigned char>(jpg[2]), 0xFF);
+  const std::size_t first_len = (static_cast<unsigned char>(jpg[4]) << 8) | static_cast<unsigned char>(jpg[5]);
+  const std::size_t at = 4 + first_len;
+  ASSERT_EQ(static_cast<unsigned char>(jpg[at]), 0xFF);
+  write_bytes(dir / "stray.jpg", jpg.substr(0, at) + std::string("\x12\x34", 2) + jpg.substr(at));
+  const auto clean = io::read_rgba8(data_path("hubble_deep_field.jpg"));
+  const auto stray = io::read_rgba8(dir / "stray.jpg");
+  ASSERT_EQ(stray.width(), clean.width());
+  EXPECT_TRUE(std::equal(clean.pixels().begin(), clean.pixels().end(), stray.pixels().begin()));
+}
+
+TEST(Io, TemporaryNamesAreShortWhateverTheTarget) {
+  TempDir dir;
+  const std::string name = std::string(251, 'L') + ".png";  // 255 characters: the longest legal name
+  io::write_png(dir / name, random_image(2, 2, 9).view());
+  EXPECT_EQ(dir.files(), std::vector<std::string>{name});
 }

@@ -2,7 +2,9 @@
 // interrupted or failed run never leaves a half-written file under the real name.
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,12 +18,52 @@ namespace winnow::io {
 
 namespace {
 std::atomic<unsigned> g_counter{0};
+
+// The temporaries that exist now, in fixed slots a signal handler can read (no allocation).
+struct TempSlot {
+  std::atomic<bool> used{false};
+  char path[4096] = {};
+};
+std::array<TempSlot, 32> g_temps;
+
+void remove_listed_and_reraise(int sig) {
+  for (TempSlot& t : g_temps)
+    if (t.used.load()) ::unlink(t.path);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+}  // namespace
+
+std::filesystem::path temporary_beside(const std::filesystem::path& target) {
+  std::filesystem::path dir = target.parent_path();
+  std::filesystem::path temp = dir / (".winnow-" + std::to_string(::getpid()) + "-" + std::to_string(g_counter++) + ".tmp");
+  const std::string s = temp.string();
+  if (s.size() < sizeof(TempSlot::path))
+    for (TempSlot& t : g_temps) {
+      if (t.used.load()) continue;
+      std::memcpy(t.path, s.c_str(), s.size() + 1);
+      t.used.store(true);
+      break;
+    }  // with every slot taken the name is still good, only not removed on a signal
+  return temp;
+}
+
+void release_temporary(const std::filesystem::path& temp) {
+  const std::string s = temp.string();
+  for (TempSlot& t : g_temps)
+    if (t.used.load() && s == t.path) {
+      t.used.store(false);
+      return;
+    }
+}
+
+void remove_temporaries_on_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_listed_and_reraise);
 }
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
   check_writable(target_);
-  temp_ = target_;
-  temp_ += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+  temp_ = temporary_beside(target_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -29,6 +71,7 @@ AtomicFile::~AtomicFile() {
     std::error_code ec;
     std::filesystem::remove(temp_, ec);
   }
+  release_temporary(temp_);
 }
 
 void AtomicFile::commit() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <jpeglib.h>
+#include <jerror.h>
 #include <png.h>
 #ifdef WINNOW_HAVE_TIFF
 #include <tiffio.h>
@@ -69,8 +70,9 @@ Format sniff(const fs::path& path) {
   if (got == 0) fail(path, "empty file");
   if (got >= 8 && std::memcmp(m, "\x89PNG\r\n\x1a\n", 8) == 0) return Format::png;
   if (got >= 3 && m[0] == 0xFF && m[1] == 0xD8 && m[2] == 0xFF) return Format::jpeg;
-  if (got >= 4 && ((m[0] == 'I' && m[1] == 'I' && m[2] == 42 && m[3] == 0) ||
-                   (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && m[3] == 42)))
+  // TIFF (42) and BigTIFF (43), little- or big-endian.
+  if (got >= 4 && ((m[0] == 'I' && m[1] == 'I' && (m[2] == 42 || m[2] == 43) && m[3] == 0) ||
+                   (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && (m[3] == 42 || m[3] == 43))))
     return Format::tiff;
   if (got >= 9 && std::memcmp(m, "SIMPLE  =", 9) == 0) return Format::fits;
   return Format::unknown;
@@ -124,6 +126,16 @@ Decoded read_png(const fs::path& path) {
     check_size(path, w, h);
   }
   const std::size_t rowbytes = png_get_rowbytes(png, info);
+  // Deflate packs at most ~1032 bytes into one: a header claiming more than that is corrupt,
+  // and is refused before gigabytes are allocated for it.
+  std::error_code size_ec;
+  const auto file_bytes = static_cast<double>(fs::file_size(path, size_ec));
+  if (!size_ec && (static_cast<double>(rowbytes) + 1.0) * h > 1100.0 * file_bytes + 65536.0) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    fail(path, "corrupt PNG: the header's " + std::to_string(w) + " x " + std::to_string(h) +
+                   " pixels cannot come from a file of " + std::to_string(static_cast<std::uint64_t>(file_bytes)) +
+                   " bytes");
+  }
   raw.resize(rowbytes * h);
   rows.resize(h);
   for (png_uint_32 y = 0; y < h; ++y) rows[y] = raw.data() + y * rowbytes;
@@ -146,14 +158,19 @@ struct JpegErr {
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = {};
   int warnings = 0;
+  bool unsupported = false;
 };
 void jpeg_error_exit(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, e->message);
+  e->unsupported = cinfo->err->msg_code == JERR_BAD_PRECISION;  // 12-bit JPEG: a valid file we cannot read
   std::longjmp(e->jump, 1);
 }
 void jpeg_emit(j_common_ptr cinfo, int level) {
   auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
+  // Stray bytes between markers are common in camera files and lose no image data; every other
+  // warning (a premature end above all) means missing or damaged data.
+  if (level < 0 && cinfo->err->msg_code == JWRN_EXTRANEOUS_DATA) return;
   if (level < 0 && e->warnings++ == 0) (*cinfo->err->format_message)(cinfo, e->message);
 }
 
@@ -168,6 +185,7 @@ Decoded read_jpeg(const fs::path& path) {
   std::vector<unsigned char> raw;
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
+    if (err.unsupported) fail(path, std::string("unsupported JPEG (only 8-bit samples are read): ") + err.message);
     fail(path, std::string("corrupt or truncated JPEG: ") + err.message);
   }
   jpeg_create_decompress(&cinfo);
@@ -228,9 +246,49 @@ struct TiffCloser {
   }
 };
 
-// The whole image's samples into `out` as contiguous rows of w * pixel_bytes, from strips or tiles.
+// One plane of separately stored samples (PLANARCONFIG_SEPARATE) into sample `s` of every
+// interleaved pixel of `out`, from strips or tiles.
+void read_tiff_plane(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t sample_bytes,
+                     std::uint16_t s, std::size_t pixel_bytes, unsigned char* out) {
+  auto put = [&](const unsigned char* src, std::uint32_t y, std::uint32_t x0, std::uint32_t count) {
+    unsigned char* dst = out + (static_cast<std::size_t>(y) * w + x0) * pixel_bytes + s * sample_bytes;
+    for (std::uint32_t i = 0; i < count; ++i) std::memcpy(dst + i * pixel_bytes, src + i * sample_bytes, sample_bytes);
+  };
+  if (TIFFIsTiled(tif)) {
+    std::uint32_t tw = 0, th = 0;
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    const tmsize_t tile_bytes = TIFFTileSize(tif);
+    if (tw == 0 || th == 0 || tile_bytes < static_cast<tmsize_t>(static_cast<std::size_t>(tw) * th * sample_bytes))
+      fail(path, "corrupt TIFF: bad tile size");
+    std::vector<unsigned char> tile(static_cast<std::size_t>(tile_bytes));
+    for (std::uint32_t ty = 0; ty < h; ty += th)
+      for (std::uint32_t tx = 0; tx < w; tx += tw) {
+        if (TIFFReadTile(tif, tile.data(), tx, ty, 0, s) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+        for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
+          put(tile.data() + static_cast<std::size_t>(r) * tw * sample_bytes, ty + r, tx, std::min(tw, w - tx));
+      }
+  } else {
+    if (TIFFScanlineSize(tif) < static_cast<tmsize_t>(w * sample_bytes)) fail(path, "corrupt TIFF: bad row size");
+    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tif)));
+    for (std::uint32_t y = 0; y < h; ++y) {
+      if (TIFFReadScanline(tif, line.data(), y, s) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+      put(line.data(), y, 0, w);
+    }
+  }
+}
+
+// The whole image's samples into `out` as contiguous rows of w * pixel_bytes (samples
+// interleaved), from strips or tiles, interleaved or in separate planes.
 void read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t pixel_bytes,
                       unsigned char* out) {
+  std::uint16_t planar = PLANARCONFIG_CONTIG, spp = 1;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+  if (planar == PLANARCONFIG_SEPARATE && spp > 1) {
+    for (std::uint16_t s = 0; s < spp; ++s) read_tiff_plane(tif, path, w, h, pixel_bytes / spp, s, pixel_bytes, out);
+    return;
+  }
   const std::size_t row_bytes = static_cast<std::size_t>(w) * pixel_bytes;
   if (TIFFIsTiled(tif)) {
     std::uint32_t tw = 0, th = 0;
@@ -292,8 +350,21 @@ Decoded read_tiff(const fs::path& path) {
   d.height = h;
   d.info = {"tiff", spp, bps};
   const std::size_t n = static_cast<std::size_t>(w) * h;
-  const bool direct = planar == PLANARCONFIG_CONTIG && spp >= 1 && spp <= 4 &&
-                      (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB);
+  // Grey (black or white is zero) with optional alpha, or RGB with optional alpha; interleaved
+  // or in planes. The rest goes through libtiff's RGBA rendering below.
+  const bool direct = ((photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB) && spp >= 1 &&
+                       spp <= 4) ||
+                      (photometric == PHOTOMETRIC_MINISWHITE && (spp == 1 || spp == 2));
+  const bool white_is_zero = photometric == PHOTOMETRIC_MINISWHITE;
+  // Premultiplied (associated) alpha is divided out: winnow works on straight colour.
+  bool premultiplied = false;
+  {
+    std::uint16_t extra_count = 0;
+    std::uint16_t* extra = nullptr;
+    if ((spp == 2 || spp == 4) && TIFFGetField(tif.get(), TIFFTAG_EXTRASAMPLES, &extra_count, &extra) &&
+        extra_count > 0 && extra)
+      premultiplied = extra[extra_count - 1] == EXTRASAMPLE_ASSOCALPHA;
+  }
   const bool uint_8_16 = fmt == SAMPLEFORMAT_UINT && (bps == 8 || bps == 16);
   // Scientific data: 32-bit integers, signed integers and floats (grey or RGB, no alpha).
   const bool scaled = (spp == 1 || spp == 3) &&
@@ -312,7 +383,19 @@ Decoded read_tiff(const fs::path& path) {
       read_tiff_pixels(tif.get(), path, w, h, pixel_bytes, raw.data());
       std::copy(raw.begin(), raw.end(), d.samples.begin());
     }
-  } else if (direct && scaled) {  // min-max scaled like FITS; NaN and infinities -> 0
+    const std::uint32_t top = bps == 16 ? 65535u : 255u;
+    if (white_is_zero)
+      for (std::size_t i = 0; i < n; ++i) d.samples[i * spp] = static_cast<std::uint16_t>(top - d.samples[i * spp]);
+    if (premultiplied) {
+      const int colours = spp - 1;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t* px = &d.samples[i * spp];
+        const std::uint32_t a = px[colours];
+        if (a == 0 || a == top) continue;
+        for (int c = 0; c < colours; ++c) px[c] = static_cast<std::uint16_t>(std::min<std::uint32_t>(top, (px[c] * top + a / 2) / a));
+      }
+    }
+  } else if (direct && scaled && !white_is_zero) {  // min-max scaled like FITS; NaN and infinities -> 0
     std::vector<unsigned char> raw(n * pixel_bytes);
     read_tiff_pixels(tif.get(), path, w, h, pixel_bytes, raw.data());
     std::vector<double> v(n * spp);
@@ -341,10 +424,15 @@ Decoded read_tiff(const fs::path& path) {
     d.bits = 8;
     d.samples.resize(rgba.size() * 4);
     for (std::size_t i = 0; i < rgba.size(); ++i) {
-      d.samples[4 * i + 0] = TIFFGetR(rgba[i]);
-      d.samples[4 * i + 1] = TIFFGetG(rgba[i]);
-      d.samples[4 * i + 2] = TIFFGetB(rgba[i]);
-      d.samples[4 * i + 3] = TIFFGetA(rgba[i]);
+      // libtiff renders alpha premultiplied (it multiplies unassociated alpha in): divided out.
+      const std::uint32_t a = TIFFGetA(rgba[i]);
+      auto straight = [a](std::uint32_t c) {
+        return static_cast<std::uint16_t>(a == 0 || a == 255 ? c : std::min<std::uint32_t>(255, (c * 255 + a / 2) / a));
+      };
+      d.samples[4 * i + 0] = straight(TIFFGetR(rgba[i]));
+      d.samples[4 * i + 1] = straight(TIFFGetG(rgba[i]));
+      d.samples[4 * i + 2] = straight(TIFFGetB(rgba[i]));
+      d.samples[4 * i + 3] = a;
     }
   }
   return d;
@@ -410,7 +498,7 @@ Decoded read_fits(const fs::path& path) {
 }
 #endif
 
-Decoded decode(const fs::path& path) {
+Decoded decode_format(const fs::path& path) {
   switch (sniff(path)) {
     case Format::png: return read_png(path);
     case Format::jpeg: return read_jpeg(path);
@@ -429,6 +517,14 @@ Decoded decode(const fs::path& path) {
     case Format::unknown: break;
   }
   fail(path, "unsupported image format (expected PNG, JPEG, TIFF or FITS)");
+}
+
+Decoded decode(const fs::path& path) {
+  try {
+    return decode_format(path);
+  } catch (const std::bad_alloc&) {  // e.g. a corrupt header claiming an enormous image
+    fail(path, "too large to decode in this machine's memory (or a corrupt header claiming so)");
+  }
 }
 
 // Sample -> [0, 255] as float, and as rounded 8-bit.
