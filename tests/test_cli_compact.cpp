@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/cli_runner.hpp"
+#include "winnow/backend.hpp"
 #include "winnow/image.hpp"
 #include "winnow/io.hpp"
 
@@ -224,6 +226,95 @@ TEST(CliCompactBadInput, ThresholdNegative) {
 
 TEST(CliCompactBadInput, SortedOutputWithoutSort) {
   expect_bad({"--sort", "none"}, data_path("coins.png").string(), "s.png");
+}
+
+TEST(CliCompactBadInput, ThresholdNotANumber) {
+  for (const char* t : {"abc", "nan", "inf", "", "40x", "255.0001"})
+    expect_bad({"--threshold", t}, data_path("coins.png").string(), "coins.png");
+}
+
+TEST(CliCompactBadInput, OutputNamedForAnotherFormat) {
+  TempDir out;
+  const auto r = run_cli({"compact", data_path("coins.png").string(), "--out-packed", (out / "p.jpg").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("p.jpg"), std::string::npos) << r.err;
+  EXPECT_TRUE(out.files().empty());
+}
+
+// A write that fails after the image was read: nothing is left, and an earlier run's file under
+// the same name is untouched. /proc refuses new files even to root.
+TEST(CliCompactBadInput, FailedLaterOutputLeavesEarlierOnesAsTheyWere) {
+  TempDir out;
+  write_file(out / "p.png", "an earlier run's file");
+  const auto r = run_cli({"compact", data_path("coins.png").string(), "--out-packed", (out / "p.png").string(),
+                          "--out-list", "/proc/winnow-cannot-write.csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("winnow-cannot-write.csv"), std::string::npos) << r.err;
+  EXPECT_EQ(out.files(), std::vector<std::string>{"p.png"});
+  EXPECT_EQ(read_file(out / "p.png"), "an earlier run's file");
+}
+
+TEST(CliCompact, ParseErrorsAreOneLine) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"compact"}, {"compact", data_path("coins.png").string(), "--key", "hue"}, {"no-such-command"}, {}}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(CliCompact, LongestLegalOutputName) {
+  TempDir out;
+  const std::string name = std::string(251, 'p') + ".png";  // 255 characters
+  const auto r = run_cli({"compact", data_path("coins.png").string(), "--out-packed", (out / name).string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(out.files(), std::vector<std::string>{name});
+}
+
+// An explicit --backend beats WINNOW_BACKEND; without one the environment decides.
+TEST(CliBackend, ExplicitAutoOverridesTheEnvironment) {
+  if (winnow::cuda_available()) GTEST_SKIP() << "needs a machine without a CUDA device";
+  ::setenv("WINNOW_BACKEND", "cuda", 1);
+  const auto from_env = run_cli({"compact", data_path("coins.png").string()});
+  const auto explicit_auto = run_cli({"compact", data_path("coins.png").string(), "--backend", "auto"});
+  ::unsetenv("WINNOW_BACKEND");
+  EXPECT_EQ(from_env.exit_code, 2) << from_env.err;
+  EXPECT_NE(from_env.err.find("cuda"), std::string::npos) << from_env.err;
+  EXPECT_EQ(explicit_auto.exit_code, 0) << explicit_auto.err;
+  EXPECT_NE(explicit_auto.out.find("backend cpu"), std::string::npos) << explicit_auto.out;
+}
+
+TEST(CliBackend, EveryCommandTakesBackendAndQuiet) {
+  TempDir out;
+  const std::string img = data_path("chelsea.png").string();
+  const std::string scrambled = (out / "s.png").string(), truth = (out / "t.json").string();
+  const std::string restored = (out / "r.png").string(), placement = (out / "p.json").string();
+  const std::vector<std::vector<std::string>> commands{
+      {"devices"},
+      {"compact", img},
+      {"label", img},
+      {"scramble", img, "--grid", "2x2", "--out", scrambled, "--truth", truth},
+      {"unscramble", scrambled, "--grid", "2x2", "--out", restored, "--placement", placement},
+      {"puzzle-score", placement, truth},
+  };
+  for (const auto& base : commands) {
+    SCOPED_TRACE(base.front());
+    if (!winnow::cuda_available()) {  // first, so that it cannot lean on the outputs of the cpu run
+      auto c = base;
+      c.insert(c.end(), {"--backend", "cuda", "--quiet"});
+      const auto r = run_cli(c);
+      EXPECT_EQ(r.exit_code, 2) << "cuda without a device: " << r.out << r.err;
+    }
+    auto a = base;
+    a.insert(a.end(), {"--backend", "cpu", "--quiet"});
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (base.front() != "devices" && base.front() != "puzzle-score") EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  const auto devices_cpu = run_cli({"devices", "--backend", "cpu"});
+  EXPECT_EQ(devices_cpu.out, "cpu: available\n");
 }
 
 }  // namespace

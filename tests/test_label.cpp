@@ -1,6 +1,9 @@
 // Connected-component labeling: every (algorithm, backend) variant against a BFS oracle (and
 // OpenCV's connectedComponentsWithStats when available) on the same inputs; the CLI end to end.
 #include <gtest/gtest.h>
+#ifdef WINNOW_HAVE_TIFF
+#include <tiffio.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <span>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -555,7 +559,68 @@ TEST(LabelCli, CoinsWithEveryOutput) {
     EXPECT_GE(std::stoul(line.substr(line.find(',') + 1)), 20u) << line;
   }
   EXPECT_NE(r.out.find(" " + std::to_string(rows) + " components"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::filesystem::exists(dir / "l.tif"));
+#ifdef WINNOW_HAVE_TIFF
+  // The label map against the oracle, on the mask the summary's Otsu threshold defines here:
+  // luminance (the formula written out) above the threshold shown.
+  std::smatch m;
+  const std::regex re("threshold ([0-9.]+) otsu");
+  ASSERT_TRUE(std::regex_search(r.out, m, re)) << r.out;
+  const auto thr_milli = static_cast<std::uint32_t>(std::stod(m[1].str()) * 1000.0 + 0.5);
+  const auto img = io::read_rgba8(test::data_path("coins.png"));
+  Mask mask(img.width(), img.height());
+  for (std::int64_t i = 0; i < img.size(); ++i) {
+    const Rgba8 p = img.data()[i];
+    mask.data()[i] = 299u * p.r + 587u * p.g + 114u * p.b > thr_milli ? 1 : 0;
+  }
+  const Oracle want = bfs_label(mask, 8, 20);
+  EXPECT_EQ(static_cast<int>(want.count), rows);
+  TIFF* t = TIFFOpen((dir / "l.tif").c_str(), "r");
+  ASSERT_NE(t, nullptr);
+  std::vector<std::uint32_t> row(static_cast<std::size_t>(img.width()));
+  for (std::int64_t y = 0; y < img.height(); ++y) {
+    ASSERT_EQ(TIFFReadScanline(t, row.data(), static_cast<std::uint32_t>(y)), 1);
+    for (std::int64_t x = 0; x < img.width(); ++x) ASSERT_EQ(row[x], want.labels(x, y)) << x << "," << y;
+  }
+  TIFFClose(t);
+#endif
+}
+
+// Foreground is luminance > T exactly: a pixel of luminance 4.044 (12, 0, 4) is not above 4.044.
+TEST(LabelCli, ThresholdIsStrictAtTheThousandth) {
+  test::TempDir dir;
+  Image<Rgba8> img(3, 3, Rgba8{0, 0, 0, 255});
+  img(1, 1) = Rgba8{12, 0, 4, 255};
+  io::write_png(dir / "one.png", img.view());
+  auto components = [&](const char* t) {
+    const auto r = test::run_cli({"label", (dir / "one.png").string(), "--threshold", t, "--backend", "cpu"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::smatch m;
+    const std::regex re(", ([0-9]+) components");
+    return std::regex_search(r.out, m, re) ? std::stoi(m[1].str()) : -1;
+  };
+  EXPECT_EQ(components("4.044"), 0);
+  EXPECT_EQ(components("4.0439"), 1);
+  EXPECT_EQ(components("4.043"), 1);
+}
+
+TEST(LabelCli, BadThresholdsAndOutputsAreOneLineNamingTheFile) {
+  test::TempDir dir;
+  const std::string coins = test::data_path("coins.png").string();
+  auto expect_bad = [&](std::vector<std::string> extra, const std::string& names) {
+    std::vector<std::string> args{"label", coins, "--out-colored", (dir / "c.png").string(), "--stats",
+                                  (dir / "s.csv").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
+    EXPECT_TRUE(dir.files().empty()) << dir.files().front();
+  };
+  for (const char* t : {"nan", "-1", "256", "abc", "inf", ""}) expect_bad({"--threshold", t}, "coins.png");
+  expect_bad({"--connectivity", "6"}, "coins.png");
+  expect_bad({"--out-labels", (dir / "l.png").string()}, "l.png");
+  // A write that fails after labeling (/proc refuses new files even to root): nothing is left.
+  expect_bad({"--out-labels", "/proc/winnow-cannot-write.tif"}, "winnow-cannot-write.tif");
 }
 
 TEST(LabelCli, ThresholdInvertConnectivityQuiet) {

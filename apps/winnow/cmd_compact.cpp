@@ -3,10 +3,8 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "commands.hpp"
@@ -20,7 +18,7 @@ namespace {
 struct CompactCli {
   CommonOptions common;
   std::string input;
-  double threshold = 40.0;
+  std::string threshold = "40";
   std::string key = "luminance";
   std::string sort = "desc";
   std::string out_packed, out_sorted, out_list;
@@ -43,13 +41,8 @@ std::string pixel_list(const Image<Rgba8>& img, const std::vector<std::uint32_t>
 }
 
 void run(const CompactCli& o) {
-  if (!(o.threshold >= 0.0 && o.threshold <= 255.0)) {
-    char t[64];
-    std::snprintf(t, sizeof t, "%g", o.threshold);
-    throw InputError(o.input + ": threshold " + t + " is outside 0..255");
-  }
   ImageCompactOptions opt;
-  opt.threshold = o.threshold;
+  opt.threshold = parse_threshold(o.threshold, o.input);
   opt.key = o.key == "alpha" ? PixelKey::alpha : PixelKey::luminance;
   opt.sort = o.sort == "none" ? SortOrder::none : o.sort == "asc" ? SortOrder::ascending : SortOrder::descending;
   opt.backend = o.common.requested();
@@ -57,31 +50,19 @@ void run(const CompactCli& o) {
     throw InputError(o.out_sorted + ": --out-sorted needs a sort order (--sort desc or asc, not none)");
   for (const auto* p : {&o.out_packed, &o.out_sorted, &o.out_list})
     if (!p->empty()) io::check_writable(*p);
+  check_output_name(o.out_packed, {".png"}, "PNG");
+  check_output_name(o.out_sorted, {".png"}, "PNG");
+  check_output_name(o.out_list, {".csv", ".txt"}, "CSV");
 
   const Image<Rgba8> img = io::read_rgba8(o.input);
   if (img.empty()) throw InputError(o.input + ": image has zero size");
   const ImageCompactResult r = compact_image(img.view(), opt);
 
-  // Every output is rendered first, then written; a failed write removes what this run wrote.
-  std::vector<std::filesystem::path> written;
-  try {
-    if (!o.out_packed.empty()) {
-      io::write_png(o.out_packed, render_packed(img.view(), r.packed_index).view());
-      written.emplace_back(o.out_packed);
-    }
-    if (!o.out_sorted.empty()) {
-      io::write_png(o.out_sorted, render_packed(img.view(), r.sorted_index).view());
-      written.emplace_back(o.out_sorted);
-    }
-    if (!o.out_list.empty()) {
-      io::write_text(o.out_list, pixel_list(img, r.packed_index));
-      written.emplace_back(o.out_list);
-    }
-  } catch (...) {
-    std::error_code ec;
-    for (const auto& p : written) std::filesystem::remove(p, ec);
-    throw;
-  }
+  write_outputs({
+      {o.out_packed, [&](const std::string& p) { io::write_png(p, render_packed(img.view(), r.packed_index).view()); }},
+      {o.out_sorted, [&](const std::string& p) { io::write_png(p, render_packed(img.view(), r.sorted_index).view()); }},
+      {o.out_list, [&](const std::string& p) { io::write_text(p, pixel_list(img, r.packed_index)); }},
+  });
 
   if (!o.common.quiet) {
     const auto pixels = static_cast<std::uint64_t>(img.size());
@@ -98,7 +79,7 @@ void register_compact(CLI::App& app) {
   auto o = std::make_shared<CompactCli>();
   auto* cmd = app.add_subcommand("compact", "pack the pixels brighter than a threshold and sort them by luminance");
   cmd->add_option("image", o->input, "input image (PNG, JPEG, TIFF, FITS)")->required();
-  // The range is checked in run() so the message names the file and the exit status is 2.
+  // Parsed and checked in run() so the message names the file.
   cmd->add_option("--threshold", o->threshold, "keep pixels whose key > L (0..255, default 40)");
   cmd->add_option("--key", o->key, "luminance (0.299 R + 0.587 G + 0.114 B) or alpha (default luminance)")
       ->check(CLI::IsMember({"luminance", "alpha"}));

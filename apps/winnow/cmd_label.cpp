@@ -15,7 +15,8 @@ namespace {
 struct LabelCli {
   CommonOptions common;
   std::string input;
-  double threshold = -1;
+  std::string threshold;
+  bool threshold_given = false;  // else Otsu
   bool otsu = false;
   bool invert = false;
   int connectivity = 8;
@@ -37,11 +38,19 @@ Rgba8 label_colour(std::uint32_t l) {
 }
 
 void run(const LabelCli& o) {
+  // Checked here rather than by the parser, so the message names the file (exit status 2).
+  const bool use_otsu = !o.threshold_given;
+  const double threshold = use_otsu ? 0.0 : parse_threshold(o.threshold, o.input);
+  if (o.connectivity != 4 && o.connectivity != 8)
+    throw InputError(o.input + ": connectivity " + std::to_string(o.connectivity) + " is not 4 or 8");
   for (const auto* p : {&o.out_colored, &o.out_labels, &o.stats_csv})
     if (!p->empty()) io::check_writable(*p);
-  if (o.threshold >= 0 && o.otsu) throw InputError("label: --threshold and --otsu exclude each other");
+  check_output_name(o.out_colored, {".png"}, "PNG");
+  check_output_name(o.out_labels, {".tif", ".tiff"}, "32-bit TIFF");
+  check_output_name(o.stats_csv, {".csv", ".txt"}, "CSV");
 
   const Image<Rgba8> rgba = io::read_rgba8(o.input);
+  if (rgba.empty()) throw InputError(o.input + ": image has zero size");
   const std::int64_t W = rgba.width(), H = rgba.height();
   Image<std::uint32_t> lum(W, H);
   std::array<std::uint64_t, 256> hist{};
@@ -50,17 +59,18 @@ void run(const LabelCli& o) {
     lum.data()[i] = l;
     ++hist[std::min<std::uint32_t>(l / 1000, 255)];
   }
-  // Foreground: luminance (thousandths) > thr_milli; Otsu's t on whole grey levels means l/1000 > t.
+  // Foreground: luminance (thousandths) > thr_milli. Otsu splits the histogram of whole grey
+  // levels (floor of luminance) after level t: foreground is level > t, i.e. luminance >= t + 1,
+  // which is --threshold t + 0.999, the threshold the summary shows.
   std::int64_t thr_milli;
   double shown;
-  const bool use_otsu = o.threshold < 0;
   if (use_otsu) {
     const int t = otsu_threshold(std::span<const std::uint64_t, 256>(hist));
     thr_milli = std::int64_t{t} * 1000 + 999;
-    shown = t;
+    shown = t + 0.999;
   } else {
-    thr_milli = static_cast<std::int64_t>(o.threshold * 1000.0);
-    shown = o.threshold;
+    thr_milli = luminance_threshold_milli(threshold);
+    shown = threshold;
   }
   Image<std::uint8_t> mask(W, H);
   for (std::int64_t i = 0; i < W * H; ++i) {
@@ -76,14 +86,13 @@ void run(const LabelCli& o) {
   lo.backend = o.common.requested();
   const Labeling r = label(mask.view(), lo);
 
-  if (!o.out_colored.empty()) {
+  auto colored = [&](const std::string& path) {
     Image<Rgba8> col(W, H, Rgba8{0, 0, 0, 255});
     for (std::int64_t i = 0; i < W * H; ++i)
       if (const std::uint32_t l = r.labels.data()[i]) col.data()[i] = label_colour(l);
-    io::write_png(o.out_colored, col.view());
-  }
-  if (!o.out_labels.empty()) io::write_tiff(o.out_labels, r.labels.view());
-  if (!o.stats_csv.empty()) {
+    io::write_png(path, col.view());
+  };
+  auto stats_csv = [&](const std::string& path) {
     std::string csv = "label,area,left,top,width,height,cx,cy\n";
     char line[256];
     for (std::size_t i = 0; i < r.stats.size(); ++i) {
@@ -92,8 +101,13 @@ void run(const LabelCli& o) {
                     i + 1, s.area, s.left, s.top, s.width, s.height, s.cx, s.cy);
       csv += line;
     }
-    io::write_text(o.stats_csv, csv);
-  }
+    io::write_text(path, csv);
+  };
+  write_outputs({
+      {o.out_colored, colored},
+      {o.out_labels, [&](const std::string& path) { io::write_tiff(path, r.labels.view()); }},
+      {o.stats_csv, stats_csv},
+  });
   if (!o.common.quiet)
     std::printf("%s: %" PRId64 "x%" PRId64 ", %u components (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms\n",
                 o.input.c_str(), W, H, r.count, o.connectivity, shown, use_otsu ? " otsu" : "",
@@ -107,11 +121,11 @@ void register_label(CLI::App& app) {
   auto o = std::make_shared<LabelCli>();
   auto* cmd = app.add_subcommand("label", "label the connected components of a thresholded image");
   cmd->add_option("image", o->input, "input image (PNG, JPEG, TIFF, FITS)")->required();
-  auto* thr = cmd->add_option("--threshold", o->threshold, "foreground: luminance > T (0..255; default Otsu)")
-                  ->check(CLI::Range(0.0, 255.0));
+  // Ranges are checked in run() so the message names the file.
+  auto* thr = cmd->add_option("--threshold", o->threshold, "foreground: luminance > T (0..255; default Otsu)");
   cmd->add_flag("--otsu", o->otsu, "threshold by Otsu's method (the default)")->excludes(thr);
   cmd->add_flag("--invert", o->invert, "label dark objects (luminance <= T)");
-  cmd->add_option("--connectivity", o->connectivity, "4 or 8 (default 8)")->check(CLI::IsMember({4, 8}));
+  cmd->add_option("--connectivity", o->connectivity, "4 or 8 (default 8)");
   cmd->add_option("--min-area", o->min_area, "remove components with fewer pixels, renumber the rest");
   cmd->add_option("--out-colored", o->out_colored, "PNG: each label in a colour of its own, background black");
   cmd->add_option("--out-labels", o->out_labels, "32-bit TIFF of the label numbers");
@@ -119,7 +133,10 @@ void register_label(CLI::App& app) {
   cmd->add_option("--algorithm", o->algorithm, "auto | tile_merge | block_union_find | row_stripes")
       ->check(CLI::IsMember({"auto", "automatic", "tile_merge", "block_union_find", "row_stripes"}));
   add_common_options(cmd, o->common);
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, thr] {
+    o->threshold_given = thr->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace winnow::cli

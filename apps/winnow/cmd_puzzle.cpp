@@ -128,6 +128,7 @@ void register_puzzle(CLI::App& app) {
       std::string image, out, truth;
       GridArgs grid;
       std::uint64_t seed = 1;
+      CommonOptions common;  // scrambling is a copy of tiles: it runs on the CPU whatever the backend
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("scramble", "cut an image into square tiles and shuffle them (a puzzle)");
@@ -136,9 +137,13 @@ void register_puzzle(CLI::App& app) {
     cmd->add_option("--seed", args->seed, "shuffle seed (default 1)");
     cmd->add_option("--out", args->out, "scrambled image (8-bit PNG)")->required();
     cmd->add_option("--truth", args->truth, "where every tile came from (JSON)");
+    add_common_options(cmd, args->common);
     cmd->callback([args] {
+      resolve_backend(args->common.requested());  // cuda where there is none is still an error
       io::check_writable(args->out);
       if (!args->truth.empty()) io::check_writable(args->truth);
+      check_output_name(args->out, {".png"}, "PNG");
+      check_output_name(args->truth, {".json"}, "JSON");
       const Image<RgbaF32> img = io::read_rgbaf(args->image);
       const pz::Grid grid = resolve_grid(args->grid, img.width(), img.height(), args->image);
       const pz::Scrambled s = pz::scramble(img.view(), grid, args->seed);
@@ -155,8 +160,8 @@ void register_puzzle(CLI::App& app) {
                   {"truth", s.truth}};
         truth_text = j.dump() + "\n";
       }
-      io::write_png(args->out, out.view());
-      if (!args->truth.empty()) io::write_text(args->truth, truth_text);
+      write_outputs({{args->out, [&](const std::string& p) { io::write_png(p, out.view()); }},
+                     {args->truth, [&](const std::string& p) { io::write_text(p, truth_text); }}});
     });
   }
   // ---------------------------------------------------------------- unscramble
@@ -180,6 +185,8 @@ void register_puzzle(CLI::App& app) {
     cmd->callback([args] {
       io::check_writable(args->out);
       if (!args->placement.empty()) io::check_writable(args->placement);
+      check_output_name(args->out, {".png"}, "PNG");
+      check_output_name(args->placement, {".json"}, "JSON");
       pz::SolveOptions opt;
       opt.method = pz::parse_method(args->method);
       opt.measure = pz::parse_measure(args->measure);
@@ -208,8 +215,8 @@ void register_puzzle(CLI::App& app) {
                   {"tile_at", sol.tile_at}};
         placement_text = j.dump() + "\n";
       }
-      io::write_png(args->out, out.view());
-      if (!args->placement.empty()) io::write_text(args->placement, placement_text);
+      write_outputs({{args->out, [&](const std::string& p) { io::write_png(p, out.view()); }},
+                     {args->placement, [&](const std::string& p) { io::write_text(p, placement_text); }}});
       if (!args->common.quiet)
         std::printf("unscramble: grid %dx%d (%d px tiles), method %s, measure %s, backend %s, %.1f ms\n", grid.rows,
                     grid.cols, grid.tile, std::string(pz::to_string(sol.method)).c_str(),
@@ -221,7 +228,7 @@ void register_puzzle(CLI::App& app) {
   {
     struct Args {
       std::string first, truth;
-      bool quiet = false;
+      CommonOptions common;  // grading compares two JSON files: it runs on the CPU whatever the backend
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -230,8 +237,9 @@ void register_puzzle(CLI::App& app) {
         "(every NAME.placement.json with its NAME.truth.json; prints averages)");
     cmd->add_option("PLACEMENT_OR_DIR", args->first, "placement.json, or a directory of pairs")->required();
     cmd->add_option("TRUTH", args->truth, "truth.json (not with a directory)");
-    cmd->add_flag("-q,--quiet", args->quiet, "no progress bar");
+    add_common_options(cmd, args->common);
     cmd->callback([args] {
+      resolve_backend(args->common.requested());
       const fs::path first(args->first);
       std::error_code ec;
       if (fs::is_directory(first, ec)) {
@@ -250,7 +258,7 @@ void register_puzzle(CLI::App& app) {
         int perfect = 0;
         std::vector<std::string> lines;
         {
-          Progress progress("puzzle-score", placements.size(), args->quiet);
+          Progress progress("puzzle-score", placements.size(), args->common.quiet);
           for (const auto& p : placements) {
             const std::string name = p.filename().string();
             const std::string stem = name.substr(0, name.size() - std::string(".placement.json").size());

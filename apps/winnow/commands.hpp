@@ -1,7 +1,10 @@
 #pragma once
 // Sub-commands of the winnow CLI: each cmd_<verb>.cpp registers its own options and callback.
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "winnow/backend.hpp"
 
@@ -9,12 +12,28 @@ namespace winnow::cli {
 
 /// Options every command shares.
 struct CommonOptions {
-  std::string backend = "auto";
+  std::string backend;  ///< empty: --backend not given
   bool quiet = false;
-  /// The backend asked for: --backend, else WINNOW_BACKEND, else auto (resolved by the library).
+  /// The backend asked for: --backend (an explicit "auto" overrides WINNOW_BACKEND), else
+  /// WINNOW_BACKEND, else auto. Asking for cuda where there is none throws BackendError.
   Backend requested() const;
 };
 void add_common_options(CLI::App* cmd, CommonOptions& common);
+
+/// One output file of a command: its path (empty: not asked for) and how to write it.
+struct Output {
+  const std::string& path;
+  std::function<void(const std::string&)> write;
+};
+/// Writes the asked-for outputs in turn (each to a temporary name, then renamed, by winnow::io);
+/// when one fails, removes those this call already wrote and rethrows: no half set is left.
+void write_outputs(const std::vector<Output>& outputs);
+/// A luminance threshold from its text: a finite number in 0..255, else InputError naming `input`
+/// (checked here rather than by the parser, so the message names the file).
+double parse_threshold(const std::string& text, const std::string& input);
+/// Throws InputError when `path` has an extension not in `extensions` (".png", ...): a PNG
+/// written under x.jpg would mislead. Empty paths and names without an extension pass.
+void check_output_name(const std::string& path, std::initializer_list<const char*> extensions, const char* format);
 
 void register_devices(CLI::App& app);
 void register_compact(CLI::App& app);
