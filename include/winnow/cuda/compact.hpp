@@ -42,6 +42,10 @@ class DeviceAllocator {
 /// before each launch (about 2 us; what separates calls at launch-bound sizes). Allocated on
 /// first use on the current device; freed by the destructor. Calls on one workspace must be
 /// ordered: one stream, or streams synchronised with each other (as with any reused storage).
+/// Growing is the one exception to "no host synchronisation": the first call, and a call larger
+/// than any before, allocate with cudaMalloc, and a growing workspace first waits for its stream
+/// (earlier calls may still use the old storage). Calls within the size held never wait. Under
+/// stream capture make one call of the largest size beforehand (capture cannot allocate).
 class CompactWorkspace {
  public:
   CompactWorkspace();
