@@ -306,30 +306,54 @@ TEST_P(Label, LabelIntoStridedOutput) {
 }
 
 #ifdef WINNOW_HAVE_OPENCV
+// Labels and statistics equal to OpenCV's connectedComponentsWithStats (SAUF numbers in raster
+// order of first pixels too).
+void check_opencv(const Mask& m, int conn, const LabelOptions& o, const std::string& what) {
+  SCOPED_TRACE(what + " " + std::to_string(m.width()) + "x" + std::to_string(m.height()) + " conn " +
+               std::to_string(conn));
+  cv::Mat src(static_cast<int>(m.height()), static_cast<int>(m.width()), CV_8U, const_cast<std::uint8_t*>(m.data()));
+  cv::Mat cl, cs, cc;
+  const int n = cv::connectedComponentsWithStats(src, cl, cs, cc, conn, CV_32S, cv::CCL_SAUF) - 1;
+  const Labeling got = label(m.view(), o);
+  ASSERT_EQ(static_cast<int>(got.count), n);
+  for (int y = 0; y < cl.rows; ++y)
+    for (int x = 0; x < cl.cols; ++x)
+      ASSERT_EQ(got.labels(x, y), static_cast<std::uint32_t>(cl.at<int>(y, x))) << x << "," << y;
+  for (int l = 1; l <= n; ++l) {
+    const ComponentStats& s = got.stats[l - 1];
+    ASSERT_EQ(s.left, cs.at<int>(l, cv::CC_STAT_LEFT));
+    ASSERT_EQ(s.top, cs.at<int>(l, cv::CC_STAT_TOP));
+    ASSERT_EQ(s.width, cs.at<int>(l, cv::CC_STAT_WIDTH));
+    ASSERT_EQ(s.height, cs.at<int>(l, cv::CC_STAT_HEIGHT));
+    ASSERT_EQ(s.area, static_cast<std::uint64_t>(cs.at<int>(l, cv::CC_STAT_AREA)));
+    ASSERT_NEAR(s.cx, cc.at<double>(l, 0), 1e-9);
+    ASSERT_NEAR(s.cy, cc.at<double>(l, 1), 1e-9);
+  }
+}
+
 TEST_P(Label, MatchesOpenCV) {
   REQUIRE_VARIANT();
   std::uint32_t seed = 100;
-  for (double d : {0.1, 0.5, 0.9})
+  std::vector<std::pair<std::string, Mask>> masks;
+  for (double d : {0.1, 0.5, 0.9}) masks.emplace_back("random " + std::to_string(d), random_mask(517, 389, d, seed++));
+  masks.emplace_back("row", random_mask(777, 1, 0.6, seed++));
+  masks.emplace_back("column", random_mask(1, 777, 0.6, seed++));
+  masks.emplace_back("all-off", Mask(77, 45, 0));
+  masks.emplace_back("all-on", Mask(77, 45, 1));
+  masks.emplace_back("chessboard", chessboard(301, 263));
+  masks.emplace_back("spiral", spiral(301));
+  masks.emplace_back("rings", rings(333));
+  masks.emplace_back("tile borders", tile_borders(600, 531));
+  for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {  // thresholded at 100
+    const auto rgba = io::read_rgba8(test::data_path(f));
+    Mask m(rgba.width(), rgba.height());
+    for (std::int64_t i = 0; i < m.size(); ++i) m.data()[i] = luminance_milli(rgba.data()[i]) > 100000u;
+    masks.emplace_back(f, std::move(m));
+  }
+  for (const auto& [what, m] : masks)
     for (int conn : {4, 8}) {
-      const Mask m = random_mask(517, 389, d, seed++);
-      cv::Mat src(static_cast<int>(m.height()), static_cast<int>(m.width()), CV_8U, const_cast<std::uint8_t*>(m.data()));
-      cv::Mat cl, cs, cc;
-      const int n = cv::connectedComponentsWithStats(src, cl, cs, cc, conn, CV_32S, cv::CCL_SAUF) - 1;
-      const Labeling got = label(m.view(), opts(conn));
-      ASSERT_EQ(static_cast<int>(got.count), n);
-      for (int y = 0; y < cl.rows; ++y)
-        for (int x = 0; x < cl.cols; ++x)
-          ASSERT_EQ(got.labels(x, y), static_cast<std::uint32_t>(cl.at<int>(y, x))) << x << "," << y;
-      for (int l = 1; l <= n; ++l) {
-        const ComponentStats& s = got.stats[l - 1];
-        ASSERT_EQ(s.left, cs.at<int>(l, cv::CC_STAT_LEFT));
-        ASSERT_EQ(s.top, cs.at<int>(l, cv::CC_STAT_TOP));
-        ASSERT_EQ(s.width, cs.at<int>(l, cv::CC_STAT_WIDTH));
-        ASSERT_EQ(s.height, cs.at<int>(l, cv::CC_STAT_HEIGHT));
-        ASSERT_EQ(s.area, static_cast<std::uint64_t>(cs.at<int>(l, cv::CC_STAT_AREA)));
-        ASSERT_NEAR(s.cx, cc.at<double>(l, 0), 1e-9);
-        ASSERT_NEAR(s.cy, cc.at<double>(l, 1), 1e-9);
-      }
+      check_opencv(m, conn, opts(conn), what);
+      if (HasFatalFailure()) return;
     }
 }
 #endif
@@ -502,6 +526,44 @@ TEST(LabelBands, CpuBandsMergeLikeOneCall) {
         check_bands(m, conn, rows, what, [&](const detail::LabelRequest& req, std::vector<ComponentStats>* st) {
           return detail::label_in_bands(req, st, rows, cpu_band);
         });
+}
+
+// Row stripes by the pixel pass: what the CPU runs for images with more than 2^31 runs (too many
+// to test here at that size), on images of >= 2^18 pixels, so the stripes run in parallel.
+TEST(LabelCpu, RowStripesPixelPassMatchesTheOracle) {
+  std::vector<std::pair<std::string, Mask>> masks = band_masks();
+  masks.emplace_back("random 0.45 large", random_mask(700, 530, 0.45, 5));
+  masks.emplace_back("random 0.6 large", random_mask(530, 700, 0.6, 6));
+  masks.emplace_back("spiral large", spiral(601));
+  masks.emplace_back("rings large", rings(600));
+  for (const auto& [what, m] : masks)
+    for (int conn : {4, 8})
+      check_bands(m, conn, 0, what + " (pixel stripes)", [&](detail::LabelRequest req, std::vector<ComponentStats>* st) {
+        req.algorithm = LabelAlgorithm::row_stripes;
+        return detail::cpu::label_pixels(req, st);
+      });
+}
+
+// More components than 32-bit labels hold is an error, never a wrap-around: bands that report
+// 2^31 components each (a stand-in labeler; real ones would need 2^33 pixels) overflow at the second.
+TEST(LabelBands, TooManyComponentsIsAnError) {
+  Mask m(8, 4, 0);
+  Image<std::uint32_t> labels(8, 4);
+  detail::LabelRequest req;
+  req.mask = m.view();
+  req.labels = labels.view();
+  int calls = 0;
+  const detail::BandLabeler claims_2_31 = [&](const detail::LabelRequest&, std::int64_t,
+                                              std::vector<detail::ComponentSums>*) {
+    ++calls;
+    return std::uint64_t{1} << 31;
+  };
+  EXPECT_THROW(detail::label_in_bands(req, nullptr, 2, claims_2_31), Error);
+  EXPECT_EQ(calls, 2);
+  // One band short of the limit is fine as far as counting goes (labels all 0: nothing merges).
+  const detail::BandLabeler claims_less = [&](const detail::LabelRequest&, std::int64_t,
+                                              std::vector<detail::ComponentSums>*) { return std::uint64_t{3}; };
+  EXPECT_EQ(detail::label_in_bands(req, nullptr, 2, claims_less), 6u);
 }
 
 #ifdef WINNOW_HAVE_CUDA

@@ -157,6 +157,10 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats)
     std::uint64_t n = 0;
     if (label_runs(req, stats, n)) return n;  // else: too large for 32-bit run indices
   }
+  return label_pixels(req, stats);
+}
+
+std::uint64_t label_pixels(const LabelRequest& req, std::vector<ComponentStats>* stats) {
   const auto& mask = req.mask;
   const auto& labels = req.labels;
   const std::int64_t W = mask.width, H = mask.height;

@@ -66,6 +66,9 @@ std::uint64_t label_in_bands(const LabelRequest& request, std::vector<ComponentS
 namespace cpu {
 /// Algorithms: tile_merge, row_stripes. Returns N (throws Error when N >= 2^32).
 std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* stats);
+/// The pixel pass over tiles (tile_merge) or full-width stripes (row_stripes): what `label` runs
+/// for tile_merge, and for row_stripes when the image has too many runs for 32-bit run indices.
+std::uint64_t label_pixels(const LabelRequest& request, std::vector<ComponentStats>* stats);
 /// Renumbers labels through `map` (map[old] = new, map[0] = 0), in parallel.
 void remap_labels(ImageView<std::uint32_t> labels, const std::vector<std::uint32_t>& map);
 }  // namespace cpu
