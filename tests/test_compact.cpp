@@ -418,8 +418,6 @@ void run_sizes(const CompactOptions& opt) {
   Rng rng(0x5eed0000u + sizeof(T));
   for (std::size_t n : sizes_for(sizeof(T))) {
     for (const Pattern& pat : kPatterns) {
-      // The largest size with a subset of patterns keeps the suite fast on 2 cores.
-      if (n > 300000 && (pat.p == 0.01 || pat.p == 0.99)) continue;
       check_case<T>(opt, n, pat, rng, /*all_forms=*/true);
       if (::testing::Test::HasFatalFailure()) return;
     }
