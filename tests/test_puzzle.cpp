@@ -362,6 +362,16 @@ TEST(PuzzleCli, BadInput) {
   expect_bad({"puzzle-score", (dir / "b.placement.json").string(), (dir / "a.truth.json").string()}, dir,
              "a.truth.json");
   expect_bad({"puzzle-score", (dir / "b.placement.json").string(), img}, dir, "chelsea.png");
+
+  // Placements that are not whole numbers, or an empty grid.
+  const std::string head = R"({"format": "winnow-puzzle-placement", "version": 1, )";
+  std::ofstream(dir / "half.placement.json") << head << R"("rows": 2, "cols": 2, "tile_at": [0.5, 1, 2, 3]})";
+  expect_bad({"puzzle-score", (dir / "half.placement.json").string(), (dir / "a.truth.json").string()}, dir,
+             "half.placement.json");
+  std::ofstream(dir / "empty.placement.json") << head << R"("rows": 0, "cols": 0, "tile_at": []})";
+  const auto r = run_cli({"puzzle-score", (dir / "empty.placement.json").string(), (dir / "a.truth.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("at least 1"), std::string::npos) << r.err;
 }
 
 }  // namespace
