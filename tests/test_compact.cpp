@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -736,6 +737,28 @@ TEST(CompactGeneric, ValuePredicateOnCarriedTypeIsInputError) {
   const std::vector<Particle> ps{{1.0f, 2}};
   std::vector<Particle> pout(1);
   EXPECT_THROW(winnow::compact<Particle>(ps, pout, winnow::where_luminance(CompareOp::greater, 1.0)), winnow::InputError);
+}
+
+// Beyond 2^32 elements on the CPU (64-bit sizes throughout): opt-in, ~9 GB of memory.
+TEST(CompactLarge, MoreThan2Pow32ElementsCpu) {
+  const char* env = std::getenv("WINNOW_LARGE_TESTS");
+  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~9 GB RAM)";
+  const std::uint64_t n = (std::uint64_t{1} << 32) + 1000;
+  std::vector<std::uint8_t> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<std::uint8_t>(i % 251);
+  std::uint64_t want = (n / 251) * 50;  // 201..250 of every 251
+  for (std::uint64_t r = (n / 251) * 251; r < n; ++r) want += r % 251 > 200;
+  std::vector<std::uint8_t> out(n);
+  for (CompactAlgorithm a : {CompactAlgorithm::group_scan, CompactAlgorithm::histopyramid}) {
+    SCOPED_TRACE(winnow::to_string(a));
+    std::fill(out.begin(), out.end(), std::uint8_t{0});
+    const std::size_t k = winnow::compact<std::uint8_t>(in, out, winnow::where(CompareOp::greater, std::uint8_t{200}),
+                                                        CompactOptions{Order::stable, a, Backend::cpu});
+    ASSERT_EQ(k, want);
+    // Stable: the kept values run 201..250 over and over.
+    for (std::uint64_t i = 0; i < k; ++i) ASSERT_EQ(out[i], 201 + i % 50) << "output " << i;
+    ASSERT_EQ(out[k], 0);
+  }
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ Backend CommonOptions::requested() const {
 
 void add_common_options(CLI::App* cmd, CommonOptions& common) {
   cmd->add_option("--backend", common.backend, "auto | cpu | cuda (default: WINNOW_BACKEND, else auto)")
-      ->check(CLI::IsMember({"auto", "automatic", "cpu", "cuda"}));
+      ->check(CLI::IsMember({"auto", "automatic", "cpu", "cuda", "gpu"}));
   cmd->add_flag("-q,--quiet", common.quiet, "no progress or summary output");
 }
 

@@ -12,7 +12,7 @@ enum class Backend { automatic, cpu, cuda };
 
 /// "auto", "cpu" or "cuda".
 std::string_view to_string(Backend b);
-/// Parses "auto"/"automatic", "cpu", "cuda"; throws InputError on anything else.
+/// Parses "auto"/"automatic", "cpu", "cuda" (or "gpu"); throws InputError on anything else.
 Backend parse_backend(std::string_view name);
 
 /// True when the CUDA backend was compiled in and at least one device answers.
