@@ -246,12 +246,14 @@ struct TiffCloser {
   }
 };
 
-// One plane of separately stored samples (PLANARCONFIG_SEPARATE) into sample `s` of every
-// interleaved pixel of `out`, from strips or tiles.
-void read_tiff_plane(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t sample_bytes,
-                     std::uint16_t s, std::size_t pixel_bytes, unsigned char* out) {
+// Samples `s` of every pixel (PLANARCONFIG_SEPARATE: one plane per sample), or whole pixels
+// (contiguous: sample_bytes == pixel_bytes, s == 0), into `out` as rows of w * pixel_bytes with
+// samples interleaved, from strips or tiles.
+void read_tiff_samples(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t sample_bytes,
+                       std::uint16_t s, std::size_t pixel_bytes, unsigned char* out) {
   auto put = [&](const unsigned char* src, std::uint32_t y, std::uint32_t x0, std::uint32_t count) {
     unsigned char* dst = out + (static_cast<std::size_t>(y) * w + x0) * pixel_bytes + s * sample_bytes;
+    if (sample_bytes == pixel_bytes) return void(std::memcpy(dst, src, count * pixel_bytes));
     for (std::uint32_t i = 0; i < count; ++i) std::memcpy(dst + i * pixel_bytes, src + i * sample_bytes, sample_bytes);
   };
   if (TIFFIsTiled(tif)) {
@@ -286,33 +288,9 @@ void read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uin
   TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
   TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
   if (planar == PLANARCONFIG_SEPARATE && spp > 1) {
-    for (std::uint16_t s = 0; s < spp; ++s) read_tiff_plane(tif, path, w, h, pixel_bytes / spp, s, pixel_bytes, out);
-    return;
-  }
-  const std::size_t row_bytes = static_cast<std::size_t>(w) * pixel_bytes;
-  if (TIFFIsTiled(tif)) {
-    std::uint32_t tw = 0, th = 0;
-    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
-    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
-    const tmsize_t tile_bytes = TIFFTileSize(tif);
-    if (tw == 0 || th == 0 || tile_bytes < static_cast<tmsize_t>(static_cast<std::size_t>(tw) * th * pixel_bytes))
-      fail(path, "corrupt TIFF: bad tile size");
-    std::vector<unsigned char> tile(static_cast<std::size_t>(tile_bytes));
-    for (std::uint32_t ty = 0; ty < h; ty += th)
-      for (std::uint32_t tx = 0; tx < w; tx += tw) {
-        if (TIFFReadTile(tif, tile.data(), tx, ty, 0, 0) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
-        const std::size_t cols = std::min(tw, w - tx) * pixel_bytes;
-        for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
-          std::memcpy(out + (ty + r) * row_bytes + tx * pixel_bytes,
-                      tile.data() + static_cast<std::size_t>(r) * tw * pixel_bytes, cols);
-      }
+    for (std::uint16_t s = 0; s < spp; ++s) read_tiff_samples(tif, path, w, h, pixel_bytes / spp, s, pixel_bytes, out);
   } else {
-    if (TIFFScanlineSize(tif) < static_cast<tmsize_t>(row_bytes)) fail(path, "corrupt TIFF: bad row size");
-    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tif)));
-    for (std::uint32_t y = 0; y < h; ++y) {
-      if (TIFFReadScanline(tif, line.data(), y) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
-      std::memcpy(out + y * row_bytes, line.data(), row_bytes);
-    }
+    read_tiff_samples(tif, path, w, h, pixel_bytes, 0, pixel_bytes, out);
   }
 }
 
