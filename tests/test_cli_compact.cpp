@@ -265,6 +265,16 @@ TEST(CliCompact, ParseErrorsAreOneLine) {
   }
 }
 
+TEST(CliCompactBadInput, EmptyOutputName) {
+  TempDir out;
+  const auto r = run_cli({"compact", data_path("coins.png").string(), "--out-packed", (out / "p.png").string(),
+                          "--out-list", ""});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("empty file name"), std::string::npos) << r.err;
+  EXPECT_TRUE(out.files().empty());
+}
+
 TEST(CliCompact, LongestLegalOutputName) {
   TempDir out;
   const std::string name = std::string(251, 'p') + ".png";  // 255 characters

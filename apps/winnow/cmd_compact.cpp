@@ -78,16 +78,16 @@ void run(const CompactCli& o) {
 void register_compact(CLI::App& app) {
   auto o = std::make_shared<CompactCli>();
   auto* cmd = app.add_subcommand("compact", "pack the pixels brighter than a threshold and sort them by luminance");
-  cmd->add_option("image", o->input, "input image (PNG, JPEG, TIFF, FITS)")->required();
+  cmd->add_option("image", o->input, "input image (PNG, JPEG, TIFF, FITS)")->required()->check(kFileName);
   // Parsed and checked in run() so the message names the file.
   cmd->add_option("--threshold", o->threshold, "keep pixels whose key > L (0..255, default 40)");
   cmd->add_option("--key", o->key, "luminance (0.299 R + 0.587 G + 0.114 B) or alpha (default luminance)")
       ->check(CLI::IsMember({"luminance", "alpha"}));
   cmd->add_option("--sort", o->sort, "order of --out-sorted: desc, asc or none (default desc)")
       ->check(CLI::IsMember({"desc", "asc", "none"}));
-  cmd->add_option("--out-packed", o->out_packed, "PNG: kept pixels in raster order from the top-left, rest transparent");
-  cmd->add_option("--out-sorted", o->out_sorted, "PNG: kept pixels ordered by key (stable), rest transparent");
-  cmd->add_option("--out-list", o->out_list, "CSV: x,y,r,g,b,a,luminance, one kept pixel per line, raster order");
+  cmd->add_option("--out-packed", o->out_packed, "PNG: kept pixels in raster order from the top-left, rest transparent")->check(kFileName);
+  cmd->add_option("--out-sorted", o->out_sorted, "PNG: kept pixels ordered by key (stable), rest transparent")->check(kFileName);
+  cmd->add_option("--out-list", o->out_list, "CSV: x,y,r,g,b,a,luminance, one kept pixel per line, raster order")->check(kFileName);
   add_common_options(cmd, o->common);
   cmd->callback([o] { run(*o); });
 }

@@ -120,16 +120,16 @@ void run(const LabelCli& o) {
 void register_label(CLI::App& app) {
   auto o = std::make_shared<LabelCli>();
   auto* cmd = app.add_subcommand("label", "label the connected components of a thresholded image");
-  cmd->add_option("image", o->input, "input image (PNG, JPEG, TIFF, FITS)")->required();
+  cmd->add_option("image", o->input, "input image (PNG, JPEG, TIFF, FITS)")->required()->check(kFileName);
   // Ranges are checked in run() so the message names the file.
   auto* thr = cmd->add_option("--threshold", o->threshold, "foreground: luminance > T (0..255; default Otsu)");
   cmd->add_flag("--otsu", o->otsu, "threshold by Otsu's method (the default)")->excludes(thr);
   cmd->add_flag("--invert", o->invert, "label dark objects (luminance <= T)");
   cmd->add_option("--connectivity", o->connectivity, "4 or 8 (default 8)");
   cmd->add_option("--min-area", o->min_area, "remove components with fewer pixels, renumber the rest");
-  cmd->add_option("--out-colored", o->out_colored, "PNG: each label in a colour of its own, background black");
-  cmd->add_option("--out-labels", o->out_labels, "32-bit TIFF of the label numbers");
-  cmd->add_option("--stats", o->stats_csv, "CSV: label,area,left,top,width,height,cx,cy");
+  cmd->add_option("--out-colored", o->out_colored, "PNG: each label in a colour of its own, background black")->check(kFileName);
+  cmd->add_option("--out-labels", o->out_labels, "32-bit TIFF of the label numbers")->check(kFileName);
+  cmd->add_option("--stats", o->stats_csv, "CSV: label,area,left,top,width,height,cx,cy")->check(kFileName);
   cmd->add_option("--algorithm", o->algorithm, "auto | tile_merge | block_union_find | row_stripes")
       ->check(CLI::IsMember({"auto", "automatic", "tile_merge", "block_union_find", "row_stripes"}));
   add_common_options(cmd, o->common);

@@ -138,11 +138,11 @@ void register_puzzle(CLI::App& app) {
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("scramble", "cut an image into square tiles and shuffle them (a puzzle)");
-    cmd->add_option("IMAGE", args->image, "image to cut (PNG, JPEG, TIFF, FITS)")->required();
+    cmd->add_option("IMAGE", args->image, "image to cut (PNG, JPEG, TIFF, FITS)")->required()->check(kFileName);
     add_grid_options(cmd, args->grid);
     cmd->add_option("--seed", args->seed, "shuffle seed (default 1)");
-    cmd->add_option("--out", args->out, "scrambled image (8-bit PNG)")->required();
-    cmd->add_option("--truth", args->truth, "where every tile came from (JSON)");
+    cmd->add_option("--out", args->out, "scrambled image (8-bit PNG)")->required()->check(kFileName);
+    cmd->add_option("--truth", args->truth, "where every tile came from (JSON)")->check(kFileName);
     add_common_options(cmd, args->common);
     cmd->callback([args] {
       resolve_backend(args->common.requested());  // cuda where there is none is still an error
@@ -179,14 +179,14 @@ void register_puzzle(CLI::App& app) {
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("unscramble", "restore a scrambled square-tile puzzle");
-    cmd->add_option("PUZZLE", args->puzzle, "scrambled image")->required();
+    cmd->add_option("PUZZLE", args->puzzle, "scrambled image")->required()->check(kFileName);
     add_grid_options(cmd, args->grid);
     cmd->add_option("--method", args->method, "auto (exhaustive up to 9 tiles, else greedy) | exhaustive | greedy")
         ->check(CLI::IsMember({"auto", "exhaustive", "greedy"}));
     cmd->add_option("--measure", args->measure, "edge compatibility: ssd | prediction | mgc (default mgc)")
         ->check(CLI::IsMember({"ssd", "prediction", "mgc"}));
-    cmd->add_option("--out", args->out, "restored image (8-bit PNG)")->required();
-    cmd->add_option("--placement", args->placement, "where every tile went (JSON)");
+    cmd->add_option("--out", args->out, "restored image (8-bit PNG)")->required()->check(kFileName);
+    cmd->add_option("--placement", args->placement, "where every tile went (JSON)")->check(kFileName);
     add_common_options(cmd, args->common);
     cmd->callback([args] {
       io::check_writable(args->out);
@@ -241,8 +241,8 @@ void register_puzzle(CLI::App& app) {
         "puzzle-score",
         "grade a placement against the truth: puzzle-score placement.json truth.json, or puzzle-score DIR "
         "(every NAME.placement.json with its NAME.truth.json; prints averages)");
-    cmd->add_option("PLACEMENT_OR_DIR", args->first, "placement.json, or a directory of pairs")->required();
-    cmd->add_option("TRUTH", args->truth, "truth.json (not with a directory)");
+    cmd->add_option("PLACEMENT_OR_DIR", args->first, "placement.json, or a directory of pairs")->required()->check(kFileName);
+    cmd->add_option("TRUTH", args->truth, "truth.json (not with a directory)")->check(kFileName);
     add_common_options(cmd, args->common);
     cmd->callback([args] {
       resolve_backend(args->common.requested());

@@ -20,6 +20,10 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App* cmd, CommonOptions& common);
 
+/// Refuses an empty file name given explicitly (`--out-packed ""`), which would otherwise read
+/// as "no output asked for".
+extern const CLI::Validator kFileName;
+
 /// One output file of a command: its path (empty: not asked for) and how to write it.
 struct Output {
   const std::string& path;

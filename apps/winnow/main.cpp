@@ -26,6 +26,9 @@ void add_common_options(CLI::App* cmd, CommonOptions& common) {
   cmd->add_flag("-q,--quiet", common.quiet, "no progress or summary output");
 }
 
+const CLI::Validator kFileName(
+    [](const std::string& name) { return name.empty() ? std::string("empty file name") : std::string(); }, "FILE");
+
 void write_outputs(const std::vector<Output>& outputs) {
   // Each output is written in full under a temporary name beside its target; only when all are,
   // are they renamed into place. A failure removes the temporaries and leaves the targets as
