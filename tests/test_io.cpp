@@ -1,7 +1,11 @@
 // Image I/O: formats, conversions, bad input and atomic writes.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -481,4 +485,22 @@ TEST(Io, TemporaryNamesAreShortWhateverTheTarget) {
   const std::string name = std::string(251, 'L') + ".png";  // 255 characters: the longest legal name
   io::write_png(dir / name, random_image(2, 2, 9).view());
   EXPECT_EQ(dir.files(), std::vector<std::string>{name});
+}
+
+// A process ended by a signal while writing removes its temporaries (the CLI installs this).
+TEST(Io, SignalRemovesListedTemporaries) {
+  TempDir dir;
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    io::remove_temporaries_on_signals();
+    io::AtomicFile f(dir / "x.png");
+    std::ofstream(f.temp_path()) << "half written";
+    std::raise(SIGTERM);
+    ::_exit(0);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  EXPECT_TRUE(dir.files().empty()) << dir.files().front();
 }

@@ -21,14 +21,15 @@ std::atomic<unsigned> g_counter{0};
 
 // The temporaries that exist now, in fixed slots a signal handler can read (no allocation).
 struct TempSlot {
-  std::atomic<bool> used{false};
+  enum : int { free_slot, claimed, listed };  // listed: `path` is complete
+  std::atomic<int> state{free_slot};
   char path[4096] = {};
 };
 std::array<TempSlot, 32> g_temps;
 
 void remove_listed_and_reraise(int sig) {
   for (TempSlot& t : g_temps)
-    if (t.used.load()) ::unlink(t.path);
+    if (t.state.load() == TempSlot::listed) ::unlink(t.path);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -40,9 +41,10 @@ std::filesystem::path temporary_beside(const std::filesystem::path& target) {
   const std::string s = temp.string();
   if (s.size() < sizeof(TempSlot::path))
     for (TempSlot& t : g_temps) {
-      if (t.used.load()) continue;
+      int expected = TempSlot::free_slot;
+      if (!t.state.compare_exchange_strong(expected, TempSlot::claimed)) continue;
       std::memcpy(t.path, s.c_str(), s.size() + 1);
-      t.used.store(true);
+      t.state.store(TempSlot::listed);
       break;
     }  // with every slot taken the name is still good, only not removed on a signal
   return temp;
@@ -51,8 +53,8 @@ std::filesystem::path temporary_beside(const std::filesystem::path& target) {
 void release_temporary(const std::filesystem::path& temp) {
   const std::string s = temp.string();
   for (TempSlot& t : g_temps)
-    if (t.used.load() && s == t.path) {
-      t.used.store(false);
+    if (t.state.load() == TempSlot::listed && s == t.path) {
+      t.state.store(TempSlot::free_slot);
       return;
     }
 }
