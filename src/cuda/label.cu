@@ -13,7 +13,8 @@
 //     perimeters and unites across tile borders. 8-connectivity: 64x64-pixel tiles of 2x2 blocks,
 //     ballot-built horizontal runs swept down 4-row strips, per-tile statistics
 //     (local2/border2/assign2 below), programmatic dependent launches; no
-//     compress pass. 4-connectivity: 32x32-pixel tiles of pixels, then compress.
+//     compress pass. 4-connectivity: 32x32-pixel tiles of pixels (ballot-built runs, halving
+//     finds), the border pass, a flatten of the linked local roots, then compress.
 //
 // Keys. A node's value is a key (y << shift) | x of a foreground pixel, shift = ceil(log2 W), so
 // keys order exactly like raster indices and decode to their node with shifts. A block's own key
@@ -207,13 +208,27 @@ __global__ void merge4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
   }
 }
 
-// ---- tile_merge ---------------------------------------------------------------------------------
+// ---- tile_merge on pixels (4-connectivity) ------------------------------------------------------
+//
+// One thread block (32 x 8 threads) per tile of 32 x 32 pixels; a warp takes whole tile rows, so a
+// row's horizontal runs come from one ballot and every pixel starts out pointing at its run's
+// first pixel (chains inside a row are one hop). Only vertical contacts are united, and of those
+// only the first of each overlap between a run and the run above (its left neighbour would unite
+// the same pair). Finds halve paths, so a dense tile -- a solid blob would otherwise chain all its
+// rows -- resolves in a few hops per pixel. Local keys are indices inside the tile and union links
+// the larger root under the smaller, so each local root is its component's raster-first pixel in
+// the tile; the kernel writes every pixel's global parent = its local root's global key.
 
 constexpr int kTile = 32;
 
-__device__ int sfind(const volatile int* s, int i) {
-  while (s[i] != i) i = s[i];
-  return i;
+__device__ __forceinline__ int sfind(volatile int* s, int i) {
+  for (;;) {
+    const int p = s[i];
+    if (p == i) return i;
+    const int gp = s[p];
+    if (gp != p) s[i] = gp;  // halving: an ancestor over a parent (see find)
+    i = gp;
+  }
 }
 __device__ void sunite(int* s, int a, int b) {
   for (;;) {
@@ -231,33 +246,32 @@ __device__ void sunite(int* s, int a, int b) {
   }
 }
 
-template <int Conn>
-__global__ void __launch_bounds__(256) tile_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
+__global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
   __shared__ int s[kTile * kTile];
   const int tx0 = blockIdx.x * kTile;
   const int lx = threadIdx.x;
+  const unsigned below = (1u << lx) - 1u;  // lanes left of this one
   for (int ty = blockIdx.y; ty * kTile < g.H; ty += gridDim.y) {
     const int ty0 = ty * kTile;
     bool f[4];
+    unsigned left_fg = 0;  // bit r: the left neighbour in row r is foreground
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int ly = threadIdx.y + 8 * r, i = ly * kTile + lx;
       f[r] = fg(m, g, tx0 + lx, ty0 + ly);
-      s[i] = f[r] ? i : -1;
+      const unsigned bits = __ballot_sync(kFull, f[r]);
+      const unsigned gaps = ~bits & below;  // background lanes left of this one
+      const int run_start = gaps ? 32 - __clz(gaps) : 0;
+      s[i] = f[r] ? ly * kTile + run_start : -1;
+      if (lx > 0 && ((bits >> (lx - 1)) & 1u)) left_fg |= 1u << r;
     }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      if (!f[r]) continue;
       const int ly = threadIdx.y + 8 * r, i = ly * kTile + lx;
-      if (lx > 0 && s[i - 1] >= 0) sunite(s, i, i - 1);
-      if (ly > 0) {
-        if (s[i - kTile] >= 0) sunite(s, i, i - kTile);
-        if (Conn == 8) {
-          if (lx > 0 && s[i - kTile - 1] >= 0) sunite(s, i, i - kTile - 1);
-          if (lx < kTile - 1 && s[i - kTile + 1] >= 0) sunite(s, i, i - kTile + 1);
-        }
-      }
+      if (!f[r] || ly == 0 || s[i - kTile] < 0) continue;
+      if (((left_fg >> r) & 1u) && s[i - kTile - 1] >= 0) continue;  // the left neighbour unites this pair
+      sunite(s, i, i - kTile);
     }
     __syncthreads();
 #pragma unroll
@@ -275,40 +289,48 @@ __global__ void __launch_bounds__(256) tile_kernel(const std::uint8_t* m, std::u
   }
 }
 
-// Unites pixels on tile perimeters with their backward neighbours in other tiles.
-template <int Conn>
-__global__ void border_kernel(std::uint32_t* P, Geo g) {
+// Unites pixels on a tile's top row and left column with their neighbours in the tiles above and
+// to the left (4-connectivity), skipping a pair the previous pixel on the border already unites.
+__global__ void __launch_bounds__(64) border4_kernel(std::uint32_t* P, Geo g) {
   const int tx0 = blockIdx.x * kTile;
-  const int i = threadIdx.x;  // 0..95
+  const int i = threadIdx.x;  // 0..31 top row, 32..63 left column
   for (int ty = blockIdx.y; ty * kTile < g.H; ty += gridDim.y) {
     const int ty0 = ty * kTile;
-    int x, y;
-    if (i < 32) {
-      x = tx0 + i;
-      y = ty0;
-    } else if (i < 64) {
-      x = tx0;
-      y = ty0 + (i - 32);
-    } else {
-      x = tx0 + kTile - 1;
-      y = ty0 + (i - 64);
-    }
-    if (x >= g.W || y >= g.H) continue;
+    const bool top = i < 32;
+    const int x = top ? tx0 + i : tx0, y = top ? ty0 : ty0 + (i - 32);
+    if ((top ? y == 0 : x == 0) || x >= g.W || y >= g.H) continue;
     const long long p = static_cast<long long>(y) * g.W + x;
-    if (P[p] == kNone) continue;
-    auto link = [&](int nx, int ny) {
-      if (nx < 0 || ny < 0 || nx >= g.W) return;
-      if (nx / kTile == x / kTile && ny / kTile == y / kTile) return;
-      const long long q = static_cast<long long>(ny) * g.W + nx;
-      const std::uint32_t pq = __ldcg(P + q);
-      if (pq == kNone) return;
-      unite<1>(P, __ldcg(P + p), pq, g);
-    };
-    link(x - 1, y);
-    link(x, y - 1);
-    if (Conn == 8) {
-      link(x - 1, y - 1);
-      link(x + 1, y - 1);
+    const long long q = top ? p - g.W : p - 1;  // the neighbour in the other tile
+    const std::uint32_t pp = __ldcg(P + p), pq = __ldcg(P + q);
+    if (pp == kNone || pq == kNone) continue;
+    const long long step = top ? 1 : g.W;  // to the previous pixel along the border
+    if ((top ? x > tx0 : y > ty0) && __ldcg(P + p - step) != kNone && __ldcg(P + q - step) != kNone) continue;
+    unite<1>(P, pp, pq, g);
+  }
+}
+
+// After border4 the forest is final. As flatten2: every linked local root has a pixel on its
+// tile's perimeter; pointing those local roots (and the perimeter pixels) at their roots keeps the
+// compress pass at one or two hops per pixel -- without it every pixel of a tile walks its local
+// root's whole chain across tiles. Every store writes a root (see flatten2).
+__global__ void __launch_bounds__(128) flatten1_kernel(std::uint32_t* P, Geo g) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int tx0 = blockIdx.x * kTile, tx1 = min(tx0 + kTile, g.W) - 1;
+  for (int ty = blockIdx.y; ty * kTile < g.H; ty += gridDim.y) {
+    const int ty0 = ty * kTile, ty1 = min(ty0 + kTile, g.H) - 1;
+    int x, y;
+    if (w == 0) x = tx0 + lane, y = ty0;
+    else if (w == 1) x = tx0 + lane, y = ty1;
+    else if (w == 2) x = tx0, y = ty0 + lane;
+    else x = tx1, y = ty0 + lane;
+    if (x > tx1 || y > ty1) continue;
+    const long long n = static_cast<long long>(y) * g.W + x;
+    const std::uint32_t p = __ldcg(P + n);
+    if (p == kNone) continue;
+    const std::uint32_t r = find_ro<1>(P, p, g);
+    if (r != p) {
+      __stcg(P + n, r);
+      __stcg(P + node_of<1>(p, g), r);
     }
   }
 }
@@ -1291,9 +1313,11 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     WINNOW_CUDA_CHECK_LAUNCH();
   } else if (p.algorithm == LabelAlgorithm::tile_merge) {  // 4-connectivity: pixel tiles
     const dim3 tg((g.W + kTile - 1) / kTile, std::min((g.H + kTile - 1) / kTile, kMaxGridY));
-    tile_kernel<4><<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g);
+    tile4_kernel<<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
-    border_kernel<4><<<tg, 96, 0, s>>>(P, g);
+    border4_kernel<<<tg, 64, 0, s>>>(P, g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    flatten1_kernel<<<tg, 128, 0, s>>>(P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else if (p.B == 2) {
     init_kernel<2><<<ng, nb, 0, s>>>(d_mask, P, g);
@@ -1360,7 +1384,8 @@ void run_final(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uin
 }  // namespace
 
 LabelAlgorithm automatic_algorithm(std::int64_t, std::int64_t, int connectivity) {
-  return connectivity == 8 ? LabelAlgorithm::tile_merge : LabelAlgorithm::block_union_find;
+  (void)connectivity;  // tile_merge beats block_union_find at both connectivities (bench/RESULTS.md)
+  return LabelAlgorithm::tile_merge;
 }
 
 namespace {
