@@ -14,7 +14,8 @@
 //     ballot-built horizontal runs swept down 4-row strips, per-tile statistics
 //     (local2/border2/assign2 below), programmatic dependent launches; no
 //     compress pass. 4-connectivity: 32x32-pixel tiles of pixels (ballot-built runs, halving
-//     finds), the border pass, a flatten of the linked local roots, then compress.
+//     finds, pointer jumping), the border pass, a flatten of the linked local roots; roots
+//     counted as on 2x2 blocks, no compress pass (tile4, border4, flatten1, assign1 below).
 //
 // Keys. A node's value is a key (y << shift) | x of a foreground pixel, shift = ceil(log2 W), so
 // keys order exactly like raster indices and decode to their node with shifts. A block's own key
@@ -22,7 +23,7 @@
 // smaller (atomicMin), so every component's root is the node holding its raster-first pixel.
 //
 // Numbering. A root is "first" in pixel row y when its key lies in row y. Counting those per row
-// chunk (tile_merge 8-connectivity: per row and tile column, counted by the tile pass, linked
+// chunk (tile_merge: per row and tile column, counted by the tile pass, linked
 // roots subtracted by the border pass), an exclusive scan (CUB), and a block or warp ranking give
 // every root its number 1..N in raster order -- the numbering of OpenCV's SAUF and scipy --
 // written into the root node with the high bit set (keys stay below 2^31).
@@ -135,13 +136,14 @@ __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const 
   }
 }
 
-// unite for tile_merge on 2x2 blocks: a root that is linked under another stops being a root, so
-// the count of roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per
-// former root (afterwards its node no longer holds its own key).
+// unite for tile_merge: a root that is linked under another stops being a root, so the count of
+// roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per former root
+// (afterwards its node no longer holds its own key). Tiles are 1 << TileShift pixels wide.
+template <int B, int TileShift>
 __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx) {
   for (;;) {
-    a = find<2>(P, a, g);
-    b = find<2>(P, b, g);
+    a = find<B>(P, a, g);
+    b = find<B>(P, b, g);
     if (a == b) return;
     if (a > b) {
       const std::uint32_t t = a;
@@ -150,7 +152,7 @@ __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b
     }
     const std::uint32_t old = atomicMin(P + node_of<2>(b, g), a);
     if (old == b) {
-      atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> 6), 1u);
+      atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> TileShift), 1u);
       return;
     }
     b = old;
@@ -214,12 +216,16 @@ __global__ void merge4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
 // row's horizontal runs come from one ballot and every pixel starts out pointing at its run's
 // first pixel (chains inside a row are one hop). Only vertical contacts are united, and of those
 // only the first of each overlap between a run and the run above (its left neighbour would unite
-// the same pair). Finds halve paths, so a dense tile -- a solid blob would otherwise chain all its
-// rows -- resolves in a few hops per pixel. Local keys are indices inside the tile and union links
+// the same pair); finds halve paths. Then every pixel jumps to its root in rounds (s[i] = s[s[i]]
+// until no pixel changes: log2 of the depth), instead of each of the 1024 pixels walking the
+// chains of run roots a dense tile builds. Local keys are indices inside the tile and union links
 // the larger root under the smaller, so each local root is its component's raster-first pixel in
-// the tile; the kernel writes every pixel's global parent = its local root's global key.
+// the tile; the kernel writes every pixel's global parent = its local root's global key, and
+// counts the local roots per (pixel row, tile column) for the numbering (border4 subtracts the
+// ones it links), so no compress pass is needed.
 
 constexpr int kTile = 32;
+static_assert(kTile == 32, "a tile row is one warp (ballots) and 1 << 5 pixels wide (unite_counted<1, 5>)");
 
 __device__ __forceinline__ int sfind(volatile int* s, int i) {
   for (;;) {
@@ -246,8 +252,9 @@ __device__ void sunite(int* s, int a, int b) {
   }
 }
 
-__global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
+__global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
   __shared__ int s[kTile * kTile];
+  volatile int* vs = s;
   const int tx0 = blockIdx.x * kTile;
   const int lx = threadIdx.x;
   const unsigned below = (1u << lx) - 1u;  // lanes left of this one
@@ -273,17 +280,31 @@ __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::
       if (((left_fg >> r) & 1u) && s[i - kTile - 1] >= 0) continue;  // the left neighbour unites this pair
       sunite(s, i, i - kTile);
     }
-    __syncthreads();
+    // The forest is final: a store writes an ancestor over a parent, so concurrent readers see one
+    // or the other and every round shortens every path.
+    for (;;) {
+      __syncthreads();
+      bool changed = false;
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        if (!f[r]) continue;
+        const int i = (threadIdx.y + 8 * r) * kTile + lx, p = vs[i], pp = vs[p];
+        if (pp != p) {
+          vs[i] = pp;
+          changed = true;
+        }
+      }
+      if (!__syncthreads_or(changed)) break;
+    }
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int ly = threadIdx.y + 8 * r, x = tx0 + lx, y = ty0 + ly;
-      if (x >= g.W || y >= g.H) continue;
-      std::uint32_t v = kNone;
-      if (f[r]) {
-        const int root = sfind(s, ly * kTile + lx);
-        v = key_of(tx0 + root % kTile, ty0 + root / kTile, g);
-      }
-      P[static_cast<long long>(y) * g.W + x] = v;
+      const int ly = threadIdx.y + 8 * r, i = ly * kTile + lx, x = tx0 + lx, y = ty0 + ly;
+      const int root = f[r] ? vs[i] : -1;
+      const unsigned roots = __ballot_sync(kFull, root == i);  // a row of the tile is one warp
+      if (y >= g.H) continue;
+      if (lx == 0) rc[static_cast<std::size_t>(y) * gridDim.x + blockIdx.x] = __popc(roots);
+      if (x < g.W)
+        P[static_cast<long long>(y) * g.W + x] = f[r] ? key_of(tx0 + root % kTile, ty0 + root / kTile, g) : kNone;
     }
     __syncthreads();
   }
@@ -291,7 +312,8 @@ __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::
 
 // Unites pixels on a tile's top row and left column with their neighbours in the tiles above and
 // to the left (4-connectivity), skipping a pair the previous pixel on the border already unites.
-__global__ void __launch_bounds__(64) border4_kernel(std::uint32_t* P, Geo g) {
+// A local root linked under another is subtracted from its row's root count (unite_counted).
+__global__ void __launch_bounds__(64) border4_kernel(std::uint32_t* P, Geo g, std::uint32_t* rc) {
   const int tx0 = blockIdx.x * kTile;
   const int i = threadIdx.x;  // 0..31 top row, 32..63 left column
   for (int ty = blockIdx.y; ty * kTile < g.H; ty += gridDim.y) {
@@ -305,7 +327,7 @@ __global__ void __launch_bounds__(64) border4_kernel(std::uint32_t* P, Geo g) {
     if (pp == kNone || pq == kNone) continue;
     const long long step = top ? 1 : g.W;  // to the previous pixel along the border
     if ((top ? x > tx0 : y > ty0) && __ldcg(P + p - step) != kNone && __ldcg(P + q - step) != kNone) continue;
-    unite<1>(P, pp, pq, g);
+    unite_counted<1, 5>(P, pp, pq, g, rc, gridDim.x);
   }
 }
 
@@ -747,7 +769,7 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
       auto go = [&](std::uint32_t t) {
         if (t == kNone || t == ra) return;
         if (same && (t == p0 || t == p1 || t == p2 || t == p3)) return;
-        unite_counted(P, ra, t, g, rc, gridDim.x);
+        unite_counted<2, 6>(P, ra, t, g, rc, gridDim.x);
       };
       go(t0);
       if (t1 != t0) go(t1);
@@ -928,6 +950,25 @@ __global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const ui
     }
     P[n] = word;
     if (st && num <= cap) st[num - 1] = rs;
+  }
+}
+
+// tile_merge on pixels (4-connectivity), as assign2: after flatten1 the roots are the pixels that
+// hold their own key; tile4 counted roots per (pixel row, tile column) and border4 subtracted the
+// linked ones. A warp takes one row of one tile and ranks its roots with a ballot.
+__global__ void __launch_bounds__(256) assign1_kernel(std::uint32_t* P, Geo g, const std::uint32_t* offsets,
+                                                      RawComponentStats* st, std::uint64_t cap) {
+  const int lane = threadIdx.x, x = blockIdx.x * kTile + lane;
+  for (int y = blockIdx.y * 8 + threadIdx.y; y < g.H; y += gridDim.y * 8) {
+    const long long n = static_cast<long long>(y) * g.W + x;
+    const std::uint32_t p = x < g.W ? P[n] : kNone;
+    const bool root = p != kNone && p == key_of(x, y, g);
+    const unsigned roots = __ballot_sync(kFull, root);
+    if (!root) continue;
+    const std::uint32_t num =
+        offsets[static_cast<std::size_t>(y) * gridDim.x + blockIdx.x] + __popc(roots & ((1u << lane) - 1u)) + 1;
+    P[n] = num | kHigh;
+    if (st && num <= cap) st[num - 1] = empty_stats();
   }
 }
 
@@ -1195,6 +1236,7 @@ struct Plan {
   LabelAlgorithm algorithm = LabelAlgorithm::block_union_find;
   int conn = 8;
   bool local2 = false;  // tile_merge on 2x2 blocks (8-connectivity)
+  bool local1 = false;  // tile_merge on pixels (4-connectivity)
   std::size_t nodes = 0;
   int nchunks = 0;
   std::size_t ncounts = 0;
@@ -1231,6 +1273,7 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
                        "' is not available on the cuda backend");
   p.B = p.conn == 8 ? 2 : 1;
   p.local2 = p.conn == 8 && p.algorithm == LabelAlgorithm::tile_merge;
+  p.local1 = p.conn == 4 && p.algorithm == LabelAlgorithm::tile_merge;
   p.g.W = static_cast<int>(W);
   p.g.H = static_cast<int>(H);
   p.g.mstride = mstride;
@@ -1239,8 +1282,9 @@ Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const Label
   p.g.bh = static_cast<int>((H + p.B - 1) / p.B);
   p.nodes = static_cast<std::size_t>(p.g.bw) * static_cast<std::size_t>(p.g.bh);
   p.nchunks = (p.g.bw + kChunk - 1) / kChunk;
-  // counts per (pixel row, chunk of kChunk nodes); local2: per (pixel row, tile column)
-  p.ncounts = static_cast<std::size_t>(p.local2 ? (p.g.bw + kTB - 1) / kTB : p.nchunks) * static_cast<std::size_t>(H);
+  // counts per (pixel row, chunk of kChunk nodes); local2, local1: per (pixel row, tile column)
+  const int count_cols = p.local2 ? (p.g.bw + kTB - 1) / kTB : p.local1 ? (p.g.W + kTile - 1) / kTile : p.nchunks;
+  p.ncounts = static_cast<std::size_t>(count_cols) * static_cast<std::size_t>(H);
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.ncounts));
   p.off_P = 0;
@@ -1311,11 +1355,11 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     WINNOW_CUDA_CHECK_LAUNCH();
     launch_dependent(flatten2_kernel, tg, dim3(128), s, P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
-  } else if (p.algorithm == LabelAlgorithm::tile_merge) {  // 4-connectivity: pixel tiles
+  } else if (p.local1) {
     const dim3 tg((g.W + kTile - 1) / kTile, std::min((g.H + kTile - 1) / kTile, kMaxGridY));
-    tile4_kernel<<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g);
+    tile4_kernel<<<tg, dim3(kTile, 8), 0, s>>>(d_mask, P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
-    border4_kernel<<<tg, 64, 0, s>>>(P, g);
+    border4_kernel<<<tg, 64, 0, s>>>(P, g, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
     flatten1_kernel<<<tg, 128, 0, s>>>(P, g);
     WINNOW_CUDA_CHECK_LAUNCH();
@@ -1331,7 +1375,7 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     WINNOW_CUDA_CHECK_LAUNCH();
   }
   const dim3 cg(p.nchunks, std::min(g.bh, kMaxGridY));
-  if (!p.local2) {  // local2 counted its roots in the tile and border passes
+  if (!p.local2 && !p.local1) {  // local2 and local1 counted their roots in the tile and border passes
     if (p.B == 2) compress_count_kernel<2><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
     else compress_count_kernel<1><<<cg, kNumThreads, 0, s>>>(P, g, p.nchunks, counts);
     WINNOW_CUDA_CHECK_LAUNCH();
@@ -1345,6 +1389,9 @@ void run_core(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uint
     const dim3 ag((g.bw + kTB - 1) / kTB, std::min((g.bh + 7) / 8, kMaxGridY));
     if (local_stats) launch_dependent(assign2_kernel<true>, ag, dim3(kTB, 8), s, P, S, g, offsets, st, cap);
     else launch_dependent(assign2_kernel<false>, ag, dim3(kTB, 8), s, P, S, g, offsets, st, cap);
+  } else if (p.local1) {
+    const dim3 ag((g.W + kTile - 1) / kTile, std::min((g.H + 7) / 8, kMaxGridY));
+    assign1_kernel<<<ag, dim3(kTile, 8), 0, s>>>(P, g, offsets, st, cap);
   } else if (p.B == 2) assign_kernel<2, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   else assign_kernel<1, false><<<cg, kNumThreads, 0, s>>>(P, S, g, p.nchunks, offsets, st, cap);
   WINNOW_CUDA_CHECK_LAUNCH();
