@@ -150,7 +150,7 @@ __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b
       a = b;
       b = t;
     }
-    const std::uint32_t old = atomicMin(P + node_of<2>(b, g), a);
+    const std::uint32_t old = atomicMin(P + node_of<B>(b, g), a);
     if (old == b) {
       atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> TileShift), 1u);
       return;
