@@ -18,6 +18,8 @@
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 
+#include <png.h>
+
 #ifdef WINNOW_HAVE_TIFF
 #include <tiffio.h>
 #endif
@@ -463,6 +465,62 @@ TEST(Io, PngClaimingAnEnormousSizeIsRefusedQuickly) {
   const auto t0 = std::chrono::steady_clock::now();
   expect_input_error([&] { io::read_rgba8(dir / "huge.png"); }, dir / "huge.png", "corrupt PNG");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+// A PNG written by libpng itself: w x h, one colour (grey 0 at 1 bit, or palette index 0 = rgb).
+void write_flat_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, bool palette,
+                    png_color rgb) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  ASSERT_TRUE(png && info);
+  png_init_io(png, f);
+  png_set_compression_level(png, 9);
+  png_set_IHDR(png, info, w, h, palette ? 8 : 1, palette ? PNG_COLOR_TYPE_PALETTE : PNG_COLOR_TYPE_GRAY,
+               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (palette) png_set_PLTE(png, info, &rgb, 1);
+  png_write_info(png, info);
+  std::vector<png_byte> row(palette ? w : (w + 7) / 8, 0);
+  for (std::uint32_t y = 0; y < h; ++y) png_write_row(png, row.data());
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  std::fclose(f);
+}
+
+// The size check compares the rows as stored (packed bits, palette indices) with the file: a
+// large, flat 1-bit or palette image expands far beyond what deflate's ratio allows for its file.
+TEST(Io, LargeOneBitAndPalettePngsPassTheSizeCheck) {
+  TempDir dir;
+  const std::uint32_t n = 4096;
+  write_flat_png(dir / "bits.png", n, n, false, {});
+  write_flat_png(dir / "palette.png", n, n, true, {200, 30, 70});
+  for (const char* name : {"bits.png", "palette.png"}) {
+    const auto bytes = std::filesystem::file_size(dir / name);
+    // 8-bit grey or RGB as decoded would fail the check: the case the check must not refuse.
+    ASSERT_GT(static_cast<double>(n + 1) * n * (name[0] == 'p' ? 3 : 1), 1100.0 * bytes + 65536.0) << name;
+  }
+  const auto bits = io::read_rgba8(dir / "bits.png");
+  ASSERT_EQ(bits.width(), n);
+  ASSERT_EQ(bits.height(), n);
+  EXPECT_TRUE(std::all_of(bits.pixels().begin(), bits.pixels().end(),
+                          [](Rgba8 p) { return p.r == 0 && p.g == 0 && p.b == 0 && p.a == 255; }));
+  const auto pal = io::read_rgba8(dir / "palette.png");
+  ASSERT_EQ(pal.width(), n);
+  EXPECT_TRUE(std::all_of(pal.pixels().begin(), pal.pixels().end(),
+                          [](Rgba8 p) { return p.r == 200 && p.g == 30 && p.b == 70 && p.a == 255; }));
+}
+
+TEST(Io, JpegWithStrayBytesBeforeEndOfImageDecodesAsTheClean) {
+  TempDir dir;
+  const std::string jpg = read_bytes(data_path("hubble_deep_field.jpg"));
+  const std::size_t eoi = jpg.rfind(std::string("\xFF\xD9", 2));
+  ASSERT_NE(eoi, std::string::npos);
+  write_bytes(dir / "stray.jpg", jpg.substr(0, eoi) + std::string("\x00\x00\x00", 3) + jpg.substr(eoi));
+  const auto clean = io::read_rgba8(data_path("hubble_deep_field.jpg"));
+  const auto stray = io::read_rgba8(dir / "stray.jpg");
+  ASSERT_EQ(stray.width(), clean.width());
+  EXPECT_TRUE(std::equal(clean.pixels().begin(), clean.pixels().end(), stray.pixels().begin()));
 }
 
 TEST(Io, JpegWithStrayBytesBeforeAMarkerDecodesAsTheClean) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,18 @@ Decoded read_png(const fs::path& path) {
   const auto w = png_get_image_width(png, info), h = png_get_image_height(png, info);
   const int depth = png_get_bit_depth(png, info), color = png_get_color_type(png, info);
   d.info = {"png", 0, depth};
+  // Deflate packs at most ~1032 bytes into one: a header claiming more stored rows (as packed in
+  // the file, before any expansion: 1-bit and palette images are small there) than that is
+  // corrupt, and is refused before gigabytes are allocated for it.
+  std::error_code size_ec;
+  const auto file_bytes = static_cast<double>(fs::file_size(path, size_ec));
+  const double packed_bytes = (static_cast<double>(png_get_rowbytes(png, info)) + 1.0) * h;
+  if (!size_ec && packed_bytes > 1100.0 * file_bytes + 65536.0) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    fail(path, "corrupt PNG: the header's " + std::to_string(w) + " x " + std::to_string(h) +
+                   " pixels cannot come from a file of " + std::to_string(static_cast<std::uint64_t>(file_bytes)) +
+                   " bytes");
+  }
   png_set_expand(png);  // palette -> RGB, grey < 8 bits -> 8 bits, tRNS -> alpha
   if (depth == 16) png_set_swap(png);  // host (little-endian) order for uint16_t
   png_set_interlace_handling(png);
@@ -126,18 +139,13 @@ Decoded read_png(const fs::path& path) {
     check_size(path, w, h);
   }
   const std::size_t rowbytes = png_get_rowbytes(png, info);
-  // Deflate packs at most ~1032 bytes into one: a header claiming more than that is corrupt,
-  // and is refused before gigabytes are allocated for it.
-  std::error_code size_ec;
-  const auto file_bytes = static_cast<double>(fs::file_size(path, size_ec));
-  if (!size_ec && (static_cast<double>(rowbytes) + 1.0) * h > 1100.0 * file_bytes + 65536.0) {
+  try {
+    raw.resize(rowbytes * h);
+    rows.resize(h);
+  } catch (const std::bad_alloc&) {
     png_destroy_read_struct(&png, &info, nullptr);
-    fail(path, "corrupt PNG: the header's " + std::to_string(w) + " x " + std::to_string(h) +
-                   " pixels cannot come from a file of " + std::to_string(static_cast<std::uint64_t>(file_bytes)) +
-                   " bytes");
+    fail(path, "not enough memory for a " + std::to_string(w) + " x " + std::to_string(h) + " image");
   }
-  raw.resize(rowbytes * h);
-  rows.resize(h);
   for (png_uint_32 y = 0; y < h; ++y) rows[y] = raw.data() + y * rowbytes;
   png_read_image(png, rows.data());
   png_read_end(png, nullptr);
@@ -168,9 +176,11 @@ void jpeg_error_exit(j_common_ptr cinfo) {
 }
 void jpeg_emit(j_common_ptr cinfo, int level) {
   auto* e = reinterpret_cast<JpegErr*>(cinfo->err);
-  // Stray bytes between markers are common in camera files and lose no image data; every other
-  // warning (a premature end above all) means missing or damaged data.
-  if (level < 0 && cinfo->err->msg_code == JWRN_EXTRANEOUS_DATA) return;
+  // Stray bytes between segments (before a header marker, or before EOI after the scan) are
+  // common in camera files and lose no image data. Before a restart marker they sit inside the
+  // scan, where they mean damaged data, as does every other warning (a premature end above all).
+  const int marker = cinfo->err->msg_parm.i[1];
+  if (level < 0 && cinfo->err->msg_code == JWRN_EXTRANEOUS_DATA && !(marker >= 0xD0 && marker <= 0xD7)) return;
   if (level < 0 && e->warnings++ == 0) (*cinfo->err->format_message)(cinfo, e->message);
 }
 
@@ -204,7 +214,12 @@ Decoded read_jpeg(const fs::path& path) {
   d.bits = 8;
   d.info = {"jpeg", d.channels, 8};
   const std::size_t stride = static_cast<std::size_t>(d.width) * d.channels;
-  raw.resize(stride * d.height);
+  try {
+    raw.resize(stride * d.height);
+  } catch (const std::bad_alloc&) {
+    jpeg_destroy_decompress(&cinfo);
+    fail(path, "not enough memory for a " + std::to_string(d.width) + " x " + std::to_string(d.height) + " image");
+  }
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = raw.data() + cinfo.output_scanline * stride;
     jpeg_read_scanlines(&cinfo, &row, 1);
