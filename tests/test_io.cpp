@@ -562,3 +562,48 @@ TEST(Io, SignalRemovesListedTemporaries) {
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
   EXPECT_TRUE(dir.files().empty()) << dir.files().front();
 }
+
+// A name taken by another process (same pid in another container, or a killed run's leftover)
+// is never reused: the temporary is created exclusively.
+TEST(Io, TemporaryNamesSkipFilesThatExist) {
+  TempDir dir;
+  const std::filesystem::path first = io::temporary_beside(dir / "a.png");
+  io::release_temporary(first);
+  // .winnow-PID-N.tmp: occupy the next names in the sequence.
+  const std::string name = first.filename().string();
+  const std::size_t dash = name.rfind('-'), dot = name.rfind('.');
+  const unsigned n = static_cast<unsigned>(std::stoul(name.substr(dash + 1, dot - dash - 1)));
+  std::vector<std::filesystem::path> squatters;
+  for (unsigned k = 1; k <= 5; ++k) {
+    squatters.push_back(dir / (name.substr(0, dash + 1) + std::to_string(n + k) + ".tmp"));
+    std::ofstream(squatters.back()) << "another process's data";
+  }
+  const std::filesystem::path next = io::temporary_beside(dir / "a.png");
+  io::release_temporary(next);
+  EXPECT_EQ(std::find(squatters.begin(), squatters.end(), next), squatters.end()) << next;
+  EXPECT_TRUE(std::filesystem::exists(next));
+  EXPECT_EQ(std::filesystem::file_size(next), 0u);
+  for (const auto& s : squatters) EXPECT_EQ(read_bytes(s), "another process's data");
+}
+
+// Under nohup (SIGHUP ignored) the handlers leave an ignored signal ignored.
+TEST(Io, IgnoredSignalStaysIgnored) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::signal(SIGHUP, SIG_IGN);
+    io::remove_temporaries_on_signals();
+    std::raise(SIGHUP);
+    ::_exit(7);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << status;
+}
+
+TEST(Io, OutputNameLongerThanTheDirectoryAllowsIsRefusedBeforeWriting) {
+  TempDir dir;
+  const auto path = dir / (std::string(300, 'n') + ".png");
+  expect_input_error([&] { io::check_writable(path); }, path, "file name longer than");
+  EXPECT_TRUE(dir.files().empty());
+}

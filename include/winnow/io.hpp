@@ -40,13 +40,14 @@ void write_tiff(const std::filesystem::path& path, ImageView<const std::uint32_t
 /// Called before long work so a bad output path fails fast.
 void check_writable(const std::filesystem::path& path);
 
-/// A fresh temporary name in `target`'s directory (short, whatever the target's length), listed
-/// for removal on a signal (below) until `release_temporary`.
+/// A fresh temporary file in `target`'s directory (created empty and exclusively; its name is
+/// short, whatever the target's length), listed for removal on a signal (below) until
+/// `release_temporary`.
 std::filesystem::path temporary_beside(const std::filesystem::path& target);
 /// Takes `temp` off the list (it was renamed into place or removed).
 void release_temporary(const std::filesystem::path& temp);
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the listed temporaries, then end
-/// the process as the signal would have. For programs (the CLI), not called by the library.
+/// the process as the signal would have. A signal ignored at the time (nohup) stays ignored. For programs (the CLI), not called by the library.
 void remove_temporaries_on_signals();
 
 /// Writes a file atomically: opens a temporary beside `path`, and `commit()` renames it onto

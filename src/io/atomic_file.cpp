@@ -1,5 +1,6 @@
 // Outputs are written to a temporary name beside the target and renamed into place, so an
 // interrupted or failed run never leaves a half-written file under the real name.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <system_error>
 
 #include "winnow/error.hpp"
@@ -26,6 +28,7 @@ struct TempSlot {
   char path[4096] = {};
 };
 std::array<TempSlot, 32> g_temps;
+std::mutex g_temps_mutex;  // claim and release (threads); the signal handler only reads listed slots
 
 void remove_listed_and_reraise(int sig) {
   for (TempSlot& t : g_temps)
@@ -36,22 +39,37 @@ void remove_listed_and_reraise(int sig) {
 }  // namespace
 
 std::filesystem::path temporary_beside(const std::filesystem::path& target) {
-  std::filesystem::path dir = target.parent_path();
-  std::filesystem::path temp = dir / (".winnow-" + std::to_string(::getpid()) + "-" + std::to_string(g_counter++) + ".tmp");
+  const std::filesystem::path dir = target.parent_path();
+  std::filesystem::path temp;
+  // Created exclusively: another process with the same pid (another container sharing the
+  // directory) or a leftover of a killed run never shares the name. Where the directory refuses
+  // the file, the name is returned anyway and the writer reports the error.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    temp = dir / (".winnow-" + std::to_string(::getpid()) + "-" + std::to_string(g_counter++) + ".tmp");
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      break;
+    }
+    if (errno != EEXIST) break;
+  }
   const std::string s = temp.string();
-  if (s.size() < sizeof(TempSlot::path))
+  if (s.size() < sizeof(TempSlot::path)) {
+    const std::lock_guard<std::mutex> lock(g_temps_mutex);
     for (TempSlot& t : g_temps) {
-      int expected = TempSlot::free_slot;
-      if (!t.state.compare_exchange_strong(expected, TempSlot::claimed)) continue;
+      if (t.state.load() != TempSlot::free_slot) continue;
+      t.state.store(TempSlot::claimed);  // the handler skips the slot while its path is written
       std::memcpy(t.path, s.c_str(), s.size() + 1);
       t.state.store(TempSlot::listed);
       break;
     }  // with every slot taken the name is still good, only not removed on a signal
+  }
   return temp;
 }
 
 void release_temporary(const std::filesystem::path& temp) {
   const std::string s = temp.string();
+  const std::lock_guard<std::mutex> lock(g_temps_mutex);
   for (TempSlot& t : g_temps)
     if (t.state.load() == TempSlot::listed && s == t.path) {
       t.state.store(TempSlot::free_slot);
@@ -60,7 +78,14 @@ void release_temporary(const std::filesystem::path& temp) {
 }
 
 void remove_temporaries_on_signals() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_listed_and_reraise);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup: stay ignored
+    struct sigaction act {};
+    act.sa_handler = remove_listed_and_reraise;
+    sigemptyset(&act.sa_mask);
+    ::sigaction(sig, &act, nullptr);
+  }
 }
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
@@ -94,6 +119,11 @@ void check_writable(const std::filesystem::path& path) {
     throw InputError(path.string() + ": output directory '" + dir.string() + "' is not writable");
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path.string() + ": is a directory, not an output file name");
+  // Checked here so a set of outputs fails before any is renamed into place.
+  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && path.filename().string().size() > static_cast<std::size_t>(name_max))
+    throw InputError(path.string() + ": file name longer than the " + std::to_string(name_max) +
+                     " characters the directory allows");
 }
 
 void write_text(const std::filesystem::path& path, const std::string& text) {
