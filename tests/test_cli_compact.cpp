@@ -229,7 +229,7 @@ TEST(CliCompactBadInput, SortedOutputWithoutSort) {
 }
 
 TEST(CliCompactBadInput, ThresholdNotANumber) {
-  for (const char* t : {"abc", "nan", "inf", "", "40x", "255.0001"})
+  for (const char* t : {"abc", "nan", "inf", "", "40x", "255.0001", " 40", "0x28", "4e1", "-0", "1.2.3", "."})
     expect_bad({"--threshold", t}, data_path("coins.png").string(), "coins.png");
 }
 

@@ -75,7 +75,10 @@ double parse_threshold(const std::string& text, const std::string& input) {
   char* end = nullptr;
   errno = 0;
   const double t = std::strtod(begin, &end);
-  const bool whole = !text.empty() && end == begin + text.size() && errno == 0;
+  // Plain decimals only ("40", "40.5"): strtod would also take " 40", "0x28" and "4e1".
+  const bool decimal = text.find_first_not_of("0123456789.") == std::string::npos &&
+                       text.find_first_of("0123456789") != std::string::npos;
+  const bool whole = decimal && end == begin + text.size() && errno == 0;
   if (!whole || !(t >= 0.0 && t <= 255.0))
     throw InputError(input + ": threshold '" + text + "' is not a number in 0..255");
   return t;

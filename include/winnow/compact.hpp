@@ -11,7 +11,8 @@
 ///   std::uint32_t, float, std::int64_t, std::uint64_t, double, Rgba8, RgbaF32.
 /// - Any other such T (a user's struct, std::int16_t, an enum): the flagged form, and the
 ///   predicate and index forms with `nonzero()`. Its bytes travel as a precompiled type of the
-///   same size; a value, luminance or alpha predicate on it throws InputError.
+///   same size; a value, luminance or alpha predicate on it throws InputError. `nonzero()` tests
+///   every byte, padding included: give such a struct no padding (or zero it), else use flags.
 /// - Any trivially copyable T of any size with an arbitrary C++ callable: CPU backend (the
 ///   template at the end of this file).
 #include <algorithm>
@@ -210,6 +211,9 @@ void check_carried_predicate(const Predicate& pred, std::size_t element_size);
 
 /// Calls f(in, out) with both spans viewed as their carrier type C (the same bytes). Where a
 /// span is not aligned for C (a T of smaller alignment), the bytes go through aligned copies.
+/// The view is a byte-level reinterpretation: the precompiled code it calls lives in another
+/// translation unit and only copies C values or tests their bytes, so no access through a T
+/// and a C to the same object meets in one function the optimiser could reorder.
 template <class T, class F>
 std::size_t carried(std::span<const T> in, std::span<T> out, F&& f) {
   using C = typename Carrier<sizeof(T)>::type;
