@@ -9,7 +9,9 @@
 /// pass a CompactWorkspace: reusable storage that also spares repeated calls their reset.
 /// d_out must have room for n elements (the number kept is known only on the device).
 ///
-/// Precompiled for the element types listed in winnow/compact.hpp. `options.algorithm`:
+/// For the precompiled element types listed in winnow/compact.hpp (u8, u16, i32, u32, f32, i64,
+/// u64, f64, Rgba8, RgbaF32); the host API's carried types (any other T of 1-16 bytes) are not
+/// offered here: pass device memory as the precompiled type of the same size. `options.algorithm`:
 /// automatic (single_pass), single_pass, block_ballot, group_scan, histopyramid;
 /// `options.order`: stable keeps input order, any may be faster. Inputs need no particular
 /// alignment (16-byte aligned inputs take the vectorised path). Works for n > 2^32.
