@@ -673,9 +673,7 @@ TEST(LabelCli, BadThresholdsAndOutputsAreOneLineNamingTheFile) {
                                   (dir / "s.csv").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = test::run_cli(args);
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
+    test::expect_one_line_error(r, names);
     EXPECT_TRUE(dir.files().empty()) << dir.files().front();
   };
   for (const char* t : {"nan", "-1", "256", "abc", "inf", ""}) expect_bad({"--threshold", t}, "coins.png");

@@ -29,8 +29,9 @@ struct Output {
   const std::string& path;
   std::function<void(const std::string&)> write;
 };
-/// Writes the asked-for outputs in turn (each to a temporary name, then renamed, by winnow::io);
-/// when one fails, removes those this call already wrote and rethrows: no half set is left.
+/// Writes every asked-for output under a temporary name beside its target, then renames them all
+/// into place. When a write fails, removes the temporaries and throws InputError naming the
+/// target: the targets stay as they were.
 void write_outputs(const std::vector<Output>& outputs);
 /// A luminance threshold from its text: a finite number in 0..255, else InputError naming `input`
 /// (checked here rather than by the parser, so the message names the file).

@@ -260,14 +260,9 @@ std::size_t compact_indices_any(std::span<const T> in, const Predicate& pred, st
   if constexpr (precompiled_element<T>) {
     return compact_index_list<T, Index>(in, pred, out, options);
   } else {
-    using C = typename Carrier<sizeof(T)>::type;
     check_carried_predicate(pred, sizeof(T));
-    if (reinterpret_cast<std::uintptr_t>(in.data()) % alignof(C) == 0)
-      return compact_index_list<C, Index>(std::span<const C>(reinterpret_cast<const C*>(in.data()), in.size()), pred,
-                                          out, options);
-    std::vector<C> a(in.size());
-    if (!in.empty()) std::memcpy(a.data(), in.data(), in.size_bytes());
-    return compact_index_list<C, Index>(std::span<const C>(a), pred, out, options);
+    // Only the input is carried: no element output (an empty span needs no alignment or copy).
+    return carried(in, std::span<T>(), [&](auto c_in, auto) { return compact_index_list(c_in, pred, out, options); });
   }
 }
 }  // namespace detail

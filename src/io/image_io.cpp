@@ -309,6 +309,11 @@ void read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uin
   }
 }
 
+// A premultiplied colour sample c with alpha a (both 0..top) as straight colour, rounded.
+std::uint16_t unpremultiply(std::uint32_t c, std::uint32_t a, std::uint32_t top) {
+  return static_cast<std::uint16_t>(a == 0 || a == top ? c : std::min<std::uint32_t>(top, (c * top + a / 2) / a));
+}
+
 // Sample i of a raw buffer as a double (format and bits as in the TIFF tags).
 double tiff_sample(const unsigned char* raw, std::size_t i, std::uint16_t fmt, std::uint16_t bps) {
   auto get = [&](auto t) {
@@ -383,9 +388,7 @@ Decoded read_tiff(const fs::path& path) {
       const int colours = spp - 1;
       for (std::size_t i = 0; i < n; ++i) {
         std::uint16_t* px = &d.samples[i * spp];
-        const std::uint32_t a = px[colours];
-        if (a == 0 || a == top) continue;
-        for (int c = 0; c < colours; ++c) px[c] = static_cast<std::uint16_t>(std::min<std::uint32_t>(top, (px[c] * top + a / 2) / a));
+        for (int c = 0; c < colours; ++c) px[c] = unpremultiply(px[c], px[colours], top);
       }
     }
   } else if (direct && scaled && !white_is_zero) {  // min-max scaled like FITS; NaN and infinities -> 0
@@ -419,13 +422,10 @@ Decoded read_tiff(const fs::path& path) {
     for (std::size_t i = 0; i < rgba.size(); ++i) {
       // libtiff renders alpha premultiplied (it multiplies unassociated alpha in): divided out.
       const std::uint32_t a = TIFFGetA(rgba[i]);
-      auto straight = [a](std::uint32_t c) {
-        return static_cast<std::uint16_t>(a == 0 || a == 255 ? c : std::min<std::uint32_t>(255, (c * 255 + a / 2) / a));
-      };
-      d.samples[4 * i + 0] = straight(TIFFGetR(rgba[i]));
-      d.samples[4 * i + 1] = straight(TIFFGetG(rgba[i]));
-      d.samples[4 * i + 2] = straight(TIFFGetB(rgba[i]));
-      d.samples[4 * i + 3] = a;
+      d.samples[4 * i + 0] = unpremultiply(TIFFGetR(rgba[i]), a, 255);
+      d.samples[4 * i + 1] = unpremultiply(TIFFGetG(rgba[i]), a, 255);
+      d.samples[4 * i + 2] = unpremultiply(TIFFGetB(rgba[i]), a, 255);
+      d.samples[4 * i + 3] = static_cast<std::uint16_t>(a);
     }
   }
   return d;

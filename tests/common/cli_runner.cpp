@@ -1,10 +1,13 @@
 #include "common/cli_runner.hpp"
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -62,6 +65,12 @@ std::vector<std::string> TempDir::files() const {
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename().string());
   return names;
+}
+
+void expect_one_line_error(const CliResult& r, const std::string& names) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << "stderr does not name " << names << ": " << r.err;
 }
 
 }  // namespace winnow::test

@@ -14,6 +14,10 @@ struct CliResult {
 /// Runs `winnow args...` (no shell: arguments are passed as they are).
 CliResult run_cli(const std::vector<std::string>& args);
 
+/// Expects the CLI's bad-input contract: exit status 2 and one line on stderr that contains
+/// `names` (the file or the problem).
+void expect_one_line_error(const CliResult& r, const std::string& names);
+
 /// A fresh empty directory under the system temp dir, removed on destruction.
 class TempDir {
  public:
