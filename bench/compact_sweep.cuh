@@ -1,6 +1,6 @@
 #pragma once
 // --sweep-stable mode of bench_compact_gpu: single_pass policies, int32 values, launched
-// directly through the library's launchers (cuda/compact_lookback.cuh): register tiles
+// directly through the library's launchers (src/compact/cuda/compact_lookback.cuh): register tiles
 // (kern::LookbackPolicy, StableLookback, stable), shared-memory tiles (kern::SmemPolicy,
 // SmemCompaction, stable or unordered) and rings of bulk-copied tiles (kern::RingPolicy,
 // RingCompaction, unordered), the last two each on its own workspace as CompactWorkspace calls run.
@@ -25,7 +25,7 @@ void add_sweep_a(std::vector<SweepVariant>& v);
 void add_sweep_c(std::vector<SweepVariant>& v);
 
 #ifdef WINNOW_SWEEP_DEFINE
-#include "cuda/compact_lookback.cuh"
+#include "compact/cuda/compact_lookback.cuh"
 
 using SweepSrc = winnow::detail::cuda::kern::PredSource<std::int32_t>;
 // A sink type of its own: the library instantiates its kernels for ValueSink<uint32_t> in another

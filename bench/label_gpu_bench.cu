@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/check.cuh"
+#include "common/cuda/check.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"

@@ -1,5 +1,5 @@
 // single_pass stable look-back policies that the library may adopt (kern::LookbackPolicy through
-// the library's launcher cuda/compact_lookback.cuh): the closest candidates of the sweep (longer
+// the library's launcher src/compact/cuda/compact_lookback.cuh): the closest candidates of the sweep (longer
 // post-publish sleep, 512- and 1024-thread tiles) and CUB's own look-back as the control, on
 // several element types, value and index outputs, unaligned inputs and many tiles.
 // Oracle: std::copy_if on the host.
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/gpu_guard.hpp"
-#include "cuda/compact_lookback.cuh"
+#include "compact/cuda/compact_lookback.cuh"
 #include "winnow/compact.hpp"
 
 namespace {

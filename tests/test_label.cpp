@@ -20,7 +20,7 @@
 
 #include "common/cli_runner.hpp"
 #include "common/gpu_guard.hpp"
-#include "cpu/label_backends.hpp"
+#include "label/backends.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"

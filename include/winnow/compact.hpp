@@ -196,7 +196,7 @@ template <> struct Carrier<4> { using type = std::uint32_t; };
 template <> struct Carrier<8> { using type = std::uint64_t; };
 template <> struct Carrier<16> { using type = RgbaF32; };
 
-// The precompiled entry points (src/core/compact_dispatch.cpp), one per precompiled type.
+// The precompiled entry points (src/compact/compact.cpp), one per precompiled type.
 template <class T>
 std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred, const CompactOptions& options);
 template <class T>

@@ -1,0 +1,157 @@
+// CUDA stream compaction: the pieces compiled once for every element type (the CUB scan of
+// counts, the histopyramid reduction, the choice behind `automatic`, the flags-to-indices form).
+// The algorithms themselves are described in kernels/compact_kernels.cuh; the per-type
+// instantiations live in compact_1_2.cu, compact_4.cu and compact_8_16.cu.
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include "compact/cuda/compact_impl.cuh"
+
+namespace winnow::detail::cuda {
+
+void scan_counts(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_counts, std::uint64_t* d_offsets,
+                 std::uint64_t count, cudaStream_t stream) {
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(d_temp, temp_bytes, d_counts, d_offsets, ::cuda::std::plus<>{},
+                                                   std::uint64_t{0}, static_cast<std::int64_t>(count), stream));
+}
+
+namespace {
+__global__ void __launch_bounds__(kern::kThreads) hp_level_kernel(const std::uint32_t* masks,
+                                                                  const kern::HpNode* children,
+                                                                  std::uint64_t child_count, kern::HpNode* out,
+                                                                  std::uint64_t count) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kern::kThreads + threadIdx.x;
+  if (i >= count) return;
+  kern::HpNode r;
+  std::uint64_t acc = 0;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const std::uint64_t j = 4 * i + c;
+    if (j < child_count) acc += masks ? static_cast<std::uint64_t>(__popc(masks[j])) : children[j].s[3];
+    r.s[c] = acc;
+  }
+  out[i] = r;
+}
+}  // namespace
+
+void launch_hp_levels(const std::uint32_t* d_masks, std::uint64_t words, kern::HpNode* d_nodes, kern::Pyramid& p,
+                      cudaStream_t stream) {
+  const HpPlan plan = hp_plan(words);
+  p.levels = plan.levels;
+  p.masks = d_masks;
+  kern::HpNode* level = d_nodes;
+  std::uint64_t child_count = words;
+  for (int L = 0; L < plan.levels; ++L) {
+    const std::uint64_t count = plan.count[L];
+    hp_level_kernel<<<grid_for((count + kern::kThreads - 1) / kern::kThreads), kern::kThreads, 0, stream>>>(
+        L == 0 ? d_masks : nullptr, L == 0 ? nullptr : p.level[L - 1], child_count, level, count);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    p.level[L] = level;
+    level += count;
+    child_count = count;
+  }
+}
+
+WorkspaceState::~WorkspaceState() {
+  if (base) cudaFree(base);  // a destructor must not throw; an error here has no one to report to
+}
+
+void WorkspaceState::reserve(std::uint64_t words, std::size_t general, cudaStream_t stream) {
+  int current = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&current));
+  if (base && current != device)
+    throw InputError("compaction: a CompactWorkspace of device " + std::to_string(device) + " used on device " +
+                     std::to_string(current));
+  if (base && words <= status_capacity && general <= general_bytes) return;
+  const std::uint64_t capacity = std::max(words, status_capacity);
+  const std::size_t general_size = std::max(general, general_bytes);
+  const std::size_t total = general_offset(capacity) + general_size;
+  if (base) {
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier calls in this stream may still use it
+    WINNOW_CUDA_CHECK(cudaFree(base));
+    base = nullptr;
+    bytes = 0;
+  }
+  WINNOW_CUDA_CHECK(cudaMalloc(&base, total));
+  device = current;
+  bytes = total;
+  status_capacity = capacity;
+  general_bytes = general_size;
+  WINNOW_CUDA_CHECK(cudaMemsetAsync(base, 0, general_offset(capacity), stream));
+  zero_prefix[0] = zero_prefix[1] = capacity;
+  counter_zero[0] = counter_zero[1] = true;
+  next_status = next_counter = 0;
+}
+
+int sm_count() {
+  int device = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
+  int sms = 0;
+  WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+CompactAlgorithm automatic_algorithm(std::uint64_t /*n*/, std::size_t /*element_size*/, Order /*order*/) {
+  // From bench/results/compact-gpu.md (H200, int32): unordered, single_pass (atomic tile offsets)
+  // is fastest everywhere; stable, single_pass (decoupled look-back; shared-memory tiles for
+  // aligned predicate inputs) is ahead of block_ballot's two passes at every size and selectivity
+  // measured (2^21 - 2^28).
+  return CompactAlgorithm::single_pass;
+}
+
+CompactAlgorithm resolve_algorithm(CompactAlgorithm a, std::uint64_t n, std::size_t element_size, Order order) {
+  return a == CompactAlgorithm::automatic ? automatic_algorithm(n, element_size, order) : a;
+}
+
+}  // namespace winnow::detail::cuda
+
+namespace winnow::cuda {
+
+template <class Index>
+static void flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
+                            Index* d_out, std::uint64_t* d_count, const CompactOptions& o, cudaStream_t stream,
+                            detail::cuda::WorkspaceState* ws = nullptr) {
+  using namespace detail::cuda;
+  if (sizeof(Index) == 4 && n > (std::uint64_t{1} << 32))
+    throw InputError("compact_flagged_indices: 32-bit indices cannot address " + std::to_string(n) + " elements");
+  const kern::FlagOnlySource src{d_flags, aligned_to(d_flags, 16)};
+  const kern::IndexSink<Index> sink{d_out};
+  run_compaction(src, n, sink, d_count, resolve_algorithm(o.algorithm, n, 1, o.order), o.order, d_temp, temp_bytes,
+                 stream, ws);
+}
+
+void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint32_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
+                             cudaStream_t stream) {
+  flagged_indices(d_temp, temp_bytes, d_flags, n, d_out, d_count, o, stream);
+}
+void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint64_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
+                             cudaStream_t stream) {
+  flagged_indices(d_temp, temp_bytes, d_flags, n, d_out, d_count, o, stream);
+}
+
+void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint32_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
+                             cudaStream_t stream) {
+  std::size_t bytes = 0;
+  flagged_indices(nullptr, bytes, d_flags, n, d_out, d_count, o, stream, &ws.state());
+}
+void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n,
+                             std::uint64_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
+                             cudaStream_t stream) {
+  std::size_t bytes = 0;
+  flagged_indices(nullptr, bytes, d_flags, n, d_out, d_count, o, stream, &ws.state());
+}
+
+CompactWorkspace::CompactWorkspace() : state_(std::make_unique<detail::cuda::WorkspaceState>()) {}
+CompactWorkspace::~CompactWorkspace() = default;
+CompactWorkspace::CompactWorkspace(CompactWorkspace&&) noexcept = default;
+CompactWorkspace& CompactWorkspace::operator=(CompactWorkspace&&) noexcept = default;
+std::size_t CompactWorkspace::bytes() const noexcept { return state_ ? state_->bytes : 0; }
+detail::cuda::WorkspaceState& CompactWorkspace::state() {
+  if (!state_) state_ = std::make_unique<detail::cuda::WorkspaceState>();  // moved from: starts over
+  return *state_;
+}
+
+}  // namespace winnow::cuda

@@ -1,0 +1,85 @@
+#pragma once
+// The contract between the labeling front end (label.cpp) and each backend (cpu/, cuda/).
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "winnow/label.hpp"
+
+namespace winnow::detail {
+
+/// One labeling, host memory in and out. The backend writes labels 1..N in raster order of each
+/// component's first pixel (before any min_area filtering, which the front end does).
+struct LabelRequest {
+  ImageView<const std::uint8_t> mask;
+  ImageView<std::uint32_t> labels;  ///< same size as mask
+  int connectivity = 8;
+  bool want_stats = true;
+  LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< never automatic here
+};
+
+/// Statistics of a component, or of a part of one, as exact integer sums (image coordinates), so
+/// that parts labelled apart (tiles, bands) merge exactly.
+struct ComponentSums {
+  std::uint64_t area = 0, sum_x = 0, sum_y = 0;
+  std::int64_t left = std::numeric_limits<std::int64_t>::max(), top = std::numeric_limits<std::int64_t>::max();
+  std::int64_t right = -1, bottom = -1;  ///< inclusive
+  void add_pixel(std::int64_t x, std::int64_t y) {
+    ++area;
+    sum_x += static_cast<std::uint64_t>(x);
+    sum_y += static_cast<std::uint64_t>(y);
+    left = std::min(left, x), right = std::max(right, x);
+    top = std::min(top, y), bottom = std::max(bottom, y);
+  }
+  void add(const ComponentSums& o) {
+    area += o.area;
+    sum_x += o.sum_x;
+    sum_y += o.sum_y;
+    left = std::min(left, o.left), right = std::max(right, o.right);
+    top = std::min(top, o.top), bottom = std::max(bottom, o.bottom);
+  }
+};
+inline ComponentStats to_component_stats(const ComponentSums& m) {
+  ComponentStats s;
+  s.area = m.area;
+  s.left = m.left;
+  s.top = m.top;
+  s.width = m.right - m.left + 1;
+  s.height = m.bottom - m.top + 1;
+  s.cx = static_cast<double>(m.sum_x) / static_cast<double>(m.area);
+  s.cy = static_cast<double>(m.sum_y) / static_cast<double>(m.area);
+  return s;
+}
+/// Labels one band (its own request: rows of the image) and returns its N; with `stats`, one
+/// record per label of the band, in image coordinates (the band's first row is `top`).
+using BandLabeler =
+    std::function<std::uint64_t(const LabelRequest& band, std::int64_t top, std::vector<ComponentSums>* stats)>;
+/// Labels an image in horizontal bands of `band_rows` rows, one call of `label_band` each, then
+/// unites components across the seams and renumbers in raster order: the same labels and
+/// statistics as one call on the whole image. For backends whose single call is limited in size
+/// (the CUDA backend's 32-bit keys). Throws Error when N >= 2^32. (label/bands.cpp)
+std::uint64_t label_in_bands(const LabelRequest& request, std::vector<ComponentStats>* stats,
+                             std::int64_t band_rows, const BandLabeler& label_band);
+
+namespace cpu {
+/// Algorithms: tile_merge, row_stripes. Returns N (throws Error when N >= 2^32).
+std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* stats);
+/// The pixel pass over tiles (tile_merge) or full-width stripes (row_stripes): what `label` runs
+/// for tile_merge, and for row_stripes when the image has too many runs for 32-bit run indices.
+std::uint64_t label_pixels(const LabelRequest& request, std::vector<ComponentStats>* stats);
+/// Renumbers labels through `map` (map[old] = new, map[0] = 0), in parallel.
+void remap_labels(ImageView<std::uint32_t> labels, const std::vector<std::uint32_t>& map);
+}  // namespace cpu
+
+namespace cuda {
+/// Copies in, labels on the device, copies labels (and stats) out; synchronises.
+/// Algorithms: tile_merge, block_union_find. Images beyond one call's key limit (height *
+/// next_pow2(width) > 2^31) are labelled in bands of `band_rows` rows (0: as many rows as one
+/// call takes; a test may ask for fewer), merged on the host.
+std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* stats, std::int64_t band_rows = 0);
+LabelAlgorithm automatic_algorithm(std::int64_t width, std::int64_t height, int connectivity);
+}  // namespace cuda
+
+}  // namespace winnow::detail

@@ -1,0 +1,182 @@
+// Front end of connected-component labeling: validates options, resolves backend and algorithm
+// through the variant table, runs the backend, then applies min_area (renumbering the survivors
+// in the same raster order). Also Otsu's threshold and the thresholding overloads.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "label/backends.hpp"
+#include "winnow/error.hpp"
+#include "winnow/label.hpp"
+
+namespace winnow {
+namespace {
+
+// The registry: every (algorithm, backend) pair that exists. Explicit, not self-registering.
+constexpr LabelVariant kVariants[] = {
+    {LabelAlgorithm::row_stripes, Backend::cpu},
+    {LabelAlgorithm::tile_merge, Backend::cpu},
+    {LabelAlgorithm::block_union_find, Backend::cuda},
+    {LabelAlgorithm::tile_merge, Backend::cuda},
+};
+
+Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, const LabelOptions& options) {
+  if (options.connectivity != 4 && options.connectivity != 8)
+    throw InputError("label: connectivity must be 4 or 8, not " + std::to_string(options.connectivity));
+  if (mask.width < 0 || mask.height < 0 || (mask.size() > 0 && (!mask.data || mask.stride < mask.width)))
+    throw InputError("label: invalid mask view");
+  if (out.width != mask.width || out.height != mask.height || (out.size() > 0 && (!out.data || out.stride < out.width)))
+    throw InputError("label: the label image must have the mask's size");
+  const auto t0 = std::chrono::steady_clock::now();
+  const Backend backend = resolve_backend(options.backend);
+  LabelAlgorithm algorithm = options.algorithm;
+  if (algorithm == LabelAlgorithm::automatic) {
+    // CPU: run-based row stripes beat tile_merge and OpenCV (bench/results/label.md).
+#ifdef WINNOW_HAVE_CUDA
+    algorithm = backend == Backend::cuda
+                    ? detail::cuda::automatic_algorithm(mask.width, mask.height, options.connectivity)
+                    : LabelAlgorithm::row_stripes;
+#else
+    algorithm = LabelAlgorithm::row_stripes;
+#endif
+  }
+  const bool exists = std::any_of(std::begin(kVariants), std::end(kVariants), [&](const LabelVariant& v) {
+    return v.algorithm == algorithm && v.backend == backend;
+  });
+  if (!exists)
+    throw BackendError("labeling algorithm '" + std::string(to_string(algorithm)) + "' is not available on the " +
+                       std::string(to_string(backend)) + " backend");
+  detail::LabelRequest req;
+  req.mask = mask;
+  req.labels = out;
+  req.connectivity = options.connectivity;
+  req.algorithm = algorithm;
+  const bool filter = options.min_area > 1;
+  req.want_stats = options.want_stats || filter;
+  Labeling result;
+  result.backend = backend;
+  result.algorithm = algorithm;
+  std::vector<ComponentStats>* stats = req.want_stats ? &result.stats : nullptr;
+  std::uint64_t n = 0;
+#ifdef WINNOW_HAVE_CUDA
+  if (backend == Backend::cuda) n = detail::cuda::label(req, stats);
+  else
+#endif
+    n = detail::cpu::label(req, stats);
+  if (filter && n > 0) {
+    std::vector<std::uint32_t> map(n + 1, 0);
+    std::uint32_t kept = 0;
+    std::vector<ComponentStats> survivors;
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (result.stats[i].area >= options.min_area) {
+        map[i + 1] = ++kept;
+        if (options.want_stats) survivors.push_back(result.stats[i]);
+      }
+    if (kept != n) detail::cpu::remap_labels(out, map);
+    n = kept;
+    result.stats = std::move(survivors);
+  }
+  if (!options.want_stats) result.stats.clear();
+  result.count = static_cast<std::uint32_t>(n);
+  result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+template <class T>
+Labeling threshold_and_label(ImageView<const T> image, double threshold, const LabelOptions& options) {
+  Image<std::uint8_t> mask(image.width, image.height);
+  const std::int64_t H = image.height, W = image.width;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t y = 0; y < H; ++y) {
+    const T* in = image.row(y);
+    std::uint8_t* m = mask.data() + y * W;
+    for (std::int64_t x = 0; x < W; ++x) m[x] = static_cast<double>(in[x]) > threshold ? 1 : 0;
+  }
+  return label(mask.view(), options);
+}
+
+}  // namespace
+
+std::string_view to_string(LabelAlgorithm a) {
+  switch (a) {
+    case LabelAlgorithm::automatic: return "auto";
+    case LabelAlgorithm::tile_merge: return "tile_merge";
+    case LabelAlgorithm::block_union_find: return "block_union_find";
+    case LabelAlgorithm::row_stripes: return "row_stripes";
+  }
+  return "?";
+}
+
+LabelAlgorithm parse_label_algorithm(std::string_view name) {
+  for (auto a : {LabelAlgorithm::automatic, LabelAlgorithm::tile_merge, LabelAlgorithm::block_union_find,
+                 LabelAlgorithm::row_stripes})
+    if (name == to_string(a)) return a;
+  if (name == "automatic") return LabelAlgorithm::automatic;
+  throw InputError("unknown labeling algorithm '" + std::string(name) +
+                   "' (expected auto, tile_merge, block_union_find or row_stripes)");
+}
+
+std::vector<LabelVariant> label_variants() {
+  std::vector<LabelVariant> out;
+  for (const auto& v : kVariants)
+    if (v.backend == Backend::cpu || cuda_available()) out.push_back(v);
+  return out;
+}
+
+Labeling label(ImageView<const std::uint8_t> mask, const LabelOptions& options) {
+  if (mask.width < 0 || mask.height < 0) throw InputError("label: negative image size");
+  Image<std::uint32_t> labels(mask.width, mask.height);
+  Labeling r = run(mask, labels.view(), options);
+  r.labels = std::move(labels);
+  return r;
+}
+
+Labeling label_into(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> labels, const LabelOptions& options) {
+  return run(mask, labels, options);
+}
+
+Labeling label(ImageView<const std::uint8_t> image, double threshold, const LabelOptions& options) {
+  return threshold_and_label(image, threshold, options);
+}
+Labeling label(ImageView<const std::uint16_t> image, double threshold, const LabelOptions& options) {
+  return threshold_and_label(image, threshold, options);
+}
+Labeling label(ImageView<const float> image, double threshold, const LabelOptions& options) {
+  return threshold_and_label(image, threshold, options);
+}
+
+int otsu_threshold(std::span<const std::uint64_t, 256> h) {
+  double total = 0, sum_all = 0;
+  for (int i = 0; i < 256; ++i) {
+    total += static_cast<double>(h[i]);
+    sum_all += static_cast<double>(i) * static_cast<double>(h[i]);
+  }
+  if (total == 0) return 0;
+  double w0 = 0, sum0 = 0, best = -1;
+  int best_t = 0;
+  for (int t = 0; t < 255; ++t) {
+    w0 += static_cast<double>(h[t]);
+    sum0 += static_cast<double>(t) * static_cast<double>(h[t]);
+    const double w1 = total - w0;
+    if (w0 == 0 || w1 == 0) continue;
+    const double m0 = sum0 / w0, m1 = (sum_all - sum0) / w1;
+    const double between = w0 * w1 * (m0 - m1) * (m0 - m1);
+    if (between > best * (1 + 1e-12) + 1e-300) {
+      best = between;
+      best_t = t;
+    }
+  }
+  return best_t;
+}
+
+int otsu_threshold(ImageView<const std::uint8_t> image) {
+  std::array<std::uint64_t, 256> h{};
+  for (std::int64_t y = 0; y < image.height; ++y) {
+    const std::uint8_t* r = image.row(y);
+    for (std::int64_t x = 0; x < image.width; ++x) ++h[r[x]];
+  }
+  return otsu_threshold(std::span<const std::uint64_t, 256>(h));
+}
+
+}  // namespace winnow
