@@ -6,8 +6,9 @@
 // Why: in the register kernels (compact_lookback_kernel, compact_stream_kernel) a tile's elements
 // live in registers, so a block's register footprint caps the tiles resident per SM, and a tile
 // that waits for its look-back or its atomic holds its registers with no load in flight. Here
-// each thread copies its 16-byte vectors straight into shared memory (cp.async, zero-filled past
-// n) and keeps only one predicate bit mask per vector in registers: more bytes in flight per SM
+// each thread copies its 16-byte vectors straight into shared memory (cp.async; the input's last
+// partial vector by element loads, zero-filled past n) and keeps only one predicate bit mask per
+// vector in registers: more bytes in flight per SM
 // for the same waits (H200, int32, 2^28: stable 1.08 -> 1.26x CUB at 1% kept, unordered 0.70 ->
 // 0.83 of copy bandwidth; bench/results/compact-gpu.md).
 //
@@ -69,9 +70,9 @@ __device__ __forceinline__ std::uint64_t unordered_offset(const SmemArgs& a, std
   return offset;
 }
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, unsigned src_bytes) {
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
@@ -100,8 +101,16 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
   for (int v = 0; v < V; ++v) {
     const std::uint64_t i = first(v);
     const std::uint64_t left = i < a.n ? a.n - i : 0;
-    const unsigned bytes = left >= static_cast<std::uint64_t>(vec) ? 16u : static_cast<unsigned>(left * sizeof(T));
-    cp_async16(&tile_s[v * kT + threadIdx.x], bytes ? static_cast<const void*>(src.in + i) : src.in, bytes);
+    if (left >= static_cast<std::uint64_t>(vec)) {
+      cp_async16(&tile_s[v * kT + threadIdx.x], src.in + i);
+    } else {
+      // The input's last partial vector (and any vector past it) by element loads, zero-filled:
+      // a 16-byte cp.async with a smaller source size would be correct, but memory checkers
+      // (compute-sanitizer memcheck) count it as a 16-byte read past the end of the input.
+      T x[vec] = {};
+      for (int k = 0; k < static_cast<int>(left); ++k) x[k] = src.in[i + k];
+      __builtin_memcpy(&tile_s[v * kT + threadIdx.x], x, 16);
+    }
   }
   cp_async_wait_all();  // each thread reads back only its own vectors until the barrier below
 
