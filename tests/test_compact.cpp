@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/compact_oracle.hpp"
 #include "common/gpu_guard.hpp"
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
@@ -32,6 +33,9 @@ using winnow::Order;
 using winnow::Predicate;
 using winnow::Rgba8;
 using winnow::RgbaF32;
+using winnow::test::compare_ref;
+using winnow::test::float_luma_ref;
+using winnow::test::luma_milli_ref;
 
 // ------------------------------------------------------------------------------------------------
 // Byte-wise helpers: outputs are compared as bytes, so a float -0.0 or NaN is checked exactly.
@@ -135,7 +139,7 @@ struct Gen {
 template <>
 struct Gen<Rgba8> {
   static Predicate pred() { return winnow::where_luminance(CompareOp::greater, 100.0); }
-  static bool independent_match(const Rgba8& p) { return 299u * p.r + 587u * p.g + 114u * p.b > 100000u; }
+  static bool independent_match(const Rgba8& p) { return luma_milli_ref(p) > 100000u; }
   static Rgba8 make(bool keep, Rng& rng) {
     for (;;) {
       const std::uint64_t v = rng();
@@ -315,34 +319,14 @@ T random_element(Rng& rng) {
   }
 }
 
-// Each predicate with the test's own reading of it (plain comparisons, the luminance formula
-// written out here), not winnow::matches.
-template <class K>
-bool compare_ref(CompareOp op, K a, K b) {
-  switch (op) {
-    case CompareOp::greater: return a > b;
-    case CompareOp::greater_equal: return a >= b;
-    case CompareOp::less: return a < b;
-    case CompareOp::less_equal: return a <= b;
-    case CompareOp::equal: return a == b;
-    case CompareOp::not_equal: return a != b;
-  }
-  ADD_FAILURE() << "unknown op";
-  return false;
-}
+// Each predicate with the test's own reading of it (common/compact_oracle.hpp: plain comparisons,
+// the luminance formula written out), not winnow::matches.
 template <class T>
 bool any_byte_set(const T& x) {
   unsigned char b[sizeof(T)];
   std::memcpy(b, &x, sizeof(T));
   return std::any_of(b, b + sizeof(T), [](unsigned char c) { return c != 0; });
 }
-// Float luma rounded after every product and sum (volatile: no fused multiply-add).
-float float_luma(const RgbaF32& p) {
-  volatile float r = 0.299f * p.r, g = 0.587f * p.g, b = 0.114f * p.b;
-  volatile float rg = r + g;
-  return rg + b;
-}
-
 template <class T>
 struct PredicateCase {
   Predicate pred;
@@ -362,12 +346,12 @@ std::vector<PredicateCase<T>> predicates_for() {
     } else if constexpr (std::is_same_v<T, Rgba8>) {
       for (std::uint32_t milli : {100000u, 0u})
         ps.push_back({winnow::where_luminance(op, milli / 1000.0), [op, milli](const Rgba8& p) {
-                        return compare_ref(op, 299u * p.r + 587u * p.g + 114u * p.b, milli);
+                        return compare_ref(op, luma_milli_ref(p), milli);
                       }});
       ps.push_back({winnow::where_alpha(op, 100.0), [op](const Rgba8& p) { return compare_ref(op, unsigned{p.a}, 100u); }});
     } else {
       for (float t : {100.0f, 0.0f})
-        ps.push_back({winnow::where_luminance(op, t), [op, t](const RgbaF32& p) { return compare_ref(op, float_luma(p), t); }});
+        ps.push_back({winnow::where_luminance(op, t), [op, t](const RgbaF32& p) { return compare_ref(op, float_luma_ref(p), t); }});
       ps.push_back({winnow::where_alpha(op, 100.0), [op](const RgbaF32& p) { return compare_ref(op, p.a, 100.0f); }});
     }
   }
@@ -701,9 +685,11 @@ std::vector<std::size_t> carried_offsets() {
   return offsets;
 }
 
+// Every variant of one backend, both orders, every offset T may live at.
 template <class T>
-void check_carried_everywhere(const std::vector<T>& in) {
-  for (const CompactVariant& v : winnow::compact_variants())
+void check_carried_on(Backend backend, const std::vector<T>& in) {
+  for (const CompactVariant& v : winnow::compact_variants()) {
+    if (v.backend != backend) continue;
     for (Order o : {Order::stable, Order::any})
       for (std::size_t offset : carried_offsets<T>()) {
         SCOPED_TRACE(std::string(winnow::to_string(v.backend)) + "/" + std::string(winnow::to_string(v.algorithm)) +
@@ -711,30 +697,42 @@ void check_carried_everywhere(const std::vector<T>& in) {
         check_carried_type(in, offset, CompactOptions{o, v.algorithm, v.backend});
         if (::testing::Test::HasFatalFailure()) return;
       }
+  }
 }
 
-TEST(CompactGeneric, TypesWithoutPrecompiledPath) {
+// Structs, a short and an enum, each with zero elements among random ones.
+void check_carried_types_on(Backend backend) {
+  const auto variants = winnow::compact_variants();
+  ASSERT_TRUE(std::any_of(variants.begin(), variants.end(), [&](const CompactVariant& v) { return v.backend == backend; }))
+      << "no " << winnow::to_string(backend) << " variant to run";
   Rng rng(99);
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{70001}}) {
     std::vector<Particle> particles(n);
     for (auto& p : particles) p = rng() % 4 ? Particle{float(rng() % 1000) - 500.0f, std::int32_t(rng())} : Particle{0, 0};
-    check_carried_everywhere(particles);
+    check_carried_on(backend, particles);
     std::vector<Bgra> pixels(n);
     for (auto& p : pixels) {
       const auto v = rng() % 3 ? rng() : 0;
       p = Bgra{std::uint8_t(v), std::uint8_t(v >> 8), std::uint8_t(v >> 16), std::uint8_t(v >> 24)};
     }
-    check_carried_everywhere(pixels);
+    check_carried_on(backend, pixels);
     std::vector<Sample16> samples(n);
     for (auto& s16 : samples) s16 = rng() % 3 ? Sample16{double(rng() % 100) * 0.5, std::int64_t(rng())} : Sample16{0.0, 0};
-    check_carried_everywhere(samples);
+    check_carried_on(backend, samples);
     std::vector<std::int16_t> shorts(n);
     for (auto& x : shorts) x = rng() % 3 ? std::int16_t(rng()) : 0;
-    check_carried_everywhere(shorts);
+    check_carried_on(backend, shorts);
     std::vector<Mark> marks(n);
     for (auto& m : marks) m = std::array{Mark::none, Mark::weak, Mark::strong}[rng() % 3];
-    check_carried_everywhere(marks);
+    check_carried_on(backend, marks);
   }
+}
+
+// One test per backend, so that the CUDA half shows as skipped (not passed) without a device.
+TEST(CompactGeneric, TypesWithoutPrecompiledPathCpu) { check_carried_types_on(Backend::cpu); }
+TEST(CompactGeneric, TypesWithoutPrecompiledPathCuda) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  check_carried_types_on(Backend::cuda);
 }
 
 TEST(CompactGeneric, ValuePredicateOnCarriedTypeIsInputError) {

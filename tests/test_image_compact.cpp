@@ -1,17 +1,21 @@
 // Image compaction: compact_image and render_packed on random and bundled images, on every
 // backend, against an oracle computed here (integer luminance in thousandths from the
-// 0.299 / 0.587 / 0.114 weights, std::stable_sort).
+// 0.299 / 0.587 / 0.114 weights, std::stable_sort). Thresholds are written as decimal text, read
+// by the test into exact thousandths (never through the library's conversion), and include the
+// key of a pixel of the image itself, so keeping "= T", or a threshold off by 1/1000, fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "common/cli_runner.hpp"
+#include "common/compact_oracle.hpp"
 #include "common/gpu_guard.hpp"
 #include "winnow/error.hpp"
 #include "winnow/image_compact.hpp"
@@ -28,16 +32,51 @@ using winnow::Rgba8;
 using winnow::SortOrder;
 
 std::uint32_t oracle_key(const Rgba8& p, PixelKey key) {
-  return key == PixelKey::luminance ? 299u * p.r + 587u * p.g + 114u * p.b : 1000u * p.a;
+  return key == PixelKey::luminance ? winnow::test::luma_milli_ref(p) : 1000u * p.a;
+}
+
+// A threshold as a user writes it: the text, its exact value in thousandths read here digit by
+// digit (digits beyond the third decimal dropped: the documented rounding down to 1/1000), and
+// the double the API takes (strtod of the same text).
+struct Threshold {
+  std::string text;
+  std::uint32_t milli = 0;
+  double value = 0;
+};
+Threshold threshold(const std::string& text) {
+  Threshold t{text};
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] != '.'; ++i) t.milli = t.milli * 10 + static_cast<std::uint32_t>(text[i] - '0');
+  std::uint32_t decimals = 0;
+  int places = 0;
+  for (++i; i < text.size() && places < 3; ++i, ++places) decimals = decimals * 10 + static_cast<std::uint32_t>(text[i] - '0');
+  for (; places < 3; ++places) decimals *= 10;
+  t.milli = t.milli * 1000 + decimals;
+  t.value = std::strtod(text.c_str(), nullptr);
+  return t;
+}
+std::string milli_text(std::uint32_t milli) {
+  std::string frac = std::to_string(milli % 1000);
+  return std::to_string(milli / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
+}
+// Thresholds at the key k of a pixel present in the image: k itself (that pixel must be left
+// out: strictly greater), k - 1/1000 (it must be kept), and k - 1/1000 followed by a digit 9 (kept
+// too: the threshold is rounded down, not to nearest).
+std::vector<Threshold> thresholds_at(std::uint32_t k) {
+  std::vector<Threshold> ts{threshold(milli_text(k))};
+  if (k > 0) {
+    ts.push_back(threshold(milli_text(k - 1)));
+    ts.push_back(threshold(milli_text(k - 1) + "9"));
+  }
+  return ts;
 }
 
 struct Oracle {
   std::vector<std::uint32_t> packed, sorted;
 };
 
-Oracle oracle(ImageView<const Rgba8> img, const ImageCompactOptions& o) {
+Oracle oracle(ImageView<const Rgba8> img, const ImageCompactOptions& o, std::uint32_t t) {
   Oracle r;
-  const auto t = static_cast<std::uint32_t>(o.threshold * 1000.0 + 1e-9);
   for (std::int64_t y = 0; y < img.height; ++y)
     for (std::int64_t x = 0; x < img.width; ++x)
       if (oracle_key(img(x, y), o.key) > t) r.packed.push_back(static_cast<std::uint32_t>(y * img.width + x));
@@ -65,9 +104,13 @@ Image<Rgba8> random_image(std::int64_t w, std::int64_t h, std::uint64_t seed) {
   return img;
 }
 
-void expect_matches_oracle(ImageView<const Rgba8> img, const ImageCompactOptions& o, Backend expected_backend) {
+/// Runs compact_image with o.threshold = t.value and compares with the oracle at t.milli.
+void expect_matches_oracle(ImageView<const Rgba8> img, ImageCompactOptions o, const Threshold& t,
+                           Backend expected_backend) {
+  SCOPED_TRACE("threshold " + t.text);
+  o.threshold = t.value;
   const auto r = winnow::compact_image(img, o);
-  const Oracle want = oracle(img, o);
+  const Oracle want = oracle(img, o, t.milli);
   EXPECT_EQ(r.backend, expected_backend);
   EXPECT_GE(r.milliseconds, 0.0);
   ASSERT_EQ(r.packed_index.size(), want.packed.size());
@@ -92,20 +135,24 @@ TEST_P(ImageCompactBackend, RandomImagesAllOptions) {
                                                          {257, 129}, {1000, 1000}, {4097, 3}};
   std::uint64_t seed = 1;
   for (auto [w, h] : sizes) {
-    const auto img = random_image(w, h, seed++);
-    for (PixelKey key : {PixelKey::luminance, PixelKey::alpha})
+    const auto img = random_image(w, h, seed);
+    const Rgba8 probe = img.data()[seed * 7919 % static_cast<std::uint64_t>(img.size())];  // a pixel of the image
+    ++seed;
+    for (PixelKey key : {PixelKey::luminance, PixelKey::alpha}) {
+      std::vector<Threshold> ts = thresholds_at(oracle_key(probe, key));
+      for (const char* text : {"0", "40", "100.5", "143.999", "254.999", "255"}) ts.push_back(threshold(text));
       for (SortOrder sort : {SortOrder::descending, SortOrder::ascending, SortOrder::none})
-        for (double thr : {0.0, 40.0, 100.5, 143.999, 254.999, 255.0}) {
+        for (const Threshold& t : ts) {
           SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " key " + std::to_string(int(key)) + " sort " +
-                       std::to_string(int(sort)) + " threshold " + std::to_string(thr));
+                       std::to_string(int(sort)));
           ImageCompactOptions o;
-          o.threshold = thr;
           o.key = key;
           o.sort = sort;
           o.backend = GetParam();
-          expect_matches_oracle(img.view(), o, GetParam());
+          expect_matches_oracle(img.view(), o, t, GetParam());
           if (HasFatalFailure()) return;
         }
+    }
   }
 }
 
@@ -116,13 +163,14 @@ TEST_P(ImageCompactBackend, StridedView) {
   for (std::int64_t y = 0; y < 190; ++y)
     for (std::int64_t x = 0; x < 250; ++x) copy(x, y) = sub(x, y);
   ImageCompactOptions o;
-  o.threshold = 90;
+  const Threshold t = threshold("90");
+  o.threshold = t.value;
   o.backend = GetParam();
   const auto a = winnow::compact_image(sub, o);
   const auto b = winnow::compact_image(copy.view(), o);
   EXPECT_EQ(a.packed_index, b.packed_index);
   EXPECT_EQ(a.sorted_index, b.sorted_index);
-  expect_matches_oracle(sub, o, GetParam());
+  expect_matches_oracle(sub, o, t, GetParam());
 }
 
 TEST_P(ImageCompactBackend, BundledImages) {
@@ -130,11 +178,12 @@ TEST_P(ImageCompactBackend, BundledImages) {
                            "mit432/01.png", "simple.fits"}) {
     SCOPED_TRACE(name);
     const auto img = winnow::io::read_rgba8(winnow::test::data_path(name));
-    for (double thr : {0.0, 40.0, 128.0}) {
+    std::vector<Threshold> ts = thresholds_at(oracle_key(img.data()[img.size() / 2], PixelKey::luminance));
+    for (const char* text : {"0", "40", "128"}) ts.push_back(threshold(text));
+    for (const Threshold& t : ts) {
       ImageCompactOptions o;
-      o.threshold = thr;
       o.backend = GetParam();
-      expect_matches_oracle(img.view(), o, GetParam());
+      expect_matches_oracle(img.view(), o, t, GetParam());
     }
   }
 }

@@ -98,6 +98,64 @@ Oracle bfs_label(const Mask& m, int conn, std::uint64_t min_area = 0) {
   return o;
 }
 
+// Otsu's threshold by exhaustive search in exact integer arithmetic, with the documented rule
+// (include/winnow/label.hpp): the t in 0..254 maximising the between-class variance of {v <= t}
+// and {v > t}, the smallest such t on ties, 0 when no t splits the histogram. With w0, w1 the
+// class counts and s0, s1 the sums of levels, the between-class variance is proportional to
+// d^2 / (w0 w1) with d = s1 w0 - s0 w1 (>= 0: every level of class 1 exceeds those of class 0),
+// and two such fractions are compared by cross-multiplying in 192 bits.
+struct U192 {  // most significant limb first, so that array comparison orders by value
+  std::array<std::uint64_t, 3> limbs{};
+  auto operator<=>(const U192&) const = default;
+};
+U192 times(unsigned __int128 x, std::uint64_t y) {
+  const unsigned __int128 lo = static_cast<std::uint64_t>(x) * static_cast<unsigned __int128>(y);
+  const unsigned __int128 hi = static_cast<std::uint64_t>(x >> 64) * static_cast<unsigned __int128>(y);
+  const unsigned __int128 mid = (lo >> 64) + static_cast<std::uint64_t>(hi);
+  return U192{{static_cast<std::uint64_t>(hi >> 64) + static_cast<std::uint64_t>(mid >> 64),
+               static_cast<std::uint64_t>(mid), static_cast<std::uint64_t>(lo)}};
+}
+using Histogram = std::array<std::uint64_t, 256>;
+int otsu_oracle(const Histogram& h) {
+  using U128 = unsigned __int128;
+  U128 total = 0, sum = 0;
+  for (int v = 0; v < 256; ++v) total += h[v], sum += U128{h[v]} * static_cast<unsigned>(v);
+  EXPECT_LT(sum * total, U128{1} << 64) << "histogram too large for the exact search";
+  int best_t = 0;
+  std::uint64_t best_d = 0, best_w = 0;  // the best fraction so far: best_d^2 / best_w
+  U128 w0 = 0, s0 = 0;
+  for (int t = 0; t < 255; ++t) {
+    w0 += h[t];
+    s0 += U128{h[t]} * static_cast<unsigned>(t);
+    const U128 w1 = total - w0, s1 = sum - s0;
+    if (w0 == 0 || w1 == 0) continue;
+    const auto d = static_cast<std::uint64_t>(s1 * w0 - s0 * w1);
+    const auto w = static_cast<std::uint64_t>(w0 * w1);
+    // d^2 / w > best_d^2 / best_w (strict: the first maximum stays on ties)
+    if (best_w == 0 || times(U128{d} * d, best_w) > times(U128{best_d} * best_d, w)) {
+      best_t = t;
+      best_d = d;
+      best_w = w;
+    }
+  }
+  return best_t;
+}
+Histogram histogram_of(const Mask& grey) {
+  Histogram h{};
+  for (std::uint8_t v : grey.pixels()) ++h[v];
+  return h;
+}
+// Whole grey levels, floor(luminance), with the luminance formula written out (README: the
+// levels Otsu's method splits in the CLI).
+Mask grey_levels(const Image<Rgba8>& img) {
+  Mask grey(img.width(), img.height());
+  for (std::int64_t i = 0; i < img.size(); ++i) {
+    const Rgba8 p = img.data()[i];
+    grey.data()[i] = static_cast<std::uint8_t>((299u * p.r + 587u * p.g + 114u * p.b) / 1000);
+  }
+  return grey;
+}
+
 // ---- inputs -------------------------------------------------------------------------------------
 
 Mask random_mask(std::int64_t w, std::int64_t h, double density, std::uint32_t seed) {
@@ -269,11 +327,8 @@ TEST_P(Label, MinArea) {
 TEST_P(Label, RealImages) {
   REQUIRE_VARIANT();
   for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {
-    const auto rgba = io::read_rgba8(test::data_path(f));
-    Mask grey(rgba.width(), rgba.height());
-    for (std::int64_t i = 0; i < grey.size(); ++i)
-      grey.data()[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000);
-    const int t = otsu_threshold(grey.view());
+    const Mask grey = grey_levels(io::read_rgba8(test::data_path(f)));
+    const int t = otsu_oracle(histogram_of(grey));
     Mask m(grey.width(), grey.height());
     for (std::int64_t i = 0; i < m.size(); ++i) m.data()[i] = grey.data()[i] > t;
     for (int conn : {4, 8}) check(m, conn, f);
@@ -408,22 +463,64 @@ TEST(LabelApi, ThresholdOverloads) {
   EXPECT_EQ(label(c.view(), 200.0, o).count, 0u);
 }
 
-TEST(LabelApi, Otsu) {
-  std::array<std::uint64_t, 256> h{};
-  h[40] = 100;
-  h[200] = 50;
-  const int t = otsu_threshold(std::span<const std::uint64_t, 256>(h));
-  EXPECT_GE(t, 40);
-  EXPECT_LT(t, 200);
-  std::array<std::uint64_t, 256> flat{};
+int otsu_of(const Histogram& h) { return otsu_threshold(std::span<const std::uint64_t, 256>(h)); }
+
+// Exact equality with the test's own search: a threshold one level off (t + 1 for "foreground
+// >= t"), the largest instead of the smallest t on ties, or rounding that moves the maximum fails.
+TEST(LabelApi, OtsuHistograms) {
+  // Two levels: every t in 40..199 splits them alike (a tie); the rule takes the smallest.
+  Histogram two{};
+  two[40] = 100;
+  two[200] = 50;
+  EXPECT_EQ(otsu_oracle(two), 40);
+  EXPECT_EQ(otsu_of(two), 40);
+  // Symmetric three levels: t in 10..19 and t in 20..29 tie; the smallest is 10.
+  Histogram three{};
+  three[10] = three[20] = three[30] = 5;
+  EXPECT_EQ(otsu_oracle(three), 10);
+  EXPECT_EQ(otsu_of(three), 10);
+  // One level (or none): nothing splits, 0.
+  Histogram flat{};
+  EXPECT_EQ(otsu_of(flat), 0);
   flat[7] = 10;
-  EXPECT_EQ(otsu_threshold(std::span<const std::uint64_t, 256>(flat)), 0);
+  EXPECT_EQ(otsu_of(flat), 0);
+  // Two adjacent levels: the only split is after the lower one.
+  Histogram adjacent{};
+  adjacent[254] = 3;
+  adjacent[255] = 9;
+  EXPECT_EQ(otsu_oracle(adjacent), 254);
+  EXPECT_EQ(otsu_of(adjacent), 254);
+  // Random histograms: dense, sparse, one-sided, and with huge counts.
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 2000; ++i) {
+    Histogram h{};
+    const int kind = i % 4;
+    for (int v = 0; v < 256; ++v) {
+      if (kind == 1 && rng() % 8) continue;                  // sparse
+      if (kind == 2 && v > 60 && rng() % 32) continue;       // mass at the dark end
+      h[v] = kind == 3 ? rng() % (std::uint64_t{1} << 20) : rng() % 1000;
+    }
+    SCOPED_TRACE("histogram " + std::to_string(i));
+    ASSERT_EQ(otsu_of(h), otsu_oracle(h));
+  }
+}
+
+// On images: the 8-bit overload, the grey levels of the bundled photographs, and OpenCV's Otsu as
+// a second opinion (cv::threshold keeps value > t too and also takes the first maximum).
+TEST(LabelApi, OtsuImages) {
+  std::vector<std::pair<std::string, Mask>> greys;
+  for (std::uint32_t seed : {5u, 6u, 7u}) greys.emplace_back("random " + std::to_string(seed), random_mask(64, 64, 0.6, seed));
+  for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg", "astronaut.png", "chelsea.png"})
+    greys.emplace_back(f, grey_levels(io::read_rgba8(test::data_path(f))));
+  for (const auto& [what, grey] : greys) {
+    const int want = otsu_oracle(histogram_of(grey));
+    EXPECT_EQ(otsu_threshold(grey.view()), want) << what;
 #ifdef WINNOW_HAVE_OPENCV
-  const Mask m = random_mask(64, 64, 0.6, 5);
-  cv::Mat src(64, 64, CV_8U, const_cast<std::uint8_t*>(m.data())), dst;
-  const double cvt = cv::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
-  EXPECT_NEAR(otsu_threshold(m.view()), cvt, 1.0);
+    cv::Mat src(static_cast<int>(grey.height()), static_cast<int>(grey.width()), CV_8U,
+                const_cast<std::uint8_t*>(grey.data())), dst;
+    EXPECT_EQ(cv::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU), want) << what << " (OpenCV)";
 #endif
+  }
 }
 
 // Beyond 2^31 pixels on the CPU: opt-in (about 11 GB of memory, a minute): WINNOW_LARGE_TESTS=1.
@@ -580,6 +677,9 @@ TEST(LabelBands, CudaBandsMatchTheOracle) {
                         return detail::cuda::label(req, st, rows);
                       });
 }
+#else
+// Shown as skipped (not missing) in a build without the CUDA backend.
+TEST(LabelBands, CudaBandsMatchTheOracle) { WINNOW_GPU_MISSING("built without the CUDA backend"); }
 #endif
 
 TEST(LabelApi, HugeImageGpu) {
@@ -598,52 +698,80 @@ std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// The default threshold is Otsu's on the whole grey levels, computed here (otsu_oracle on the
+// image as read): the summary must show t + 0.999 and every output must come from the mask
+// floor(luminance) > t, so a CLI that thresholds one level off, shows another threshold than it
+// uses, or splits another histogram fails.
 TEST(LabelCli, CoinsWithEveryOutput) {
+  const auto img = io::read_rgba8(test::data_path("coins.png"));
+  const Mask grey = grey_levels(img);
+  const int t = otsu_oracle(histogram_of(grey));
+  Mask mask(img.width(), img.height());
+  for (std::int64_t i = 0; i < img.size(); ++i) mask.data()[i] = grey.data()[i] > t ? 1 : 0;
+  const Oracle want = bfs_label(mask, 8, 20);
+  ASSERT_GT(want.count, 1u);
+
   test::TempDir dir;
   const auto r = test::run_cli({"label", test::data_path("coins.png").string(), "--backend", "cpu", "--stats",
                                 (dir / "s.csv").string(), "--out-colored", (dir / "c.png").string(), "--out-labels",
                                 (dir / "l.tif").string(), "--min-area", "20"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("components"), std::string::npos);
+  EXPECT_NE(r.out.find(", " + std::to_string(want.count) + " components (8-connectivity, threshold " +
+                       std::to_string(t) + ".999 otsu)"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("cpu"), std::string::npos);
-  const std::string csv = slurp(dir / "s.csv");
-  EXPECT_EQ(csv.rfind("label,area,left,top,width,height,cx,cy\n", 0), 0u);
-  const auto colored = io::read_rgba8(dir / "c.png");
-  EXPECT_EQ(colored.width(), 384);
-  EXPECT_EQ(colored.height(), 303);
-  // The count in the summary equals the number of CSV rows, and every area is >= 20.
-  std::istringstream in(csv);
+
+  // Statistics: one row per component of the oracle, in label order.
+  std::istringstream csv(slurp(dir / "s.csv"));
   std::string line;
-  std::getline(in, line);
-  int rows = 0;
-  while (std::getline(in, line)) {
-    ++rows;
-    EXPECT_GE(std::stoul(line.substr(line.find(',') + 1)), 20u) << line;
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line, "label,area,left,top,width,height,cx,cy");
+  for (std::size_t i = 0; i < want.stats.size(); ++i) {
+    ASSERT_TRUE(std::getline(csv, line)) << "row " << i + 1 << " missing";
+    const ComponentStats& s = want.stats[i];
+    std::istringstream row(line);
+    std::vector<std::string> f;
+    for (std::string cell; std::getline(row, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 8u) << line;
+    EXPECT_EQ(std::stoul(f[0]), i + 1) << line;
+    EXPECT_EQ(std::stoull(f[1]), s.area) << line;
+    EXPECT_EQ(std::stoll(f[2]), s.left) << line;
+    EXPECT_EQ(std::stoll(f[3]), s.top) << line;
+    EXPECT_EQ(std::stoll(f[4]), s.width) << line;
+    EXPECT_EQ(std::stoll(f[5]), s.height) << line;
+    EXPECT_NEAR(std::stod(f[6]), s.cx, 1e-6) << line;
+    EXPECT_NEAR(std::stod(f[7]), s.cy, 1e-6) << line;
   }
-  EXPECT_NE(r.out.find(" " + std::to_string(rows) + " components"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::getline(csv, line)) << "extra row " << line;
+
+  // The coloured map: opaque black exactly on the background, one colour per component.
+  const auto colored = io::read_rgba8(dir / "c.png");
+  ASSERT_EQ(colored.width(), img.width());
+  ASSERT_EQ(colored.height(), img.height());
+  std::vector<Rgba8> colour_of(want.count + 1, Rgba8{0, 0, 0, 0});
+  for (std::int64_t y = 0; y < img.height(); ++y)
+    for (std::int64_t x = 0; x < img.width(); ++x) {
+      const std::uint32_t l = want.labels(x, y);
+      const Rgba8 c = colored(x, y);
+      if (l == 0) {
+        ASSERT_EQ(c, (Rgba8{0, 0, 0, 255})) << x << "," << y;
+        continue;
+      }
+      ASSERT_NE(c, (Rgba8{0, 0, 0, 255})) << x << "," << y;
+      if (colour_of[l].a == 0) colour_of[l] = c;
+      ASSERT_EQ(c, colour_of[l]) << "component " << l << " at " << x << "," << y;
+    }
 #ifdef WINNOW_HAVE_TIFF
-  // The label map against the oracle, on the mask the summary's Otsu threshold defines here:
-  // luminance (the formula written out) above the threshold shown.
-  std::smatch m;
-  const std::regex re("threshold ([0-9.]+) otsu");
-  ASSERT_TRUE(std::regex_search(r.out, m, re)) << r.out;
-  const auto thr_milli = static_cast<std::uint32_t>(std::stod(m[1].str()) * 1000.0 + 0.5);
-  const auto img = io::read_rgba8(test::data_path("coins.png"));
-  Mask mask(img.width(), img.height());
-  for (std::int64_t i = 0; i < img.size(); ++i) {
-    const Rgba8 p = img.data()[i];
-    mask.data()[i] = 299u * p.r + 587u * p.g + 114u * p.b > thr_milli ? 1 : 0;
-  }
-  const Oracle want = bfs_label(mask, 8, 20);
-  EXPECT_EQ(static_cast<int>(want.count), rows);
-  TIFF* t = TIFFOpen((dir / "l.tif").c_str(), "r");
-  ASSERT_NE(t, nullptr);
+  // The label map, read with libtiff, equals the oracle's.
+  TIFF* tif = TIFFOpen((dir / "l.tif").c_str(), "r");
+  ASSERT_NE(tif, nullptr);
   std::vector<std::uint32_t> row(static_cast<std::size_t>(img.width()));
   for (std::int64_t y = 0; y < img.height(); ++y) {
-    ASSERT_EQ(TIFFReadScanline(t, row.data(), static_cast<std::uint32_t>(y)), 1);
+    ASSERT_EQ(TIFFReadScanline(tif, row.data(), static_cast<std::uint32_t>(y)), 1);
     for (std::int64_t x = 0; x < img.width(); ++x) ASSERT_EQ(row[x], want.labels(x, y)) << x << "," << y;
   }
-  TIFFClose(t);
+  TIFFClose(tif);
 #endif
 }
 
