@@ -1,11 +1,14 @@
-// Tile puzzles: scorer, exhaustive search against a brute-force oracle, CPU vs CUDA
+// Tile puzzles: scorer, placement_cost on hand-worked cases, exhaustive search against a
+// brute-force oracle with its own cost (per backend; CUDA skipped without a device), CPU vs CUDA
 // compatibility, round trips on bundled photos (library and CLI), bad CLI input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -74,35 +77,125 @@ TEST(PuzzleScore, RejectsNonPermutations) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exhaustive search == brute force (std::next_permutation), on every backend
+// placement_cost on hand-worked cases. Convention (puzzle.hpp): tile_at[q] is the tile at raster
+// position q; lr[i * n + j] is tile i immediately left of tile j, tb[i * n + j] tile i
+// immediately above tile j. The matrices are asymmetric and lr differs from tb, so reading either
+// matrix transposed, or one for the other, gives a different number.
 
-std::vector<Backend> backends() {
-  std::vector<Backend> b{Backend::cpu};
-  if (winnow::cuda_available()) b.push_back(Backend::cuda);
-  return b;
+pz::Compatibility hand_compat(int n) {
+  // lr(i, j) = 10 i + j, tb(i, j) = 100 i + j; the diagonal (a tile beside itself) is +inf.
+  pz::Compatibility c;
+  c.n = n;
+  c.lr.resize(n * n);
+  c.tb.resize(n * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const float inf = std::numeric_limits<float>::infinity();
+      c.lr[i * n + j] = i == j ? inf : float(10 * i + j);
+      c.tb[i * n + j] = i == j ? inf : float(100 * i + j);
+    }
+  return c;
 }
 
-pz::Compatibility random_compat(int n, std::uint32_t seed, int levels = 0) {
+TEST(PuzzlePlacementCost, OneRowOfTwo) {
+  const auto c = hand_compat(2);
+  // [0 1]: one horizontal pair, 0 left of 1: lr(0,1) = 1. No vertical pair.
+  EXPECT_EQ(pz::placement_cost(c, 1, 2, {0, 1}), 1.f);
+  // [1 0]: lr(1,0) = 10.
+  EXPECT_EQ(pz::placement_cost(c, 1, 2, {1, 0}), 10.f);
+}
+
+TEST(PuzzlePlacementCost, OneColumnOfTwo) {
+  const auto c = hand_compat(2);
+  // 0 above 1: tb(0,1) = 1; no horizontal pair.
+  EXPECT_EQ(pz::placement_cost(c, 2, 1, {0, 1}), 1.f);
+  // 1 above 0: tb(1,0) = 100.
+  EXPECT_EQ(pz::placement_cost(c, 2, 1, {1, 0}), 100.f);
+}
+
+TEST(PuzzlePlacementCost, TwoByTwo) {
+  const auto c = hand_compat(4);
+  // 2 0      horizontal: lr(2,0) + lr(3,1) = 20 + 31 = 51
+  // 3 1      vertical:   tb(2,3) + tb(0,1) = 203 + 1 = 204      total 255
+  // (transposed lookups would give 2 + 13 + 302 + 100 = 417; lr and tb exchanged 200 + 301 + 23 + 1 = 525)
+  EXPECT_EQ(pz::placement_cost(c, 2, 2, {2, 0, 3, 1}), 255.f);
+  // 0 1      horizontal: lr(0,1) + lr(2,3) = 1 + 23 = 24
+  // 2 3      vertical:   tb(0,2) + tb(1,3) = 2 + 103 = 105      total 129
+  EXPECT_EQ(pz::placement_cost(c, 2, 2, {0, 1, 2, 3}), 129.f);
+}
+
+TEST(PuzzlePlacementCost, TwoByThree) {
+  const auto c = hand_compat(6);
+  // 5 4 3    horizontal: lr(5,4) + lr(4,3) + lr(0,1) + lr(1,2) = 54 + 43 + 1 + 12 = 110
+  // 0 1 2    vertical:   tb(5,0) + tb(4,1) + tb(3,2) = 500 + 401 + 302 = 1203   total 1313
+  EXPECT_EQ(pz::placement_cost(c, 2, 3, {5, 4, 3, 0, 1, 2}), 1313.f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exhaustive search == brute force (std::next_permutation), once per backend: the CUDA instance
+// is reported as skipped without a device (and fails under WINNOW_REQUIRE_GPU=1).
+
+class PuzzleExhaustiveBackend : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::cuda) WINNOW_REQUIRE_CUDA_OR_SKIP();
+  }
+};
+
+std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
+  return std::string(winnow::to_string(info.param));
+}
+
+enum class Costs {
+  continuous,  // uniform floats in [0.5, 100): sums round differently in different orders
+  dyadic,      // multiples of 1/64 in [0.5, 100]: every sum of <= 12 of them is exact in float
+  few_levels,  // 1, 2 or 3: many exact ties
+};
+
+pz::Compatibility random_compat(int n, std::uint32_t seed, Costs costs = Costs::continuous) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.5f, 100.f);
-  std::uniform_int_distribution<int> q(1, std::max(1, levels));
+  std::uniform_int_distribution<int> sixty_fourths(32, 6400);
+  std::uniform_int_distribution<int> level(1, 3);
+  auto draw = [&]() -> float {
+    switch (costs) {
+      case Costs::dyadic: return float(sixty_fourths(rng)) / 64.f;
+      case Costs::few_levels: return float(level(rng));
+      default: return u(rng);
+    }
+  };
   pz::Compatibility c;
   c.n = n;
   c.lr.resize(n * n);
   c.tb.resize(n * n);
   for (int k = 0; k < n * n; ++k) {
-    c.lr[k] = levels ? float(q(rng)) : u(rng);
-    c.tb[k] = levels ? float(q(rng)) : u(rng);
+    c.lr[k] = draw();
+    c.tb[k] = draw();
   }
   for (int i = 0; i < n; ++i) c.lr[i * n + i] = c.tb[i * n + i] = std::numeric_limits<float>::infinity();
   return c;
 }
 
+// The oracle's own objective, not the library's: for every position, the seam to its right
+// neighbour (lr[left * n + right]) and to the neighbour below (tb[top * n + bottom]), in double.
+// With dyadic or few-level costs every partial sum is exact, so this and the library's float sum
+// agree bit for bit whatever the order, and equal costs are true ties.
+double oracle_cost(const pz::Compatibility& c, int rows, int cols, const std::vector<int>& tile_at) {
+  double sum = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int col = 0; col < cols; ++col) {
+      const int here = tile_at[r * cols + col];
+      if (col + 1 < cols) sum += c.lr[static_cast<std::size_t>(here) * c.n + tile_at[r * cols + col + 1]];
+      if (r + 1 < rows) sum += c.tb[static_cast<std::size_t>(here) * c.n + tile_at[(r + 1) * cols + col]];
+    }
+  return sum;
+}
+
 std::vector<int> brute_force(const pz::Compatibility& c, int rows, int cols) {
   std::vector<int> p = iota_vec(rows * cols), best = p;
-  float best_cost = std::numeric_limits<float>::infinity();
+  double best_cost = std::numeric_limits<double>::infinity();
   do {
-    const float cost = pz::placement_cost(c, rows, cols, p);
+    const double cost = oracle_cost(c, rows, cols, p);
     if (cost < best_cost) {  // strict: the first (lowest lexicographic) optimum wins
       best_cost = cost;
       best = p;
@@ -111,27 +204,39 @@ std::vector<int> brute_force(const pz::Compatibility& c, int rows, int cols) {
   return best;
 }
 
-TEST(PuzzleExhaustive, MatchesBruteForceOnRandomMatrices) {
-  const std::pair<int, int> shapes[] = {{1, 2}, {2, 2}, {1, 5}, {2, 3}, {2, 4}, {3, 3}};
-  for (Backend b : backends()) {
-    std::uint32_t seed = 11;
-    for (auto [r, c] : shapes)
-      for (int levels : {0, 3}) {  // continuous costs, and few distinct values (many ties)
-        const auto m = random_compat(r * c, seed++, levels);
-        const auto oracle = brute_force(m, r, c);
-        EXPECT_EQ(pz::solve_exhaustive(m, r, c, b), oracle)
-            << r << "x" << c << " levels " << levels << " backend " << winnow::to_string(b);
-      }
-  }
+TEST(PuzzleOracle, CostAgreesWithPlacementCostOnExactValues) {
+  // The brute force stands on oracle_cost; on exact (dyadic) values both formulas must give the
+  // same number for every placement of a 2x3 grid (720 of them), or one of them is wrong.
+  const auto m = random_compat(6, 5, Costs::dyadic);
+  std::vector<int> p = iota_vec(6);
+  int differ = 0;
+  do differ += double(pz::placement_cost(m, 2, 3, p)) != oracle_cost(m, 2, 3, p);
+  while (std::next_permutation(p.begin(), p.end()));
+  EXPECT_EQ(differ, 0);
 }
 
-TEST(PuzzleExhaustive, AllTiesGiveIdentity) {
+TEST_P(PuzzleExhaustiveBackend, MatchesBruteForceOnRandomMatrices) {
+  const std::pair<int, int> shapes[] = {{1, 2}, {2, 1}, {2, 2}, {1, 5}, {2, 3}, {3, 2}, {2, 4}, {3, 3}};
+  std::uint32_t seed = 11;
+  for (auto [r, c] : shapes)
+    for (Costs costs : {Costs::dyadic, Costs::few_levels}) {  // distinct costs, and many ties
+      const auto m = random_compat(r * c, seed++, costs);
+      const auto oracle = brute_force(m, r, c);
+      EXPECT_EQ(pz::solve_exhaustive(m, r, c, GetParam()), oracle)
+          << r << "x" << c << (costs == Costs::dyadic ? " dyadic" : " few levels");
+    }
+}
+
+TEST_P(PuzzleExhaustiveBackend, AllTiesGiveIdentity) {
   pz::Compatibility c;
   c.n = 9;
   c.lr.assign(81, 1.f);
   c.tb.assign(81, 1.f);
-  for (Backend b : backends()) EXPECT_EQ(pz::solve_exhaustive(c, 3, 3, b), iota_vec(9));
+  EXPECT_EQ(pz::solve_exhaustive(c, 3, 3, GetParam()), iota_vec(9));
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, PuzzleExhaustiveBackend, ::testing::Values(Backend::cpu, Backend::cuda),
+                         backend_name);
 
 TEST(PuzzleExhaustive, RejectsLargeGrids) {
   const auto m = random_compat(10, 1);
@@ -141,7 +246,7 @@ TEST(PuzzleExhaustive, RejectsLargeGrids) {
 TEST(PuzzleExhaustive, GpuEqualsCpu) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   for (std::uint32_t seed = 100; seed < 104; ++seed) {
-    const auto m = random_compat(9, seed);
+    const auto m = random_compat(9, seed, Costs::continuous);  // float rounding: both must add alike
     EXPECT_EQ(pz::solve_exhaustive(m, 3, 3, Backend::cuda), pz::solve_exhaustive(m, 3, 3, Backend::cpu));
   }
 }
@@ -205,24 +310,27 @@ pz::Score round_trip(const winnow::Image<winnow::RgbaF32>& img, pz::Grid grid, s
   return pz::score(grid.rows, grid.cols, sol.tile_at, s.truth);
 }
 
-TEST(PuzzleRoundTrip, ExhaustiveIsPerfectOnPhotos) {
+class PuzzleRoundTripBackend : public PuzzleExhaustiveBackend {};
+
+TEST_P(PuzzleRoundTripBackend, ExhaustiveIsPerfectOnPhotos) {
   const std::pair<int, int> shapes[] = {{2, 2}, {3, 3}, {2, 4}};
   for (const char* name : {"astronaut.png", "chelsea.png", "mit432/01.png", "mit432/08.png", "mit432/14.png"}) {
     const auto img = load(name);
     for (auto [r, c] : shapes)
-      for (Backend b : backends())
-        for (auto m : {pz::Measure::prediction, pz::Measure::mgc}) {
-          pz::SolveOptions o;
-          o.method = pz::Method::exhaustive;
-          o.measure = m;
-          o.backend = b;
-          const auto grid = pz::grid_from_shape(img.width(), img.height(), r, c);
-          const auto s = round_trip(img, grid, 7 + r * 10 + c, o);
-          EXPECT_TRUE(s.perfect) << name << " " << r << "x" << c << " " << pz::to_string(m) << " "
-                                 << winnow::to_string(b) << " direct " << s.direct;
-        }
+      for (auto m : {pz::Measure::prediction, pz::Measure::mgc}) {
+        pz::SolveOptions o;
+        o.method = pz::Method::exhaustive;
+        o.measure = m;
+        o.backend = GetParam();
+        const auto grid = pz::grid_from_shape(img.width(), img.height(), r, c);
+        const auto s = round_trip(img, grid, 7 + r * 10 + c, o);
+        EXPECT_TRUE(s.perfect) << name << " " << r << "x" << c << " " << pz::to_string(m) << " direct " << s.direct;
+      }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, PuzzleRoundTripBackend, ::testing::Values(Backend::cpu, Backend::cuda),
+                         backend_name);
 
 TEST(PuzzleRoundTrip, GreedyOnLargerGrids) {
   struct Case {
