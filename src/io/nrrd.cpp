@@ -130,7 +130,9 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file) {
     const auto colon = line.find(": ");
     if (line.find(":=") != std::string::npos && (colon == std::string::npos || line.find(":=") < colon)) continue;
     if (colon == std::string::npos) fail(path, "bad NRRD header: line '" + line + "' is not 'field: value'");
-    fields[normalised(line.substr(0, colon))] = trim(line.substr(colon + 2));
+    const std::string name = normalised(line.substr(0, colon));
+    fields[name] = trim(line.substr(colon + 2));
+    if (name == "datafile" && fields[name].rfind("LIST", 0) == 0) break;  // file names follow, one a line
   }
   auto field = [&](const char* name) -> const std::string* {
     const auto it = fields.find(name);

@@ -93,14 +93,16 @@ std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::p
     z_stream* z;
     ~End() { inflateEnd(z); }
   } end{&zs};
-  // The last member's trailer holds its size modulo 2^32: a first guess, grown as needed.
-  std::uint32_t hint = 0;
-  if (in.size() >= 4) std::memcpy(&hint, in.data() + in.size() - 4, 4);
+  // The last member's trailer holds its size modulo 2^32: a first guess, grown as needed. Deflate
+  // expands at most ~1032 times, so a larger guess is a damaged or cut trailer, and is not trusted.
+  std::uint32_t trailer = 0;
+  if (in.size() >= 4) std::memcpy(&trailer, in.data() + in.size() - 4, 4);
+  const std::size_t hint = trailer <= in.size() * 1100 ? trailer : 0;
   std::vector<unsigned char> out;
   constexpr std::size_t max_chunk = std::size_t{1} << 30;  // zlib counts in 32-bit unsigned
   std::size_t in_pos = 0, out_len = 0;
   try {
-    out.resize(std::max<std::size_t>({std::size_t{hint}, in.size() * 2, 4096}));
+    out.resize(std::max<std::size_t>({hint, in.size() * 2, 4096}));
     for (;;) {
       if (out_len == out.size()) out.resize(out.size() * 2);
       zs.next_in = const_cast<unsigned char*>(in.data() + in_pos);
