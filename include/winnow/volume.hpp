@@ -30,13 +30,17 @@ struct VolumeView {
       : data(o.data), nx(o.nx), ny(o.ny), nz(o.nz), row_stride(o.row_stride), slice_stride(o.slice_stride),
         sx(o.sx), sy(o.sy), sz(o.sz) {}
 
+  /// Voxel (x, y, z); no bounds check.
   T& operator()(std::int64_t x, std::int64_t y, std::int64_t z) const {
     return data[z * slice_stride + y * row_stride + x];
   }
   /// Row y of slice z (nx voxels).
   T* row(std::int64_t y, std::int64_t z) const { return data + z * slice_stride + y * row_stride; }
+  /// Number of voxels.
   std::int64_t size() const { return nx * ny * nz; }
+  /// True when any dimension is zero (or negative).
   bool empty() const { return nx <= 0 || ny <= 0 || nz <= 0; }
+  /// True when the voxels lie back to back (no padding between rows or slices).
   bool contiguous() const { return row_stride == nx && slice_stride == nx * ny; }
 };
 
@@ -45,6 +49,7 @@ template <class T>
 class Volume {
  public:
   Volume() = default;
+  /// nx x ny x nz voxels set to `fill`, spacing 1.
   Volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, T fill = T{})
       : nx_(nx), ny_(ny), nz_(nz), voxels_(static_cast<std::size_t>(nx * ny * nz), fill) {}
 
@@ -54,16 +59,19 @@ class Volume {
   double sx() const { return sx_; }
   double sy() const { return sy_; }
   double sz() const { return sz_; }
+  /// Sets the voxel spacing along x, y and z.
   void set_spacing(double sx, double sy, double sz) { sx_ = sx, sy_ = sy, sz_ = sz; }
   std::int64_t size() const { return nx_ * ny_ * nz_; }
   bool empty() const { return size() == 0; }
   bool contiguous() const { return true; }
   T* data() { return voxels_.data(); }
   const T* data() const { return voxels_.data(); }
+  /// Voxel (x, y, z); no bounds check.
   T& operator()(std::int64_t x, std::int64_t y, std::int64_t z) { return voxels_[index(x, y, z)]; }
   const T& operator()(std::int64_t x, std::int64_t y, std::int64_t z) const { return voxels_[index(x, y, z)]; }
   std::span<T> voxels() { return voxels_; }
   std::span<const T> voxels() const { return voxels_; }
+  /// A view of the whole volume, spacing included.
   VolumeView<T> view() { return with_spacing(VolumeView<T>(voxels_.data(), nx_, ny_, nz_)); }
   VolumeView<const T> view() const { return with_spacing(VolumeView<const T>(voxels_.data(), nx_, ny_, nz_)); }
 
