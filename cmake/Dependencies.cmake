@@ -3,6 +3,7 @@ find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(hwy REQUIRED)
 find_package(PNG REQUIRED)
 find_package(JPEG REQUIRED)
+find_package(ZLIB REQUIRED)  # gzip-compressed volumes (.nii.gz, NRRD gzip encoding)
 # TIFF and FITS are on by default (make demo/test install them); a build host without them
 # still builds, and reading such a file then says the support is not compiled in.
 find_package(TIFF)

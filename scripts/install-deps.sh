@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libpng-dev libjpeg-dev libtiff-dev libcfitsio-dev   # image files
+  zlib1g-dev                                          # gzip-compressed volume files
   libhwy-dev                                          # SIMD (Highway CompressStore)
   libcli11-dev nlohmann-json3-dev                     # command line, JSON
   libgtest-dev libbenchmark-dev                       # tests, CPU benchmarks

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "common/cli_runner.hpp"
+#include "common/input_error.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 
@@ -26,6 +27,7 @@
 
 using namespace winnow;
 using winnow::test::data_path;
+using winnow::test::expect_input_error;
 using winnow::test::TempDir;
 
 namespace {
@@ -41,19 +43,6 @@ Image<Rgba8> random_image(int w, int h, unsigned seed) {
   Image<Rgba8> img(w, h);
   for (auto& p : img.pixels()) p = {std::uint8_t(rng()), std::uint8_t(rng()), std::uint8_t(rng()), std::uint8_t(rng())};
   return img;
-}
-// Expects InputError whose one-line message names `path`.
-template <class F>
-void expect_input_error(F&& f, const std::filesystem::path& path, const std::string& fragment) {
-  try {
-    f();
-    FAIL() << "no error for " << path;
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
-    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-  }
 }
 }  // namespace
 

@@ -10,3 +10,5 @@
 #include "winnow/label.hpp"
 #include "winnow/progress.hpp"
 #include "winnow/puzzle.hpp"
+#include "winnow/volume.hpp"
+#include "winnow/volume_io.hpp"

@@ -25,6 +25,10 @@
 #include <fitsio.h>
 #endif
 
+#include "io/io_detail.hpp"
+#ifdef WINNOW_HAVE_TIFF
+#include "io/tiff_read.hpp"
+#endif
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 
@@ -42,9 +46,7 @@ struct Decoded {
   ImageInfo info;
 };
 
-[[noreturn]] void fail(const fs::path& path, const std::string& what) {
-  throw InputError(path.string() + ": " + what);
-}
+using detail::fail;
 
 struct FileCloser {
   void operator()(std::FILE* f) const {
@@ -247,67 +249,12 @@ struct MinMaxScale {
 
 // ---- TIFF ------------------------------------------------------------------------------------
 #ifdef WINNOW_HAVE_TIFF
-thread_local std::string g_tiff_error;
-void tiff_error(const char* module, const char* fmt, va_list ap) {
-  char buf[512];
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  if (g_tiff_error.empty()) g_tiff_error = (module ? std::string(module) + ": " : std::string()) + buf;
-}
-void tiff_warning(const char*, const char*, va_list) {}
-
-struct TiffCloser {
-  void operator()(TIFF* t) const {
-    if (t) TIFFClose(t);
-  }
-};
-
-// Samples `s` of every pixel (PLANARCONFIG_SEPARATE: one plane per sample), or whole pixels
-// (contiguous: sample_bytes == pixel_bytes, s == 0), into `out` as rows of w * pixel_bytes with
-// samples interleaved, from strips or tiles.
-void read_tiff_samples(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t sample_bytes,
-                       std::uint16_t s, std::size_t pixel_bytes, unsigned char* out) {
-  auto put = [&](const unsigned char* src, std::uint32_t y, std::uint32_t x0, std::uint32_t count) {
-    unsigned char* dst = out + (static_cast<std::size_t>(y) * w + x0) * pixel_bytes + s * sample_bytes;
-    if (sample_bytes == pixel_bytes) return void(std::memcpy(dst, src, count * pixel_bytes));
-    for (std::uint32_t i = 0; i < count; ++i) std::memcpy(dst + i * pixel_bytes, src + i * sample_bytes, sample_bytes);
-  };
-  if (TIFFIsTiled(tif)) {
-    std::uint32_t tw = 0, th = 0;
-    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
-    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
-    const tmsize_t tile_bytes = TIFFTileSize(tif);
-    if (tw == 0 || th == 0 || tile_bytes < static_cast<tmsize_t>(static_cast<std::size_t>(tw) * th * sample_bytes))
-      fail(path, "corrupt TIFF: bad tile size");
-    std::vector<unsigned char> tile(static_cast<std::size_t>(tile_bytes));
-    for (std::uint32_t ty = 0; ty < h; ty += th)
-      for (std::uint32_t tx = 0; tx < w; tx += tw) {
-        if (TIFFReadTile(tif, tile.data(), tx, ty, 0, s) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
-        for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
-          put(tile.data() + static_cast<std::size_t>(r) * tw * sample_bytes, ty + r, tx, std::min(tw, w - tx));
-      }
-  } else {
-    if (TIFFScanlineSize(tif) < static_cast<tmsize_t>(w * sample_bytes)) fail(path, "corrupt TIFF: bad row size");
-    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tif)));
-    for (std::uint32_t y = 0; y < h; ++y) {
-      if (TIFFReadScanline(tif, line.data(), y, s) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
-      put(line.data(), y, 0, w);
-    }
-  }
-}
-
-// The whole image's samples into `out` as contiguous rows of w * pixel_bytes (samples
-// interleaved), from strips or tiles, interleaved or in separate planes.
-void read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t pixel_bytes,
-                      unsigned char* out) {
-  std::uint16_t planar = PLANARCONFIG_CONTIG, spp = 1;
-  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
-  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
-  if (planar == PLANARCONFIG_SEPARATE && spp > 1) {
-    for (std::uint16_t s = 0; s < spp; ++s) read_tiff_samples(tif, path, w, h, pixel_bytes / spp, s, pixel_bytes, out);
-  } else {
-    read_tiff_samples(tif, path, w, h, pixel_bytes, 0, pixel_bytes, out);
-  }
-}
+// Pages, error text and closing come from tiff_read.cpp (shared with TIFF volume stacks).
+using detail::g_tiff_error;
+using detail::read_tiff_pixels;
+using detail::tiff_error;
+using detail::tiff_warning;
+using detail::TiffCloser;
 
 // A premultiplied colour sample c with alpha a (both 0..top) as straight colour, rounded.
 std::uint16_t unpremultiply(std::uint32_t c, std::uint32_t a, std::uint32_t top) {

@@ -1,0 +1,75 @@
+// Reading TIFF pages through libtiff: strips or tiles, samples interleaved or in separate
+// planes, into contiguous rows. Shared by the image reader and the volume stack reader.
+#include "io/tiff_read.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "io/io_detail.hpp"
+
+namespace winnow::io::detail {
+
+namespace fs = std::filesystem;
+
+thread_local std::string g_tiff_error;
+void tiff_error(const char* module, const char* fmt, va_list ap) {
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  if (g_tiff_error.empty()) g_tiff_error = (module ? std::string(module) + ": " : std::string()) + buf;
+}
+void tiff_warning(const char*, const char*, va_list) {}
+
+namespace {
+// Samples `s` of every pixel (PLANARCONFIG_SEPARATE: one plane per sample), or whole pixels
+// (contiguous: sample_bytes == pixel_bytes, s == 0), into `out` as rows of w * pixel_bytes with
+// samples interleaved, from strips or tiles.
+void read_tiff_samples(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t sample_bytes,
+                       std::uint16_t s, std::size_t pixel_bytes, unsigned char* out) {
+  auto put = [&](const unsigned char* src, std::uint32_t y, std::uint32_t x0, std::uint32_t count) {
+    unsigned char* dst = out + (static_cast<std::size_t>(y) * w + x0) * pixel_bytes + s * sample_bytes;
+    if (sample_bytes == pixel_bytes) return void(std::memcpy(dst, src, count * pixel_bytes));
+    for (std::uint32_t i = 0; i < count; ++i) std::memcpy(dst + i * pixel_bytes, src + i * sample_bytes, sample_bytes);
+  };
+  if (TIFFIsTiled(tif)) {
+    std::uint32_t tw = 0, th = 0;
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    const tmsize_t tile_bytes = TIFFTileSize(tif);
+    if (tw == 0 || th == 0 || tile_bytes < static_cast<tmsize_t>(static_cast<std::size_t>(tw) * th * sample_bytes))
+      fail(path, "corrupt TIFF: bad tile size");
+    std::vector<unsigned char> tile(static_cast<std::size_t>(tile_bytes));
+    for (std::uint32_t ty = 0; ty < h; ty += th)
+      for (std::uint32_t tx = 0; tx < w; tx += tw) {
+        if (TIFFReadTile(tif, tile.data(), tx, ty, 0, s) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+        for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
+          put(tile.data() + static_cast<std::size_t>(r) * tw * sample_bytes, ty + r, tx, std::min(tw, w - tx));
+      }
+  } else {
+    if (TIFFScanlineSize(tif) < static_cast<tmsize_t>(w * sample_bytes)) fail(path, "corrupt TIFF: bad row size");
+    std::vector<unsigned char> line(static_cast<std::size_t>(TIFFScanlineSize(tif)));
+    for (std::uint32_t y = 0; y < h; ++y) {
+      if (TIFFReadScanline(tif, line.data(), y, s) < 0) fail(path, "corrupt or truncated TIFF: " + g_tiff_error);
+      put(line.data(), y, 0, w);
+    }
+  }
+}
+
+}  // namespace
+
+// The whole image's samples into `out` as contiguous rows of w * pixel_bytes (samples
+// interleaved), from strips or tiles, interleaved or in separate planes.
+void read_tiff_pixels(TIFF* tif, const fs::path& path, std::uint32_t w, std::uint32_t h, std::size_t pixel_bytes,
+                      unsigned char* out) {
+  std::uint16_t planar = PLANARCONFIG_CONTIG, spp = 1;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+  if (planar == PLANARCONFIG_SEPARATE && spp > 1) {
+    for (std::uint16_t s = 0; s < spp; ++s) read_tiff_samples(tif, path, w, h, pixel_bytes / spp, s, pixel_bytes, out);
+  } else {
+    read_tiff_samples(tif, path, w, h, pixel_bytes, 0, pixel_bytes, out);
+  }
+}
+
+}  // namespace winnow::io::detail

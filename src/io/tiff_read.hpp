@@ -1,0 +1,32 @@
+// Private: reading TIFF pages through libtiff, shared by the image reader (image_io.cpp) and the
+// volume stack reader (tiff_stack.cpp).
+#pragma once
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <tiffio.h>
+
+namespace winnow::io::detail {
+
+/// The first libtiff error message since it was last cleared (tiff_error records it).
+extern thread_local std::string g_tiff_error;
+/// libtiff error and warning handlers: the first error is kept in g_tiff_error, warnings dropped.
+void tiff_error(const char* module, const char* fmt, va_list ap);
+void tiff_warning(const char* module, const char* fmt, va_list ap);
+
+struct TiffCloser {
+  void operator()(TIFF* t) const {
+    if (t) TIFFClose(t);
+  }
+};
+
+/// The current page's samples into `out` as contiguous rows of w * pixel_bytes (samples
+/// interleaved), from strips or tiles, interleaved or in separate planes. A corrupt page is an
+/// InputError naming `path`.
+void read_tiff_pixels(TIFF* tif, const std::filesystem::path& path, std::uint32_t w, std::uint32_t h,
+                      std::size_t pixel_bytes, unsigned char* out);
+
+}  // namespace winnow::io::detail

@@ -1,0 +1,97 @@
+// Multi-page TIFF stacks as volumes: page k is slice z = k, its columns x and rows y. Every page
+// must be grey (one sample per pixel, not a palette) of the same size and sample type: 8-, 16-,
+// 32- or 64-bit unsigned or signed integers, or 32- or 64-bit floats. Samples are kept as stored
+// (no min-is-white inversion, no scaling). Pages are read by libtiff (strips or tiles, any
+// compression it knows) through read_tiff_pixels, the routine the image reader uses. TIFF holds
+// no voxel spacing that all writers agree on, so the spacing is 1.
+#include <memory>
+#include <optional>
+#include <new>
+
+#include "io/volume_detail.hpp"
+#ifdef WINNOW_HAVE_TIFF
+#include "io/tiff_read.hpp"
+#endif
+
+namespace winnow::io::detail {
+
+#ifdef WINNOW_HAVE_TIFF
+namespace {
+
+struct PageFormat {
+  std::uint32_t width = 0, height = 0;
+  std::uint16_t spp = 1, bps = 0, sample_format = SAMPLEFORMAT_UINT, photometric = PHOTOMETRIC_MINISBLACK;
+};
+
+PageFormat page_format(TIFF* tif) {
+  PageFormat f;
+  TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &f.width);
+  TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &f.height);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &f.spp);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &f.bps);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &f.sample_format);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PHOTOMETRIC, &f.photometric);
+  return f;
+}
+
+std::string describe_page(const PageFormat& f) {
+  const char* kind = f.sample_format == SAMPLEFORMAT_IEEEFP ? "float"
+                     : f.sample_format == SAMPLEFORMAT_INT  ? "signed integer"
+                                                            : "unsigned integer";
+  return std::to_string(f.width) + " x " + std::to_string(f.height) + ", " + std::to_string(f.spp) +
+         " sample(s) of " + std::to_string(f.bps) + "-bit " + kind;
+}
+
+std::optional<VoxelType> voxel_type_of(const PageFormat& f) {
+  const bool is_signed = f.sample_format == SAMPLEFORMAT_INT;
+  if (f.sample_format == SAMPLEFORMAT_IEEEFP) {
+    if (f.bps == 32) return VoxelType::f32;
+    if (f.bps == 64) return VoxelType::f64;
+    return std::nullopt;
+  }
+  if (f.sample_format != SAMPLEFORMAT_UINT && f.sample_format != SAMPLEFORMAT_INT) return std::nullopt;
+  switch (f.bps) {
+    case 8: return is_signed ? VoxelType::i8 : VoxelType::u8;
+    case 16: return is_signed ? VoxelType::i16 : VoxelType::u16;
+    case 32: return is_signed ? VoxelType::i32 : VoxelType::u32;
+    case 64: return is_signed ? VoxelType::i64 : VoxelType::u64;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+AnyVolume read_tiff_stack(const fs::path& path) {
+  TIFFSetErrorHandler(tiff_error);
+  TIFFSetWarningHandler(tiff_warning);
+  g_tiff_error.clear();
+  std::unique_ptr<TIFF, TiffCloser> tif(TIFFOpen(path.c_str(), "r"));
+  if (!tif) fail(path, "corrupt TIFF: " + g_tiff_error);
+  const PageFormat first = page_format(tif.get());
+  const auto type = voxel_type_of(first);
+  if (first.spp != 1 || first.photometric == PHOTOMETRIC_PALETTE || !type)
+    fail(path, "unsupported TIFF volume: page 0 is " + describe_page(first) +
+                   (first.photometric == PHOTOMETRIC_PALETTE ? " (palette)" : "") +
+                   "; grey pages of 8/16/32/64-bit integers or 32/64-bit floats are read");
+  const tdir_t pages = TIFFNumberOfDirectories(tif.get());
+  const std::int64_t nx = first.width, ny = first.height, nz = pages;
+  AnyVolume v = allocate_volume(path, *type, nx, ny, nz);
+  const std::size_t pixel_bytes = static_cast<std::size_t>(voxel_bytes(*type));
+  const std::size_t slice_bytes = static_cast<std::size_t>(nx * ny) * pixel_bytes;
+  for (tdir_t z = 0; z < pages; ++z) {
+    if (!TIFFSetDirectory(tif.get(), z)) fail(path, "corrupt TIFF: cannot read page " + std::to_string(z) + ": " + g_tiff_error);
+    const PageFormat f = page_format(tif.get());
+    if (f.width != first.width || f.height != first.height || f.spp != first.spp || f.bps != first.bps ||
+        voxel_type_of(f) != type)
+      fail(path, "TIFF pages differ: page 0 is " + describe_page(first) + ", page " + std::to_string(z) + " is " +
+                     describe_page(f));
+    // libtiff hands samples over in the host's byte order.
+    read_tiff_pixels(tif.get(), path, first.width, first.height, pixel_bytes, voxel_data(v) + z * slice_bytes);
+  }
+  return v;
+}
+#else
+AnyVolume read_tiff_stack(const fs::path& path) { fail(path, "TIFF support is not compiled into this build"); }
+#endif
+
+}  // namespace winnow::io::detail

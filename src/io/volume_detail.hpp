@@ -1,0 +1,105 @@
+// Private pieces shared by the volume readers and writers (src/io/volume_io.cpp and one file
+// per format): a file's bytes (mapped, or decompressed from gzip), checked size arithmetic,
+// allocation and filling of an AnyVolume, and a type-erased view for the writers.
+#pragma once
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/io_detail.hpp"
+#include "winnow/volume_io.hpp"
+
+namespace winnow::io::detail {
+
+namespace fs = std::filesystem;
+
+/// The bytes of a file: a read-only mapping of a plain file, or a buffer it was decompressed into.
+class FileBytes {
+ public:
+  /// Maps `path` (InputError when it is missing, a directory, unreadable or empty).
+  static FileBytes map(const fs::path& path);
+  /// Maps `path` and, when it is a gzip stream, decompresses it.
+  static FileBytes load(const fs::path& path);
+  FileBytes() = default;
+  FileBytes(FileBytes&& o) noexcept;
+  FileBytes& operator=(FileBytes&& o) noexcept;
+  ~FileBytes();
+  std::span<const unsigned char> bytes() const { return bytes_; }
+  bool was_gzip() const { return was_gzip_; }
+
+ private:
+  void* mapping_ = nullptr;
+  std::size_t mapped_size_ = 0;
+  std::vector<unsigned char> held_;
+  std::span<const unsigned char> bytes_;
+  bool was_gzip_ = false;
+};
+
+bool is_gzip(std::span<const unsigned char> bytes);
+/// Decompresses every member of a gzip stream (InputError naming `path` when it is corrupt,
+/// truncated or too large for memory).
+std::vector<unsigned char> gunzip(std::span<const unsigned char> compressed, const fs::path& path);
+
+/// "197 x 233 x 189".
+std::string dims_text(std::int64_t nx, std::int64_t ny, std::int64_t nz);
+/// nx * ny * nz * voxel_bytes(type) in bytes, after checking that every dimension is positive
+/// and that no product overflows (InputError naming `path` otherwise). Called before allocating.
+std::int64_t checked_byte_count(const fs::path& path, std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                                VoxelType type);
+/// InputError unless `available` >= `needed`: "truncated: <what> need N bytes, the file holds M".
+void require_bytes(const fs::path& path, const std::string& what, std::int64_t needed, std::int64_t available);
+
+/// A zero-filled volume of `type` (sizes checked as checked_byte_count does; allocation failure
+/// is an InputError naming `path`).
+AnyVolume allocate_volume(const fs::path& path, VoxelType type, std::int64_t nx, std::int64_t ny, std::int64_t nz);
+/// The first byte of `volume`'s voxels.
+unsigned char* voxel_data(AnyVolume& volume);
+
+/// A volume of `type` holding the nx * ny * nz voxels at the start of `data` (x fastest), read in
+/// `byte_order`. `data` must hold them (checked_byte_count, require_bytes). Allocation failure is
+/// an InputError naming `path`.
+AnyVolume volume_from_bytes(const fs::path& path, VoxelType type, std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                            std::span<const unsigned char> data, std::endian byte_order);
+/// The same with every voxel v (of any type) turned into v * slope + inter, as f32 or f64.
+AnyVolume scaled_volume_from_bytes(const fs::path& path, VoxelType type, std::int64_t nx, std::int64_t ny,
+                                   std::int64_t nz, std::span<const unsigned char> data, std::endian byte_order,
+                                   double slope, double inter, VoxelType result);
+
+/// A view of any voxel type, for the writers: row (y, z) starts at
+/// data + (z * slice_stride + y * row_stride) * voxel_bytes(type).
+struct ErasedView {
+  const unsigned char* data = nullptr;
+  std::int64_t nx = 0, ny = 0, nz = 0, row_stride = 0, slice_stride = 0;
+  double sx = 1, sy = 1, sz = 1;
+  VoxelType type = VoxelType::u8;
+  const unsigned char* row(std::int64_t y, std::int64_t z) const {
+    return data + (z * slice_stride + y * row_stride) * voxel_bytes(type);
+  }
+};
+
+/// A file being written, plain or gzip-compressed (zlib's gzFile either way).
+class Sink {
+ public:
+  virtual void write(const void* bytes, std::size_t count) = 0;
+ protected:
+  ~Sink() = default;
+};
+/// Writes every row of `v` in order (x fastest, then y, then z).
+void write_voxels(Sink& sink, const ErasedView& v);
+
+// One function per format (nifti.cpp, nrrd.cpp, npy.cpp, tiff_stack.cpp).
+AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file);
+AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file);
+AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file);
+AnyVolume read_tiff_stack(const fs::path& path);
+void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v);
+void write_npy(const fs::path& path, Sink& sink, const ErasedView& v);
+
+/// Reverses the byte order of `count` values of `width` bytes in place.
+void swap_bytes(unsigned char* data, std::size_t count, int width);
+
+}  // namespace winnow::io::detail
