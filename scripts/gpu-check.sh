@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large compact label peers puzzle} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact label peers puzzle} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -48,6 +48,31 @@ if want large; then
   grep -E '^\[ +(OK|FAILED|SKIPPED|PASSED) ' "$logs/large.log" | tail -12
 fi
 
+# compute-sanitizer over the CUDA tests of every capability, on the sizes that finish in minutes
+# (the 2^24 and beyond-2^32 compaction and the large labeling cases are left out): memcheck,
+# racecheck, initcheck and synccheck (WINNOW_SANITIZE_TOOLS picks some). Anything reported fails.
+if want sanitize; then
+  step "sanitize (compute-sanitizer)"
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  declare -A filter=(
+    [test_compact]='CompactDevice.*:Variants/CompactTest.PredicateOps/cuda_*:Backends/ImageCompactBackend.*/cuda:CompactGeneric.TypesWithoutPrecompiledPathCuda-CompactDevice.Large2Pow24Plus7:CompactDevice.MoreThan2Pow32Elements'
+    [test_label]='Variants/Label.*/cuda_*:LabelDevice.*-Variants/Label.Large/*'
+    [test_puzzle]='PuzzleExhaustive.GpuEqualsCpu:PuzzleCompat.GpuMatchesCpu:Backends/Puzzle*/cuda'
+  )
+  for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
+    for t in test_compact test_label test_puzzle; do
+      log="$logs/sanitize-$tool-$t.log"
+      start=$SECONDS
+      timeout 900 "$cs" --tool "$tool" --error-exitcode 99 "$build/tests/$t" --gtest_filter="${filter[$t]}" > "$log" 2>&1
+      rc=$?
+      tests=$(grep -E '^\[  PASSED  \]' "$log" | tail -1)
+      printf '%-10s %-13s exit %-3s %4ss  %s  %s\n' "$tool" "$t" "$rc" $((SECONDS - start)) \
+        "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" "$tests"
+      [ "$rc" -eq 0 ] || status=1
+    done
+  done
+fi
+
 bench() {  # name, command...
   local name=$1; shift
   step "benchmark: $name"
@@ -65,7 +90,15 @@ want puzzle && bench puzzle "$build/bench/puzzle_bench" --measures mgc
 step "summary"
 printf '%s\n' "device: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
   "commit: ${WINNOW_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" "date: $(date -u +%F)"
-[ -f "$logs/ctest.log" ] && grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1
+if [ -f "$logs/ctest.log" ]; then  # CTest's "N% tests passed" counts skipped tests among the passed
+  total=$(grep -oE 'out of [0-9]+' "$logs/ctest.log" | tail -1 | grep -oE '[0-9]+')
+  failed=$(grep -oE '[0-9]+ tests failed' "$logs/ctest.log" | tail -1 | grep -oE '^[0-9]+')
+  skipped=$(grep -c '(Skipped)' "$logs/ctest.log")
+  echo "ctest: $((total - failed - skipped)) passed, $skipped skipped, $failed failed (of $total)"
+fi
+for f in "$logs"/sanitize-*.log; do
+  [ -f "$f" ] && printf '%s: %s\n' "$(basename "$f" .log)" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"
+done
 [ -f "$logs/large.log" ] && grep -E '^\[ +(PASSED|FAILED) +\]' "$logs/large.log" | sed 's/^/large tests: /'
 for f in "$logs"/bench-*.log; do
   [ -f "$f" ] || continue
