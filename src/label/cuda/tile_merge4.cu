@@ -26,11 +26,12 @@ namespace {
 // ones it links), so no compress pass is needed.
 
 __device__ __forceinline__ int sfind(int* s, int i) {
+  volatile int* vs = s;
   for (;;) {
-    const int p = relaxed_load(s + i);
+    const int p = vs[i];
     if (p == i) return i;
-    const int gp = relaxed_load(s + p);
-    if (gp != p) relaxed_store(s + i, gp);  // halving: an ancestor over a parent (see find)
+    const int gp = vs[p];
+    if (gp != p) lower_to(s + i, gp);  // halving: an ancestor over a parent (see find)
     i = gp;
   }
 }
@@ -52,6 +53,7 @@ __device__ void sunite(int* s, int a, int b) {
 
 __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
   __shared__ int s[kTile * kTile];
+  volatile int* vs = s;
   const int tx0 = blockIdx.x * kTile;
   const int lx = threadIdx.x;
   const unsigned below = (1u << lx) - 1u;  // lanes left of this one
@@ -74,8 +76,8 @@ __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::
     for (int r = 0; r < 4; ++r) {
       const int ly = threadIdx.y + 8 * r, i = ly * kTile + lx;
       // (foreground tests: other threads' finds may rewrite these entries meanwhile, never to -1)
-      if (!f[r] || ly == 0 || relaxed_load(s + i - kTile) < 0) continue;
-      if (((left_fg >> r) & 1u) && relaxed_load(s + i - kTile - 1) >= 0) continue;  // the left neighbour unites this pair
+      if (!f[r] || ly == 0 || vs[i - kTile] < 0) continue;
+      if (((left_fg >> r) & 1u) && vs[i - kTile - 1] >= 0) continue;  // the left neighbour unites this pair
       sunite(s, i, i - kTile);
     }
     // The forest is final: a store writes an ancestor over a parent, so concurrent readers see one
@@ -86,9 +88,9 @@ __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         if (!f[r]) continue;
-        const int i = (threadIdx.y + 8 * r) * kTile + lx, p = relaxed_load(s + i), pp = relaxed_load(s + p);
+        const int i = (threadIdx.y + 8 * r) * kTile + lx, p = vs[i], pp = vs[p];
         if (pp != p) {
-          relaxed_store(s + i, pp);
+          lower_to(s + i, pp);
           changed = true;
         }
       }

@@ -34,9 +34,9 @@ namespace {
 
 
 __device__ __forceinline__ std::uint32_t lnode(std::uint32_t k) { return (k >> 7) * kTB + ((k & 63u) >> 1); }
-__device__ __forceinline__ std::uint32_t lfind(std::uint32_t* s, std::uint32_t k) {
+__device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, std::uint32_t k) {
   for (;;) {
-    const std::uint32_t p = relaxed_load(s + lnode(k));
+    const std::uint32_t p = s[lnode(k)];
     if (p == k) return k;
     k = p;
   }
@@ -54,12 +54,13 @@ __device__ __forceinline__ std::uint32_t lfind(std::uint32_t* s, std::uint32_t k
 // (population counts masked to the run), so no match / reduction is needed.
 
 __device__ __forceinline__ std::uint32_t lfind_halve(std::uint32_t* s, std::uint32_t k) {
+  volatile std::uint32_t* vs = s;
   for (;;) {
     const std::uint32_t n = lnode(k);
-    const std::uint32_t p = relaxed_load(s + n);
+    const std::uint32_t p = vs[n];
     if (p == k) return k;
-    const std::uint32_t gp = relaxed_load(s + lnode(p));
-    if (gp != p) relaxed_store(s + n, gp);
+    const std::uint32_t gp = vs[lnode(p)];
+    if (gp != p) lower_to(s + n, gp);
     k = gp;
   }
 }
@@ -249,7 +250,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
         const int i = rowof(r) * kTB + lane;
         const std::uint32_t k0 = s[i];  // only this thread writes its node
         const std::uint32_t rt = lfind(s, k0);
-        if (rt != k0) relaxed_store(s + i, rt);
+        if (rt != k0) lower_to(s + i, rt);
       }
     }
     __syncthreads();

@@ -14,7 +14,6 @@
 // thread writes only roots, unite by atomicMin, and unite_counted for the tile algorithms, which
 // keep a count of roots per (pixel row, tile column). flatten_kernel<B> points the linked local
 // roots of every tile at their roots after the border pass.
-#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -130,17 +129,14 @@ __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b
 }
 
 // Shared-memory union-find entries are read and written by several threads of a block at once
-// (finds, path-halving stores, atomicMin links, pointer jumping). Relaxed atomic loads and stores
-// make those accesses race-free in the CUDA memory model -- and clean under compute-sanitizer
-// racecheck -- at the cost of plain ones (ld/st.relaxed.cta.shared). The algorithms are correct
-// for any interleaving: every store writes an ancestor (a smaller key) over a descendant.
+// (finds, path halving, links, pointer jumping). Every store there writes an ancestor (a smaller
+// key or index) over a descendant, so it is done as an atomicMin: it never raises an entry that a
+// concurrent link lowered further, and loads racing with it are not data races in the CUDA memory
+// model (volatile loads are relaxed; compute-sanitizer racecheck counts a load against a plain or
+// relaxed store of another thread, not against an atomic, bench/results/label.md).
 template <class T>
-__device__ __forceinline__ T relaxed_load(T* p) {
-  return ::cuda::atomic_ref<T, ::cuda::thread_scope_block>(*p).load(::cuda::memory_order_relaxed);
-}
-template <class T>
-__device__ __forceinline__ void relaxed_store(T* p, T v) {
-  ::cuda::atomic_ref<T, ::cuda::thread_scope_block>(*p).store(v, ::cuda::memory_order_relaxed);
+__device__ __forceinline__ void lower_to(T* entry, T ancestor) {
+  atomicMin(entry, ancestor);
 }
 
 __device__ __forceinline__ RawComponentStats empty_stats() {

@@ -97,19 +97,25 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
   const std::uint64_t tile = blockIdx.x;
   const std::uint64_t tile_base = tile * static_cast<std::uint64_t>(kTile);
   auto first = [&](int v) { return tile_base + static_cast<std::uint64_t>(v * kT + threadIdx.x) * vec; };
+  if (tile_base + kTile <= a.n) {  // a whole tile: every vector in one cp.async
 #pragma unroll
-  for (int v = 0; v < V; ++v) {
-    const std::uint64_t i = first(v);
-    const std::uint64_t left = i < a.n ? a.n - i : 0;
-    if (left >= static_cast<std::uint64_t>(vec)) {
-      cp_async16(&tile_s[v * kT + threadIdx.x], src.in + i);
-    } else {
-      // The input's last partial vector (and any vector past it) by element loads, zero-filled:
-      // a 16-byte cp.async with a smaller source size would be correct, but memory checkers
-      // (compute-sanitizer memcheck) count it as a 16-byte read past the end of the input.
-      T x[vec] = {};
-      for (int k = 0; k < static_cast<int>(left); ++k) x[k] = src.in[i + k];
-      __builtin_memcpy(&tile_s[v * kT + threadIdx.x], x, 16);
+    for (int v = 0; v < V; ++v) cp_async16(&tile_s[v * kT + threadIdx.x], src.in + first(v));
+  } else {
+    // The last tile: whole vectors by cp.async, the input's last partial vector (and any past it)
+    // by element loads, zero-filled. A 16-byte cp.async with a smaller source size would be
+    // correct, but memory checkers (compute-sanitizer memcheck) count it as a read past the input.
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const std::uint64_t i = first(v);
+      const std::uint64_t left = i < a.n ? a.n - i : 0;
+      if (left >= static_cast<std::uint64_t>(vec)) {
+        cp_async16(&tile_s[v * kT + threadIdx.x], src.in + i);
+      } else {
+        T x[vec];
+#pragma unroll
+        for (int k = 0; k < vec; ++k) x[k] = static_cast<std::uint64_t>(k) < left ? src.in[i + k] : T{};
+        __builtin_memcpy(&tile_s[v * kT + threadIdx.x], x, 16);
+      }
     }
   }
   cp_async_wait_all();  // each thread reads back only its own vectors until the barrier below
