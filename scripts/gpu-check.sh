@@ -63,7 +63,7 @@ if want sanitize; then
     for t in test_compact test_label test_puzzle; do
       log="$logs/sanitize-$tool-$t.log"
       start=$SECONDS
-      timeout 900 "$cs" --tool "$tool" --error-exitcode 99 "$build/tests/$t" --gtest_filter="${filter[$t]}" > "$log" 2>&1
+      timeout "${WINNOW_SANITIZE_TIMEOUT:-900}" "$cs" --tool "$tool" --error-exitcode 99 "$build/tests/$t" --gtest_filter="${filter[$t]}" > "$log" 2>&1
       rc=$?
       tests=$(grep -E '^\[  PASSED  \]' "$log" | tail -1)
       printf '%-10s %-13s exit %-3s %4ss  %s  %s\n' "$tool" "$t" "$rc" $((SECONDS - start)) \
@@ -94,6 +94,7 @@ if [ -f "$logs/ctest.log" ]; then  # CTest's "N% tests passed" counts skipped te
   total=$(grep -oE 'out of [0-9]+' "$logs/ctest.log" | tail -1 | grep -oE '[0-9]+')
   failed=$(grep -oE '[0-9]+ tests failed' "$logs/ctest.log" | tail -1 | grep -oE '^[0-9]+')
   skipped=$(grep -c '(Skipped)' "$logs/ctest.log")
+  failed=${failed:-0}
   echo "ctest: $((total - failed - skipped)) passed, $skipped skipped, $failed failed (of $total)"
 fi
 for f in "$logs"/sanitize-*.log; do
