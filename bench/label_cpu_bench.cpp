@@ -112,13 +112,12 @@ int main(int argc, char** argv) {
         bool cold;
         std::function<std::uint32_t()> run;
         std::function<void()> before;  // untimed, before every timed call
-        std::vector<double> ms;
-        std::vector<double> faults;    // minor page faults per timed call
+        std::vector<double> ms = {};
+        std::vector<double> faults = {};  // minor page faults per timed call
         std::uint32_t n = 0;
       };
       std::vector<Variant> vs;
       const auto nothing = [] {};
-      const auto trim = [] { malloc_trim(0); };
       // Labels the small image (the run-array cache then records a small request), then trims.
       const auto forget_run_array = [&small, &small_out, conn] {
         LabelOptions o;
@@ -133,6 +132,7 @@ int main(int argc, char** argv) {
       cv::Mat src(static_cast<int>(c.mask.height()), static_cast<int>(c.mask.width()), CV_8U,
                   const_cast<std::uint8_t*>(c.mask.data()));
       cv::Mat labels, stats, centroids;
+      const auto trim = [] { malloc_trim(0); };
       const auto cc = [&] { return static_cast<std::uint32_t>(cv::connectedComponents(src, labels, conn, CV_32S) - 1); };
       const auto cc_stats = [&] {
         return static_cast<std::uint32_t>(cv::connectedComponentsWithStats(src, labels, stats, centroids, conn, CV_32S) - 1);
