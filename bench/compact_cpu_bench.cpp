@@ -1,14 +1,18 @@
 // CPU stream compaction benchmark (Google Benchmark): int32, n = 2^21, 2^24, 2^26 (2^28 with
 // --huge), 1 / 50 / 99 % kept; winnow group_scan (and histopyramid at 2^21) against std::copy_if
-// and memcpy on the same inputs in the same run.
+// and two copies of the same bytes, all in the same run:
+//   memcpy_threads  memcpy on as many OpenMP threads as winnow uses (each copies one contiguous
+//                   slice): the machine's copy bandwidth, the fair ceiling for the compaction;
+//   memcpy_1thread  one std::memcpy on the calling thread (what one core can copy).
 //
-// Bytes: compaction counts n*4 read + k*4 written; memcpy counts n*4 read + n*4 written. The
-// table printed last gives each compaction's bytes/s as a fraction of memcpy's at the same n.
+// Bytes: compaction counts n*4 read + k*4 written; a copy counts n*4 read + n*4 written. The
+// table printed last gives each compaction's bytes/s as a fraction of both copies' at the same n.
 //
 //   ./bench_compact_cpu [--huge] [google-benchmark flags]
 // e.g. --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true (medians are used:
 // the development machine is shared, so single runs are noisy).
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -102,7 +106,7 @@ void BM_std_copy_if(benchmark::State& state) {
   set_bytes(state, n, d.kept);
 }
 
-void BM_memcpy(benchmark::State& state) {
+void BM_memcpy_1thread(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   Input& d = input(n, 50);
   for (auto _ : state) {
@@ -111,6 +115,28 @@ void BM_memcpy(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * n * 4));
+}
+
+// The same copy on winnow's thread count: one contiguous slice per thread, slice starts on
+// 64-byte multiples so no two threads write one cache line.
+void BM_memcpy_threads(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Input& d = input(n, 50);
+  const int threads = winnow::detail::cpu_threads();
+  constexpr std::size_t line = 64 / sizeof(std::int32_t);
+  const std::size_t slice = ((n + threads - 1) / threads + line - 1) / line * line;
+  for (auto _ : state) {
+#pragma omp parallel num_threads(threads)
+    {
+      const std::size_t lo = std::min(n, static_cast<std::size_t>(omp_get_thread_num()) * slice);
+      const std::size_t hi = std::min(n, lo + slice);
+      std::memcpy(d.out.data() + lo, d.in.data() + lo, (hi - lo) * 4);
+    }
+    benchmark::DoNotOptimize(d.out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * n * 4));
+  state.counters["threads"] = threads;
 }
 
 // Records bytes/s per benchmark name for the ratio table.
@@ -147,7 +173,8 @@ int main(int argc, char** argv) {
   if (huge) sizes.push_back(std::int64_t{1} << 28);
   const int percents[] = {1, 50, 99};
   for (auto n : sizes) {
-    benchmark::RegisterBenchmark("memcpy", BM_memcpy)->Args({n})->UseRealTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("memcpy_threads", BM_memcpy_threads)->Args({n})->UseRealTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("memcpy_1thread", BM_memcpy_1thread)->Args({n})->UseRealTime()->Unit(benchmark::kMicrosecond);
     for (int p : percents) {
       benchmark::RegisterBenchmark("winnow_group_scan", BM_winnow_group_scan)->Args({n, p})->UseRealTime()->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark("std_copy_if", BM_std_copy_if)->Args({n, p})->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -160,20 +187,27 @@ int main(int argc, char** argv) {
   Collector reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
-  std::printf("\nthreads %d; fraction of memcpy bandwidth (compaction: n*4 read + k*4 written; memcpy: 2*n*4)\n",
-              winnow::detail::cpu_threads());
-  std::printf("%-12s %-8s %-22s %12s %10s\n", "n", "kept", "contestant", "GB/s", "of memcpy");
+  const int threads = winnow::detail::cpu_threads();
+  std::printf("\nthreads %d; bytes/s as a fraction of copy bandwidth (compaction: n*4 read + k*4 written; copy: 2*n*4)\n"
+              "  of copy:    memcpy on %d threads (memcpy_threads), the machine's copy bandwidth\n"
+              "  of memcpy1: memcpy on one thread (memcpy_1thread)\n",
+              threads, threads);
+  std::printf("%-12s %-8s %-22s %12s %10s %10s\n", "n", "kept", "contestant", "GB/s", "of copy", "of memcpy1");
   for (auto n : sizes) {
     const std::string ns = std::to_string(n);
-    const double mem = reporter.bytes_per_second["memcpy/" + ns + "/real_time"];
-    std::printf("%-12s %-8s %-22s %12.2f %10s\n", ns.c_str(), "-", "memcpy", mem / 1e9, "1.00");
+    const double copy = reporter.bytes_per_second["memcpy_threads/" + ns + "/real_time"];
+    const double copy1 = reporter.bytes_per_second["memcpy_1thread/" + ns + "/real_time"];
+    auto row = [&](const std::string& kept, const char* name, double bps) {
+      std::printf("%-12s %-8s %-22s %12.2f %10.2f %10.2f\n", ns.c_str(), kept.c_str(), name, bps / 1e9,
+                  copy > 0 ? bps / copy : 0.0, copy1 > 0 ? bps / copy1 : 0.0);
+    };
+    row("-", "memcpy_threads", copy);
+    row("-", "memcpy_1thread", copy1);
     for (int p : percents) {
       for (const char* c : {"winnow_group_scan", "std_copy_if", "winnow_histopyramid"}) {
         const std::string key = std::string(c) + "/" + ns + "/" + std::to_string(p) + "/real_time";
         const auto it = reporter.bytes_per_second.find(key);
-        if (it == reporter.bytes_per_second.end()) continue;
-        std::printf("%-12s %-8s %-22s %12.2f %10.2f\n", ns.c_str(), (std::to_string(p) + "%").c_str(), c,
-                    it->second / 1e9, mem > 0 ? it->second / mem : 0.0);
+        if (it != reporter.bytes_per_second.end()) row(std::to_string(p) + "%", c, it->second);
       }
     }
   }

@@ -1,11 +1,20 @@
 // GPU benchmark of stream compaction: every winnow algorithm (stable and unordered variants)
 // against cub::DeviceSelect::If, thrust::copy_if and device-to-device copy bandwidth, all in one
-// run; then 8192x8192 RGBA image compaction + luminance sort against CUB select + CUB radix sort.
+// run; then 8192x8192 RGBA image compaction + luminance sort: the library's winnow::compact_image
+// (what `winnow compact` runs) against CUB select + CUB radix sort.
 //
 // CUDA events around each call, 3 warm-up calls, median of 25; inputs (and outputs) rotate over
 // enough buffers to exceed twice the L2 cache. Every result of ours is checked against CUB's
 // output on the device (abort on mismatch). single_pass is measured twice: CUB-style temporary
-// storage (a reset before each launch) and a CompactWorkspace (no reset).
+// storage (a reset before each launch) and a CompactWorkspace (no reset). No contestant allocates
+// inside the timing: CUB's and winnow's temporary storage is allocated beforehand, thrust's comes
+// from a caching allocator filled by the warm-up calls (thrust::copy_if still copies its count to
+// the host and waits for it: it returns the end iterator).
+//
+// Image rows: "compact_image (device)" is the call's own `milliseconds` (CUDA events around
+// compaction + count read-back + key gather + radix sort, as the peer does them; without the
+// image upload and index download); "compact_image (host wall)" is the whole call as a host
+// program sees it (device allocations, image upload from pageable memory, index download).
 //
 //   bench_compact_gpu [--quick] [--markdown] [--sweep-stable]
 //     --quick         n = 2^21 and 2^24 only, and a 4096x4096 image
@@ -23,14 +32,17 @@
 #include <thrust/execution_policy.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "winnow/compact.hpp"
+#include "winnow/image_compact.hpp"
 #include "winnow/cuda/compact.hpp"
 #include "compact_sweep.cuh"
 
@@ -128,6 +140,44 @@ __global__ void multiset_mismatch(const std::int32_t* a, const std::int32_t* b, 
     atomicAdd(bad, 0ull - s[3] * 3);
   }
 }
+
+/// Temporary storage for thrust, kept for reuse (the pattern of thrust's custom temporary
+/// allocation example): after the warm-up calls every request is served from a cached block,
+/// so thrust::copy_if is timed without cudaMalloc / cudaFree, like CUB and winnow.
+class CachingAllocator {
+ public:
+  using value_type = char;
+  CachingAllocator() = default;
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+  ~CachingAllocator() {
+    for (auto& [bytes, p] : free_) (void)cudaFree(p);
+    for (auto& [p, bytes] : in_use_) (void)cudaFree(p);
+  }
+  char* allocate(std::ptrdiff_t bytes) {
+    const auto want = static_cast<std::size_t>(std::max<std::ptrdiff_t>(bytes, 1));
+    char* p = nullptr;
+    std::size_t have = want;
+    if (const auto it = free_.lower_bound(want); it != free_.end()) {  // the smallest cached block that fits
+      have = it->first;
+      p = it->second;
+      free_.erase(it);
+    } else {
+      CK(cudaMalloc(reinterpret_cast<void**>(&p), want));
+    }
+    in_use_.emplace(p, have);
+    return p;
+  }
+  void deallocate(char* p, std::size_t) {
+    const auto it = in_use_.find(p);
+    free_.emplace(it->second, p);
+    in_use_.erase(it);
+  }
+
+ private:
+  std::multimap<std::size_t, char*> free_;  // bytes -> block
+  std::map<char*, std::size_t> in_use_;     // block -> bytes
+};
 
 template <class F>
 double median_ms(F&& f, cudaStream_t s, int reps = 25, int warmup = 3) {
@@ -272,8 +322,17 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
       }, s);
       print_row({pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
 
+      CachingAllocator thrust_alloc;
+      const std::int32_t* thrust_end =
+          thrust::copy_if(thrust::cuda::par(thrust_alloc).on(s), in[0], in[0] + n, out[0], op);
+      if (static_cast<std::uint64_t>(thrust_end - out[0]) != k) {
+        std::fprintf(stderr, "MISMATCH thrust::copy_if n=%s sel=%s: count %lld, CUB %llu\n", pow2_name(n).c_str(),
+                     sel_name, static_cast<long long>(thrust_end - out[0]), static_cast<unsigned long long>(k));
+        std::abort();
+      }
       const double thrust_ms = median_ms([&](int r) {
-        thrust::copy_if(thrust::cuda::par.on(s), in[r % buffers], in[r % buffers] + n, out[r % buffers], op);
+        thrust::copy_if(thrust::cuda::par(thrust_alloc).on(s), in[r % buffers], in[r % buffers] + n, out[r % buffers],
+                        op);
       }, s);
       print_row({pow2_name(n), sel_name, "thrust::copy_if", thrust_ms * 1e3, cub_ms / thrust_ms,
                  moved / (thrust_ms * 1e-3) / copy_bps});
@@ -426,92 +485,135 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
   }
 }
 
+/// Copies k device indices to the host.
+std::vector<std::uint32_t> to_host(const std::uint32_t* d, std::uint64_t k) {
+  std::vector<std::uint32_t> h(k);
+  if (k) CK(cudaMemcpy(h.data(), d, k * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  return h;
+}
+
 void bench_image(int side, cudaStream_t s) {
   const std::uint64_t n = std::uint64_t(side) * side;
   const std::string size = std::to_string(side) + "^2";
   auto* img = dalloc<winnow::Rgba8>(n);
   fill_image<<<1024, 256, 0, s>>>(img, n, 42);
   CK(cudaGetLastError());
-  const std::uint32_t thr = 40000;  // luminance > 40
+  const double threshold = 40.0;  // luminance > 40, in thousandths as the library compares it
+  const auto thr = static_cast<std::uint32_t>(threshold * 1000.0);
   auto* idx_ours = dalloc<std::uint32_t>(n);
   auto* idx_cub = dalloc<std::uint32_t>(n);
   auto* keys = dalloc<std::uint32_t>(n);
   auto* keys_sorted = dalloc<std::uint32_t>(n);
-  auto* idx_sorted_ours = dalloc<std::uint32_t>(n);
   auto* idx_sorted_cub = dalloc<std::uint32_t>(n);
   auto* d_count = dalloc<std::uint64_t>(1);
   auto* d_num = dalloc<std::uint64_t>(1);
   auto* d_bad = dalloc<unsigned long long>(1);
 
-  const winnow::Predicate pred = winnow::where_luminance(winnow::CompareOp::greater, 40.0);
+  // winnow's device API alone (the compaction step of compact_image, no sort)
+  const winnow::Predicate pred = winnow::where_luminance(winnow::CompareOp::greater, threshold);
   winnow::CompactOptions o;  // automatic = single_pass, stable
   std::size_t ours_bytes = 0;
   winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(nullptr, ours_bytes, img, n, idx_ours, d_count, pred, o, s);
   void* ours_temp = dalloc<char>(ours_bytes);
+  auto ours_compact = [&] {
+    winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(ours_temp, ours_bytes, img, n, idx_ours, d_count, pred,
+                                                                o, s);
+  };
+
+  // The peer: CUB select of the indices, the count read back, a gather of the keys and a stable
+  // CUB radix sort, descending, over the 18 bits a key can use.
   const LumaAbove op{img, thr};
   thrust::counting_iterator<std::uint32_t> first(0);
   std::size_t cub_bytes = 0;
   CK(cub::DeviceSelect::If(nullptr, cub_bytes, first, idx_cub, d_num, static_cast<std::int64_t>(n), op, s));
   void* cub_temp = dalloc<char>(cub_bytes);
   std::size_t sort_bytes = 0;
-  CK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys, keys_sorted, idx_ours, idx_sorted_ours,
+  CK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys, keys_sorted, idx_cub, idx_sorted_cub,
                                                 static_cast<std::int64_t>(n), 0, 18, s));
   void* sort_temp = dalloc<char>(sort_bytes);
-
-  auto sort_by_key = [&](const std::uint32_t* idx, std::uint32_t* idx_sorted, std::uint64_t k) {
-    if (k == 0) return;
-    gather_keys<<<(k + 255) / 256, 256, 0, s>>>(img, idx, static_cast<std::uint32_t>(k), keys);
-    CK(cudaGetLastError());
-    CK(cub::DeviceRadixSort::SortPairsDescending(sort_temp, sort_bytes, keys, keys_sorted, idx, idx_sorted,
-                                                  static_cast<std::int64_t>(k), 0, 18, s));
-  };
-  auto ours = [&](bool sort) {
-    winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(ours_temp, ours_bytes, img, n, idx_ours, d_count, pred,
-                                                                o, s);
-    if (!sort) return std::uint64_t{0};
-    std::uint64_t k = 0;
-    CK(cudaMemcpyAsync(&k, d_count, sizeof k, cudaMemcpyDeviceToHost, s));
-    CK(cudaStreamSynchronize(s));
-    sort_by_key(idx_ours, idx_sorted_ours, k);
-    return k;
-  };
   auto cub = [&](bool sort) {
     CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, idx_cub, d_num, static_cast<std::int64_t>(n), op, s));
     if (!sort) return std::uint64_t{0};
     std::uint64_t k = 0;
     CK(cudaMemcpyAsync(&k, d_num, sizeof k, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
-    sort_by_key(idx_cub, idx_sorted_cub, k);
+    if (k == 0) return k;
+    gather_keys<<<(k + 255) / 256, 256, 0, s>>>(img, idx_cub, static_cast<std::uint32_t>(k), keys);
+    CK(cudaGetLastError());
+    CK(cub::DeviceRadixSort::SortPairsDescending(sort_temp, sort_bytes, keys, keys_sorted, idx_cub, idx_sorted_cub,
+                                                  static_cast<std::int64_t>(k), 0, 18, s));
     return k;
   };
-  const std::uint64_t k1 = ours(true), k2 = cub(true);
+
+  // Check the device API's indices against CUB's.
+  const std::uint64_t k = cub(true);
+  CK(cudaMemsetAsync(idx_ours, 0xA5, n * sizeof(std::uint32_t), s));
+  ours_compact();
+  std::uint64_t k_ours = 0;
+  CK(cudaMemcpyAsync(&k_ours, d_count, sizeof k_ours, cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
-  if (k1 != k2) {
-    std::fprintf(stderr, "MISMATCH image compaction: %llu kept, CUB %llu\n", (unsigned long long)k1, (unsigned long long)k2);
+  if (k_ours != k) {
+    std::fprintf(stderr, "MISMATCH image compaction (device API): %llu kept, CUB %llu\n", (unsigned long long)k_ours,
+                 (unsigned long long)k);
     std::abort();
   }
   CK(cudaMemsetAsync(d_bad, 0, sizeof(unsigned long long), s));
-  count_mismatch<<<1024, 256, 0, s>>>(idx_ours, idx_cub, k1, d_bad);
-  count_mismatch<<<1024, 256, 0, s>>>(idx_sorted_ours, idx_sorted_cub, k1, d_bad);
+  count_mismatch<<<1024, 256, 0, s>>>(idx_ours, idx_cub, k, d_bad);
+  CK(cudaGetLastError());
   unsigned long long bad = 0;
   CK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
   if (bad) {
-    std::fprintf(stderr, "MISMATCH image compaction: %llu indices differ from CUB\n", bad);
+    std::fprintf(stderr, "MISMATCH image compaction (device API): %llu indices differ from CUB\n", bad);
     std::abort();
   }
+  const std::vector<std::uint32_t> want_packed = to_host(idx_cub, k), want_sorted = to_host(idx_sorted_cub, k);
+
+  // The library call, from host memory, as the CLI makes it.
+  std::vector<winnow::Rgba8> host_img(n);
+  CK(cudaMemcpy(host_img.data(), img, n * sizeof(winnow::Rgba8), cudaMemcpyDeviceToHost));
+  const winnow::ImageView<const winnow::Rgba8> view(host_img.data(), side, side);
+  winnow::ImageCompactOptions io;
+  io.threshold = threshold;
+  io.key = winnow::PixelKey::luminance;
+  io.sort = winnow::SortOrder::descending;
+  io.backend = winnow::Backend::cuda;
+  std::vector<double> lib_device_ms, lib_wall_ms;
+  for (int r = 0; r < 3 + 25; ++r) {  // 3 warm-ups (the first one checked), 25 timed
+    const auto t0 = std::chrono::steady_clock::now();
+    const winnow::ImageCompactResult res = winnow::compact_image(view, io);
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r == 0 && (res.backend != winnow::Backend::cuda || res.packed_index != want_packed ||
+                   res.sorted_index != want_sorted)) {
+      std::fprintf(stderr, "MISMATCH compact_image: backend %s, %zu packed / %zu sorted indices (CUB %llu), %s\n",
+                   res.backend == winnow::Backend::cuda ? "cuda" : "not cuda", res.packed_index.size(),
+                   res.sorted_index.size(), (unsigned long long)k,
+                   res.packed_index != want_packed ? "packed order differs" : "sorted order differs");
+      std::abort();
+    }
+    if (r >= 3) {
+      lib_device_ms.push_back(res.milliseconds);
+      lib_wall_ms.push_back(wall);
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double lib_ms = median(lib_device_ms), lib_wall = median(lib_wall_ms);
+
   char sel[16];
-  std::snprintf(sel, sizeof sel, "%.0f%%", 100.0 * k1 / n);
+  std::snprintf(sel, sizeof sel, "%.0f%%", 100.0 * k / n);
   const double cub_c = median_ms([&](int) { cub(false); }, s);
-  const double ours_c = median_ms([&](int) { ours(false); }, s);
+  const double ours_c = median_ms([&](int) { ours_compact(); }, s);
   const double cub_all = median_ms([&](int) { cub(true); }, s);
-  const double ours_all = median_ms([&](int) { ours(true); }, s);
   print_row({size, sel, "image: CUB select", cub_c * 1e3, 1.0, 0});
   print_row({size, sel, "image: ours compact", ours_c * 1e3, cub_c / ours_c, 0});
   print_row({size, sel, "image: CUB select+sort", cub_all * 1e3, 1.0, 0});
-  print_row({size, sel, "image: ours compact+sort", ours_all * 1e3, cub_all / ours_all, 0});
-  for (void* p : {(void*)img, (void*)idx_ours, (void*)idx_cub, (void*)keys, (void*)keys_sorted, (void*)idx_sorted_ours,
-                  (void*)idx_sorted_cub, (void*)d_count, (void*)d_num, (void*)d_bad, ours_temp, cub_temp, sort_temp})
+  print_row({size, sel, "image: compact_image (device)", lib_ms * 1e3, cub_all / lib_ms, 0});
+  print_row({size, sel, "image: compact_image (host wall, with alloc + copies)", lib_wall * 1e3, 0, 0});
+  for (void* p : {(void*)img, (void*)idx_ours, (void*)idx_cub, (void*)keys, (void*)keys_sorted, (void*)idx_sorted_cub,
+                  (void*)d_count, (void*)d_num, (void*)d_bad, ours_temp, cub_temp, sort_temp})
     CK(cudaFree(p));
 }
 

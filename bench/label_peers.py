@@ -9,7 +9,17 @@
 Random masks: pixel i is foreground when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, exactly
 as bench_label_gpu builds them. Real-image masks: the .u8 files `bench_label_gpu --dump DIR` wrote.
 
+The structuring element is a NumPy array: cupyx converts a CuPy one to NumPy on every call (a
+device-to-host copy and a synchronisation inside the timing). --reps is the same default (20) as
+bench_label_gpu's. cupyx is timed as a Python caller sees it, so on small images its time is
+mostly Python overhead per call (argument checks, several kernel launches from Python, the
+count read back to the host); the summary sets those ratios beside the largest image's.
+
+With --ours LOG (the output of bench_label_gpu), the summary lists cupyx.label / winnow per case
+(winnow: tile_merge, the automatic choice, labels + count + statistics).
+
     python3 bench/label_peers.py [--dump DIR] [--quick] [--reps 20] [--threads 16] [--conn 4|8] [--label-only]
+                                 [--ours bench-label.log]
 """
 import argparse
 import glob
@@ -41,6 +51,7 @@ def main():
     ap.add_argument("--no-opencv", action="store_true")
     ap.add_argument("--conn", type=int, default=0, help="4 or 8 (default: both)")
     ap.add_argument("--label-only", action="store_true", help="skip cupyx label+area+centroid")
+    ap.add_argument("--ours", default=None, help="bench_label_gpu's output, for the ratio summary")
     a = ap.parse_args()
 
     import cupy as cp
@@ -67,7 +78,7 @@ def main():
         for d in (0.1, 0.5, 0.9):
             cases.append((f"random_{s}_d{d}", s, s, d, None))
 
-    structs = {4: None, 8: cp.ones((3, 3), dtype=cp.int32)}
+    structs = {4: None, 8: np.ones((3, 3), dtype=np.int32)}  # NumPy: see the note above
     e0, e1 = cp.cuda.Event(), cp.cuda.Event()
 
     def gpu_time(fn):
@@ -82,6 +93,7 @@ def main():
             t.append(cp.cuda.get_elapsed_time(e0, e1))
         return statistics.median(t)
 
+    cupyx_ms = {}  # (case, conn) -> cupyx.label ms
     print(f"{'case':22s} {'peer':28s} {'conn':>4s} {'ms':>10s} {'components':>12s}")
     for name, w, h, d, host in cases:
         if host is None:
@@ -95,6 +107,7 @@ def main():
             st = structs[conn]
             lab, n = cndi.label(m, structure=st)
             t = gpu_time(lambda: cndi.label(m, structure=st))
+            cupyx_ms[(name, conn)] = t
             print(f"{name:22s} {'cupyx.label':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
 
             def with_stats():
@@ -123,6 +136,44 @@ def main():
                     print(f"{name:22s} {label:28s} {conn:4d} {statistics.median(ts):10.4f} {int(r[0]) - 1:12d}", flush=True)
         del ys, xs
         cp.get_default_memory_pool().free_all_blocks()
+    summary(cupyx_ms, a.ours, a.reps)
+
+
+def read_ours(path):
+    """(case, conn) -> ms with statistics of tile_merge, from bench_label_gpu's rows."""
+    ours = {}
+    if not path or not os.path.exists(path):
+        return ours
+    with open(path) as f:
+        for line in f:
+            col = line.split()
+            # case algorithm conn ms ms_nostat Gpx/s copy_ms components [ok]
+            if len(col) >= 8 and col[1] == "tile_merge" and col[2] in ("4", "8"):
+                try:
+                    ours[(col[0], int(col[2]))] = float(col[3])
+                except ValueError:
+                    pass
+    return ours
+
+
+def summary(cupyx_ms, ours_log, reps):
+    ours = read_ours(ours_log)
+    print("\n## summary")
+    print(f"cupyx.scipy.ndimage.label (labels + count), median of {reps}; winnow tile_merge with statistics"
+          + ("" if ours else " (no bench_label_gpu log given: --ours)"))
+    print(f"{'case':22s} {'conn':>4s} {'cupyx ms':>10s} {'winnow ms':>10s} {'cupyx/winnow':>13s}")
+    for (name, conn), t in cupyx_ms.items():
+        w = ours.get((name, conn))
+        ratio = f"{t / w:12.1f}x" if w else f"{'-':>13s}"
+        print(f"{name:22s} {conn:4d} {t:10.4f} {w if w else float('nan'):10.4f} {ratio}")
+    sizes = sorted({int(n.split("_")[1]) for n, _ in cupyx_ms if n.startswith("random_")})
+    if sizes:
+        big = [k for k in cupyx_ms if k[0].startswith(f"random_{sizes[-1]}_")]
+        ratios = ", ".join(f"{k[0][len('random_'):]} conn {k[1]}: {cupyx_ms[k] / ours[k]:.1f}x"
+                           for k in big if ours.get(k))
+        print(f"note: cupyx's times include its Python overhead per call; on the real images and up to 1024^2 it is most "
+              f"of the time, so those ratios measure that overhead more than the labeling. Read them beside the largest "
+              f"image's ({sizes[-1]}^2{': ' + ratios if ratios else ''}).")
 
 
 if __name__ == "__main__":

@@ -81,10 +81,13 @@ bench() {  # name, command...
   fi
 }
 want compact && bench compact "$build/bench/bench_compact_gpu" --markdown
-want label && bench label "$build/bench/bench_label_gpu" --reps 20 --dump "$build/label-masks"
+# Both labeling programs take the same number of timed repetitions.
+label_reps=20
+want label && bench label "$build/bench/bench_label_gpu" --reps "$label_reps" --dump "$build/label-masks"
 # Peers on the same masks: cupyx.scipy.ndimage.label and OpenCV (16 threads); real images first.
-want peers && bench label-peers timeout 240 python3 bench/label_peers.py --reps 10 --threads 16 \
-  --dump "$build/label-masks"
+# Its summary divides cupyx's times by winnow's from the label step's log.
+want peers && bench label-peers timeout 400 python3 bench/label_peers.py --reps "$label_reps" --threads 16 \
+  --dump "$build/label-masks" --ours "$logs/bench-label.log"
 want puzzle && bench puzzle "$build/bench/puzzle_bench" --measures mgc
 
 step "summary"
