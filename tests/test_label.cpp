@@ -437,6 +437,49 @@ TEST(LabelApi, Errors) {
   }
 }
 
+// Where the time went: the stages add up to the call's time; a CUDA run reports a device setup
+// and transfers (its labeling alone is not the whole call).
+TEST(LabelApi, StageTimesAddUp) {
+  std::mt19937 rng(77);
+  winnow::Image<std::uint8_t> mask(517, 389);
+  for (auto& v : mask.pixels()) v = rng() % 2;
+  std::vector<winnow::Backend> backends{winnow::Backend::cpu};
+  if (winnow::cuda_available()) backends.push_back(winnow::Backend::cuda);
+  for (winnow::Backend b : backends) {
+    winnow::LabelOptions o;
+    o.backend = b;
+    const auto r = winnow::label(mask.view(), o);
+    const auto& st = r.stages;
+    EXPECT_GE(st.device_setup, 0.0);
+    EXPECT_GE(st.transfers, 0.0);
+    EXPECT_GE(st.compute, 0.0);
+    EXPECT_NEAR(st.device_setup + st.transfers + st.compute, r.milliseconds, 1e-6 * (1 + r.milliseconds));
+    if (b == winnow::Backend::cpu) {
+      EXPECT_EQ(st.device_setup, 0.0);
+      EXPECT_EQ(st.transfers, 0.0);
+    } else {
+      EXPECT_GT(st.device_setup, 0.0);
+      EXPECT_GT(st.transfers, 0.0);
+    }
+  }
+}
+
+// `automatic` weighs the whole job: in a process that has not started the device, a small image
+// is labelled on the CPU even where a device answers (its start alone costs more than the CPU
+// labeling); an explicit request, or WINNOW_BACKEND, still takes the device.
+TEST(LabelApi, AutomaticLabelsASmallImageOnTheCpuInAFreshProcess) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  winnow::Image<std::uint8_t> mask(64, 48);
+  std::mt19937 rng(5);
+  for (auto& v : mask.pixels()) v = rng() % 2;
+  if (const char* env = std::getenv("WINNOW_BACKEND"); env && *env) GTEST_SKIP() << "WINNOW_BACKEND is set";
+  // (ctest runs each test in its own process, so no earlier call has started the device)
+  EXPECT_EQ(winnow::label(mask.view()).backend, winnow::Backend::cpu);
+  winnow::LabelOptions o;
+  o.backend = winnow::Backend::cuda;
+  EXPECT_EQ(winnow::label(mask.view(), o).backend, winnow::Backend::cuda);
+}
+
 TEST(LabelApi, EmptyImage) {
   const Mask m(0, 0);
   LabelOptions o;

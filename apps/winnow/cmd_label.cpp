@@ -108,11 +108,17 @@ void run(const LabelCli& o) {
       {o.out_labels, [&](const std::string& path) { io::write_tiff(path, r.labels.view()); }},
       {o.stats_csv, stats_csv},
   });
-  if (!o.common.quiet)
-    std::printf("%s: %" PRId64 "x%" PRId64 ", %u components (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms\n",
+  if (!o.common.quiet) {
+    // One line; on CUDA the time by stage, so a device's start is not read as the labeling's time.
+    char stages[160] = "";
+    if (r.backend == Backend::cuda)
+      std::snprintf(stages, sizeof stages, " (device start %.1f, transfers %.1f, labeling %.3f)", r.stages.device_setup,
+                    r.stages.transfers, r.stages.compute);
+    std::printf("%s: %" PRId64 "x%" PRId64 ", %u components (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms%s\n",
                 o.input.c_str(), W, H, r.count, o.connectivity, shown, use_otsu ? " otsu" : "",
                 o.invert ? ", inverted" : "", std::string(to_string(r.backend)).c_str(),
-                std::string(to_string(r.algorithm)).c_str(), r.milliseconds);
+                std::string(to_string(r.algorithm)).c_str(), r.milliseconds, stages);
+  }
 }
 
 }  // namespace

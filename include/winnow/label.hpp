@@ -49,13 +49,22 @@ struct ComponentStats {
   friend bool operator==(const ComponentStats&, const ComponentStats&) = default;
 };
 
+/// Where the time of a call went, in milliseconds (wall clock). On the CPU backend everything is
+/// `compute`. On CUDA: `device_setup` is the device's start in this process (the first CUDA call
+/// of a process creates its context, often 100 ms and more) plus the device allocations,
+/// `transfers` the copies between host and device memory, `compute` the labeling on the device.
+struct StageTimes {
+  double device_setup = 0, transfers = 0, compute = 0;
+};
+
 struct Labeling {
   Image<std::uint32_t> labels;       ///< same size as the input; 0 background, 1..count
   std::uint32_t count = 0;           ///< N, the number of components (after min_area)
   std::vector<ComponentStats> stats; ///< stats[i] describes label i + 1 (empty unless want_stats)
   Backend backend = Backend::cpu;    ///< the backend that ran
   LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< the algorithm that ran
-  double milliseconds = 0;           ///< wall time of the labeling (incl. transfers on CUDA)
+  double milliseconds = 0;           ///< wall time of the whole call (device start and transfers included)
+  StageTimes stages;                 ///< the same time by stage
 };
 
 /// Labels the non-zero pixels of `mask`. Throws InputError on a bad option, BackendError when

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/backend.hpp"
 #include "common/cuda/runtime.hpp"
 #include "winnow/error.hpp"
 
@@ -50,12 +51,15 @@ std::vector<DeviceInfo> cuda_devices() {
 #endif
 }
 
-Backend resolve_backend(Backend requested) {
+Backend detail::requested_backend(Backend requested) {
   if (requested == Backend::automatic) {
-    if (const char* env = std::getenv("WINNOW_BACKEND"); env && *env) {
-      requested = parse_backend(env);
-    }
+    if (const char* env = std::getenv("WINNOW_BACKEND"); env && *env) return parse_backend(env);
   }
+  return requested;
+}
+
+Backend resolve_backend(Backend requested) {
+  requested = detail::requested_backend(requested);
   if (requested == Backend::automatic) return cuda_available() ? Backend::cuda : Backend::cpu;
   if (requested == Backend::cuda && !cuda_available()) {
     throw BackendError(cuda_compiled_in()

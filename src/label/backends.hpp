@@ -18,6 +18,7 @@ struct LabelRequest {
   int connectivity = 8;
   bool want_stats = true;
   LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< never automatic here
+  StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
 };
 
 /// Statistics of a component, or of a part of one, as exact integer sums (image coordinates), so

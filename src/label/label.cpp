@@ -6,6 +6,9 @@
 #include <cmath>
 #include <string>
 
+#include "common/backend.hpp"
+#include "common/cuda/runtime.hpp"
+#include "common/threads.hpp"
 #include "label/backends.hpp"
 #include "winnow/error.hpp"
 #include "winnow/label.hpp"
@@ -21,6 +24,32 @@ constexpr LabelVariant kVariants[] = {
     {LabelAlgorithm::tile_merge, Backend::cuda},
 };
 
+// `automatic` labels host memory on the CUDA backend only where the whole job is faster there:
+// the device's start (when no winnow call has started it in this process: context creation), the
+// mask in and the labels out over the host link, and the labeling, against the CPU labeling on
+// this machine's threads. The rates are measured ones, rounded in the GPU's disfavour (H200
+// machine, 16 cores, PCIe; bench/results/label.md, "Choosing the backend"): for a one-shot job
+// in a fresh process (the CLI) the device's start decides, so the CPU labels up to several hundred
+// megapixels; in a process that has started the device, the GPU takes images from about 1 MP.
+#ifdef WINNOW_HAVE_CUDA
+struct JobModel {
+  double device_start_ms = 150;             // context creation + first allocations
+  double gpu_call_ms = 0.3;                 // every call: allocations, launches, synchronisations
+  double link_bytes_per_ms = 15e6;          // staged copies, mask in (1 B/px) + labels out (4 B/px)
+  double gpu_pixels_per_ms = 20e6;          // labeling + statistics, dense masks
+  double cpu_pixels_per_ms_per_thread = 0.12e6;  // row_stripes + statistics, dense masks
+};
+
+bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {
+  constexpr JobModel m;
+  const double px = static_cast<double>(pixels);
+  const double gpu = (device_started ? 0.0 : m.device_start_ms) + m.gpu_call_ms + px * 5 / m.link_bytes_per_ms +
+                     px / m.gpu_pixels_per_ms;
+  const double cpu = px / (m.cpu_pixels_per_ms_per_thread * std::max(1, cpu_threads));
+  return gpu < cpu;
+}
+#endif
+
 Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, const LabelOptions& options) {
   if (options.connectivity != 4 && options.connectivity != 8)
     throw InputError("label: connectivity must be 4 or 8, not " + std::to_string(options.connectivity));
@@ -29,7 +58,14 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
   if (out.width != mask.width || out.height != mask.height || (out.size() > 0 && (!out.data || out.stride < out.width)))
     throw InputError("label: the label image must have the mask's size");
   const auto t0 = std::chrono::steady_clock::now();
-  const Backend backend = resolve_backend(options.backend);
+  const Backend asked = detail::requested_backend(options.backend);
+  Backend backend = resolve_backend(asked);
+#ifdef WINNOW_HAVE_CUDA
+  if (asked == Backend::automatic && backend == Backend::cuda &&
+      !cuda_wins(mask.size(), detail::cpu_threads(), detail::cuda::device_started()))
+    backend = Backend::cpu;
+#endif
+  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   LabelAlgorithm algorithm = options.algorithm;
   if (algorithm == LabelAlgorithm::automatic) {
     // CPU: run-based row stripes beat tile_merge and OpenCV (bench/results/label.md).
@@ -55,6 +91,7 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
   const bool filter = options.min_area > 1;
   req.want_stats = options.want_stats || filter;
   Labeling result;
+  req.times = &result.stages;
   result.backend = backend;
   result.algorithm = algorithm;
   std::vector<ComponentStats>* stats = req.want_stats ? &result.stats : nullptr;
@@ -80,6 +117,10 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
   if (!options.want_stats) result.stats.clear();
   result.count = static_cast<std::uint32_t>(n);
   result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // CUDA: the backend filled its stages; the choice (the driver's start when it was the first
+  // CUDA call) counts as device setup. Whatever else the call took is host work: compute.
+  if (backend == Backend::cuda) result.stages.device_setup += choice_ms;
+  result.stages.compute = result.milliseconds - result.stages.device_setup - result.stages.transfers;
   return result;
 }
 

@@ -1,6 +1,7 @@
 // Device discovery for the run-time backend choice.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "common/cuda/runtime.hpp"
@@ -18,6 +19,12 @@ int device_count() {
   }();
   return count;
 }
+
+namespace {
+std::atomic<bool> started{false};
+}
+void note_device_started() { started.store(true, std::memory_order_relaxed); }
+bool device_started() { return started.load(std::memory_order_relaxed); }
 
 std::vector<DeviceInfo> devices() {
   std::vector<DeviceInfo> out;

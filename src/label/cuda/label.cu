@@ -46,11 +46,14 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/cuda/check.cuh"
+#include "common/cuda/runtime.hpp"
+#include "common/cuda/staging.cuh"
 #include "label/backends.hpp"
 #include "label/cuda/numbering.cuh"
 #include "label/cuda/plan.cuh"
@@ -174,17 +177,29 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
   const std::int64_t W = req.mask.width, H = req.mask.height;
   if (stats) stats->clear();
   if (W <= 0 || H <= 0) return 0;
+  using clock = std::chrono::steady_clock;
+  auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
+  StageTimes times;
+  auto t = clock::now();
   LabelOptions o;
   o.connectivity = req.connectivity;
   o.algorithm = req.algorithm;
   const Plan p = make_plan(W, H, W, o);
+  WINNOW_CUDA_CHECK(cudaFree(nullptr));  // the context, if this is the process's first CUDA call
+  note_device_started();
   cudaStream_t s = nullptr;
   const auto n = static_cast<std::size_t>(W * H);
   DeviceBuffer<std::uint8_t> d_mask(n, s);
   DeviceBuffer<std::uint32_t> d_labels(n, s);
   DeviceBuffer<char> d_temp(p.total, s);
   DeviceBuffer<std::uint32_t> d_count(1, s);
-  WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(d_mask.get(), W, req.mask.data, req.mask.stride, W, H, cudaMemcpyHostToDevice, s));
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.device_setup = since(t);
+  t = clock::now();
+  copy_to_device(d_mask.get(), W, req.mask.data, req.mask.stride, W, H, s);
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.transfers = since(t);
+  t = clock::now();
   run_core(p, d_temp.get(), d_mask.get(), d_count.get(), nullptr, 0, s);
   std::uint32_t count = 0;
   WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
@@ -193,13 +208,14 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
   // With statistics the numbering pass runs again, now sized: it initialises (or fills) the records.
   if (d_stats.size()) run_core(p, d_temp.get(), d_mask.get(), d_count.get(), d_stats.get(), d_stats.size(), s);
   run_final(p, d_temp.get(), d_mask.get(), d_labels.get(), d_stats.get(), d_stats.size(), s);
-  WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(req.labels.data, req.labels.stride * 4, d_labels.get(), W * 4, W * 4, H,
-                                      cudaMemcpyDeviceToHost, s));
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.compute = since(t);
+  t = clock::now();
+  copy_to_host(req.labels.data, req.labels.stride * 4, d_labels.get(), W * 4, W * 4, H, s);
   if (stats && count) {
     std::vector<RawComponentStats> raw(count);
-    WINNOW_CUDA_CHECK(cudaMemcpyAsync(raw.data(), d_stats.get(), count * sizeof(RawComponentStats),
-                                      cudaMemcpyDeviceToHost, s));
-    WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+    copy_to_host(raw.data(), count * sizeof(RawComponentStats), d_stats.get(), count * sizeof(RawComponentStats),
+                 count * sizeof(RawComponentStats), 1, s);
     stats->resize(count);
     for (std::uint32_t i = 0; i < count; ++i) {
       const RawComponentStats& r = raw[i];
@@ -212,6 +228,12 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
     }
   }
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.transfers += since(t);
+  if (req.times) {
+    req.times->device_setup += times.device_setup;
+    req.times->transfers += times.transfers;
+    req.times->compute += times.compute;
+  }
   return count;
 }
 }  // namespace

@@ -1,0 +1,124 @@
+// Pinned double-buffered staging for host <-> device copies (see staging.cuh).
+//
+// Both directions cut the copy into segments no larger than a staging buffer: whole rows when a
+// row fits (as many as fit), else pieces of one row. Host to device: wait until buffer b is free
+// (its last transfer's event), copy the segment into it with the host threads, enqueue the
+// transfer and record the event. Device to host: enqueue the transfer of segment k + 1 into the
+// other buffer before copying segment k out of its buffer, so the two overlap the same way.
+// One mutex per device serialises callers that share the buffers.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "common/cuda/check.cuh"
+#include "common/cuda/staging.cuh"
+
+namespace winnow::detail::cuda {
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{16} << 20;
+
+struct Staging {
+  std::mutex mutex;
+  void* buffer[2] = {nullptr, nullptr};
+  cudaEvent_t free[2] = {nullptr, nullptr};
+};
+
+// One pair per device, allocated on first use and kept for the process (pinned memory is slow to
+// allocate; 32 MiB per device).
+Staging& staging_of_current_device() {
+  static std::mutex table_mutex;
+  static std::vector<Staging*> table;
+  int device = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(table_mutex);
+  if (table.size() <= static_cast<std::size_t>(device)) table.resize(static_cast<std::size_t>(device) + 1, nullptr);
+  if (!table[device]) {
+    auto* s = new Staging;
+    for (int b = 0; b < 2; ++b) {
+      WINNOW_CUDA_CHECK(cudaHostAlloc(&s->buffer[b], kChunk, cudaHostAllocDefault));
+      WINNOW_CUDA_CHECK(cudaEventCreateWithFlags(&s->free[b], cudaEventDisableTiming));
+    }
+    table[device] = s;
+  }
+  return *table[device];
+}
+
+// Host copy with the OpenMP threads (one thread below 1 MiB, where starting them costs more).
+void host_copy(void* dst, const void* src, std::size_t bytes) {
+  const int threads = bytes >= (std::size_t{1} << 20) ? std::min(omp_get_max_threads(), 8) : 1;
+  const std::size_t part = (bytes + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const std::size_t begin = std::min(bytes, static_cast<std::size_t>(t) * part), end = std::min(bytes, begin + part);
+    if (end > begin) std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+  }
+}
+
+// A segment of the copy: `rows` whole rows starting at `row`, or (rows == 1) the bytes
+// [offset, offset + bytes) of one row.
+struct Segment {
+  std::size_t row, rows, offset, bytes;
+};
+
+std::vector<Segment> segments(std::size_t row_bytes, std::size_t rows) {
+  std::vector<Segment> out;
+  if (row_bytes == 0 || rows == 0) return out;
+  if (row_bytes <= kChunk) {
+    const std::size_t per = kChunk / row_bytes;
+    for (std::size_t r = 0; r < rows; r += per) out.push_back({r, std::min(per, rows - r), 0, row_bytes});
+  } else {
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t o = 0; o < row_bytes; o += kChunk) out.push_back({r, 1, o, std::min(kChunk, row_bytes - o)});
+  }
+  return out;
+}
+
+}  // namespace
+
+void copy_to_device(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+                    std::size_t rows, cudaStream_t stream) {
+  Staging& st = staging_of_current_device();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  int b = 0;
+  for (const Segment& g : segments(row_bytes, rows)) {
+    WINNOW_CUDA_CHECK(cudaEventSynchronize(st.free[b]));  // its previous transfer has left the buffer
+    char* buf = static_cast<char*>(st.buffer[b]);
+    for (std::size_t r = 0; r < g.rows; ++r)  // rows packed in the buffer, g.bytes apart
+      host_copy(buf + r * g.bytes, static_cast<const char*>(src) + (g.row + r) * src_pitch + g.offset, g.bytes);
+    WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(dst) + g.row * dst_pitch + g.offset, dst_pitch, buf, g.bytes,
+                                        g.bytes, g.rows, cudaMemcpyHostToDevice, stream));
+    WINNOW_CUDA_CHECK(cudaEventRecord(st.free[b], stream));
+    b ^= 1;
+  }
+}
+
+void copy_to_host(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+                  std::size_t rows, cudaStream_t stream) {
+  Staging& st = staging_of_current_device();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  const std::vector<Segment> seg = segments(row_bytes, rows);
+  auto enqueue = [&](std::size_t k) {
+    const Segment& g = seg[k];
+    const int b = static_cast<int>(k & 1);
+    WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(st.buffer[b], g.bytes, static_cast<const char*>(src) + g.row * src_pitch + g.offset,
+                                        src_pitch, g.bytes, g.rows, cudaMemcpyDeviceToHost, stream));
+    WINNOW_CUDA_CHECK(cudaEventRecord(st.free[b], stream));
+  };
+  if (!seg.empty()) enqueue(0);
+  for (std::size_t k = 0; k < seg.size(); ++k) {
+    if (k + 1 < seg.size()) enqueue(k + 1);  // the next transfer runs while this segment is copied out
+    const Segment& g = seg[k];
+    const int b = static_cast<int>(k & 1);
+    WINNOW_CUDA_CHECK(cudaEventSynchronize(st.free[b]));
+    const char* buf = static_cast<const char*>(st.buffer[b]);
+    for (std::size_t r = 0; r < g.rows; ++r)
+      host_copy(static_cast<char*>(dst) + (g.row + r) * dst_pitch + g.offset, buf + r * g.bytes, g.bytes);
+  }
+}
+
+}  // namespace winnow::detail::cuda
