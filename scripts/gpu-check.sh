@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact label peers puzzle} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact label peers puzzle cli} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -89,6 +89,26 @@ want label && bench label "$build/bench/bench_label_gpu" --reps "$label_reps" --
 want peers && bench label-peers timeout 400 python3 bench/label_peers.py --reps "$label_reps" --threads 16 \
   --dump "$build/label-masks" --ours "$logs/bench-label.log"
 want puzzle && bench puzzle "$build/bench/puzzle_bench" --measures mgc
+
+# What a CLI user sees (one process per call, so every CUDA run pays the device's start): `winnow
+# label` on random density-0.5 masks with each backend; the summary's stages (device start,
+# transfers, labeling) are the measurements behind `automatic`'s choice (src/label/label.cpp).
+if want cli; then
+  step "cli: winnow label, one process per call"
+  mkdir -p "$build/cli-masks"
+  python3 - "$build/cli-masks" <<'PY' > /dev/null || status=1
+import sys, numpy as np, cv2
+rng = np.random.default_rng(7)
+for side in (1024, 4096, 8192, 16384):
+    cv2.imwrite(f"{sys.argv[1]}/random_{side}.png", ((rng.random((side, side)) < 0.5) * 255).astype(np.uint8))
+PY
+  for side in 1024 4096 8192 16384; do
+    for backend in cpu cuda auto; do
+      "$build/apps/winnow/winnow" label "$build/cli-masks/random_$side.png" --threshold 127 --backend $backend
+    done
+  done > "$logs/bench-cli.log" 2>&1 || status=1
+  cat "$logs/bench-cli.log"
+fi
 
 step "summary"
 printf '%s\n' "device: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
