@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test bench-cpu gpu-check clean
+.PHONY: all deps configure build demo test test-sanitize bench-cpu gpu-check clean
 
 all: build
 
@@ -24,6 +24,15 @@ demo: build
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer (its own build folder, no CUDA,
+# no benchmarks); any report fails the test that triggered it.
+test-sanitize: deps
+	@cmake -S . -B $(BUILD)-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWINNOW_WITH_CUDA=OFF \
+	  -DWINNOW_BUILD_BENCH=OFF -DWINNOW_SANITIZE=address,undefined > /dev/null
+	@cmake --build $(BUILD)-sanitize -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD)-sanitize --output-on-failure -j $(JOBS)
+
 bench-cpu: build
 	@$(BUILD)/bench/bench_compact_cpu
 
@@ -31,4 +40,4 @@ gpu-check:
 	@scripts/gpu-check.sh
 
 clean:
-	rm -rf $(BUILD) demo-out
+	rm -rf $(BUILD) $(BUILD)-sanitize demo-out

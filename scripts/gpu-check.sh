@@ -59,11 +59,20 @@ if want sanitize; then
     [test_label]='Variants/Label.*/cuda_*:LabelDevice.*-Variants/Label.Large/*'
     [test_puzzle]='PuzzleExhaustive.GpuEqualsCpu:PuzzleCompat.GpuMatchesCpu:Backends/Puzzle*/cuda'
   )
+  # racecheck is the slowest (every shared-memory access): the kernels with shared memory, on
+  # fewer sizes (the shared-memory and ring compaction kernels, both labeling algorithms).
+  declare -A race_filter=(
+    [test_compact]='CompactDevice.ValuesIndicesSizingCallAllVariants:CompactDevice.RingEveryElementSize:Variants/CompactTest.PredicateOps/cuda_single_pass_*:Backends/ImageCompactBackend.StridedView/cuda'
+    [test_label]='Variants/Label.RandomDensities/cuda_*:Variants/Label.Patterns/cuda_*:LabelDevice.*'
+  )
+  for t in $WINNOW_SANITIZE_EXTRA; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in test_compact test_label test_puzzle; do
+    for t in test_compact test_label test_puzzle $WINNOW_SANITIZE_EXTRA; do
       log="$logs/sanitize-$tool-$t.log"
+      f=${filter[$t]}
+      [ "$tool" = racecheck ] && [ -n "${race_filter[$t]:-}" ] && f=${race_filter[$t]}
       start=$SECONDS
-      timeout "${WINNOW_SANITIZE_TIMEOUT:-900}" "$cs" --tool "$tool" --error-exitcode 99 "$build/tests/$t" --gtest_filter="${filter[$t]}" > "$log" 2>&1
+      timeout "${WINNOW_SANITIZE_TIMEOUT:-900}" "$cs" --tool "$tool" --error-exitcode 99 "$build/tests/$t" --gtest_filter="$f" > "$log" 2>&1
       rc=$?
       tests=$(grep -E '^\[  PASSED  \]' "$log" | tail -1)
       printf '%-10s %-13s exit %-3s %4ss  %s  %s\n' "$tool" "$t" "$rc" $((SECONDS - start)) \
