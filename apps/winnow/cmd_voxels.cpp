@@ -7,7 +7,6 @@
 #include <bit>
 #include <cctype>
 #include <charconv>
-#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -54,11 +53,12 @@ PointFormat format_of(const std::string& out) {
 double parse_level(const std::string& text) {
   const char* begin = text.c_str();
   char* end = nullptr;
-  errno = 0;
   const double level = std::strtod(begin, &end);
-  // A finite decimal number; strtod would also take leading blanks, hex, "inf" and "nan".
+  // A finite decimal number; strtod would also take leading blanks, hex, "inf" and "nan". Its
+  // ERANGE is not an error here: an overflow shows as infinite, an underflow is a subnormal or
+  // zero level, which f64 voxels can hold.
   const bool plain = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
-  if (!plain || end != begin + text.size() || errno != 0 || !std::isfinite(level))
+  if (!plain || end != begin + text.size() || !std::isfinite(level))
     throw InputError("--level '" + text + "' is not a finite number");
   return level;
 }
