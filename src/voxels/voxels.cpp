@@ -11,7 +11,7 @@
 //
 // The selection becomes one Predicate `key <op> threshold` in the voxel's own type, so every
 // backend compares exactly what a scalar loop compares (see VoxelSelection for how the double
-// level is turned into a threshold of the type). Three departures from "the volume as it is":
+// level is turned into a threshold of the type). Three details:
 // - Strided views (padding between rows or slices) are copied into a contiguous buffer first,
 //   one pass, rather than compacted row by row: one compaction of n elements beats ny nz small
 //   ones, above all on a device where each call is a launch and a copy; the indices then count
@@ -25,8 +25,9 @@
 // Index width: 32-bit indices below 2^32 voxels, 64-bit from there on. The index buffer is sized
 // by a guess (all n up to 2^24 voxels, else n / 4, at least 2^24): compact_indices returns the
 // number kept even when the buffer is smaller, and then runs once more into a buffer of exactly
-// that size. A volume keeping more than a quarter of over 2^26 voxels pays two passes, and
-// no volume needs an index per voxel of memory.
+// that size. Only a volume of more than 2^24 voxels that keeps more than max(2^24, n / 4) of
+// them pays that second pass; the indices take at most max(2^24, n / 4, k) entries, never one
+// per voxel of a large volume.
 //
 // Complexity: O(n) reads and predicate evaluations (plus one O(n) copy for strided, i8 and i16
 // volumes), O(k) for decoding k kept voxels; memory O(k) beside the volume (O(n) for a copy).
