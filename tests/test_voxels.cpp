@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -226,6 +227,29 @@ TEST_P(VoxelsBackend, MoreKeptThanTheFirstIndexBuffer) {
   const VoxelSelection s{170.0, VoxelMode::above};  // about a third kept
   const Voxels<std::uint8_t> got = compact_voxels(view, s, options);
   EXPECT_GT(got.values.size(), voxels.size() / 4);
+  expect_voxels(view, s, got);
+}
+
+// 2^32 voxels and more take 64-bit indices. Opt-in (WINNOW_LARGE_TESTS=1): a 4 GiB volume, its
+// index buffer (a quarter of the voxels, 8 bytes each) and on CUDA the same on the device, ~15 GB.
+TEST_P(VoxelsBackend, Beyond2Pow32Voxels) {
+  const char* env = std::getenv("WINNOW_LARGE_TESTS");
+  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~15 GB of memory)";
+  const std::int64_t nx = 4096, ny = 1024, nz = 1025;  // 2^32 + 2^22 voxels
+  std::vector<std::uint8_t> voxels(static_cast<std::size_t>(nx * ny * nz));
+  for (std::size_t i = 0; i < voxels.size(); ++i) {  // a cheap hash of the index: no period a bug could hide in
+    std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    voxels[i] = static_cast<std::uint8_t>(h >> 56);
+  }
+  const VolumeView<const std::uint8_t> view(voxels.data(), nx, ny, nz);
+  VoxelOptions options;
+  options.backend = GetParam();
+  const VoxelSelection s{252.5, VoxelMode::above};  // about 1 % kept, the last ones beyond index 2^32
+  const Voxels<std::uint8_t> got = compact_voxels(view, s, options);
+  ASSERT_FALSE(got.positions.empty());
+  EXPECT_EQ(got.positions.back().z, nz - 1);
   expect_voxels(view, s, got);
 }
 
