@@ -45,5 +45,11 @@ for b in "${backends[@]}"; do
 done
 
 echo
+echo "== voxel compaction: grey matter of the MNI152 brain map (probability > 128 of 255) as a point cloud"
+for b in "${backends[@]}"; do
+  "$winnow" voxels "$data/volumes/mni152_gm.nii.gz" --level 128 --backend "$b" --out "$out/$b/mni152-gm.ply"
+done
+
+echo
 echo "outputs in $out/:"
 find "$out" -type f | sort | sed 's/^/  /'

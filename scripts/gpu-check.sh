@@ -38,12 +38,14 @@ if want tests; then
   grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Skipped\)' "$logs/ctest.log" | tail -25
 fi
 
-# The opt-in cases beyond 2^31 pixels (labelled in bands on the GPU) and 2^32 elements (CPU
-# compaction): ~11 GB of host and GPU memory.
+# The opt-in cases beyond 2^31 pixels (labelled in bands on the GPU), 2^32 elements (CPU
+# compaction) and 2^32 voxels (voxel compaction, CPU and CUDA): ~11 GB, then ~15 GB of host and
+# GPU memory.
 if want large; then
   step "large tests (WINNOW_LARGE_TESTS=1)"
   { WINNOW_LARGE_TESTS=1 "$build/tests/test_label" --gtest_filter='LabelApi.Huge*:LabelBands.*' &&
-    WINNOW_LARGE_TESTS=1 "$build/tests/test_compact" --gtest_filter='CompactLarge.*'; } \
+    WINNOW_LARGE_TESTS=1 "$build/tests/test_compact" --gtest_filter='CompactLarge.*' &&
+    WINNOW_LARGE_TESTS=1 "$build/tests/test_voxels" --gtest_filter='*Beyond2Pow32Voxels*'; } \
     > "$logs/large.log" 2>&1 || status=1
   grep -E '^\[ +(OK|FAILED|SKIPPED|PASSED) ' "$logs/large.log" | tail -12
 fi

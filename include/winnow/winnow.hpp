@@ -12,3 +12,4 @@
 #include "winnow/puzzle.hpp"
 #include "winnow/volume.hpp"
 #include "winnow/volume_io.hpp"
+#include "winnow/voxels.hpp"

@@ -1,0 +1,233 @@
+// winnow voxels VOLUME: the voxels above a level (below it, or non-zero) as a point list: CSV
+// `x,y,z,value` (voxel indices, the value as the file holds it) or a binary little-endian PLY
+// point cloud (x y z as floats in the volume's units: index times voxel spacing; the value as a
+// property of the voxel's own PLY type).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include "commands.hpp"
+#include "winnow/error.hpp"
+#include "winnow/io.hpp"
+#include "winnow/volume_io.hpp"
+#include "winnow/voxels.hpp"
+
+namespace winnow::cli {
+namespace {
+
+struct VoxelsCli {
+  CommonOptions common;
+  std::string input;
+  std::string level;
+  bool level_given = false;
+  bool below = false;
+  bool nonzero = false;
+  std::string out;
+  std::string dims;   // raw volumes: "X,Y,Z"
+  std::string dtype;  // raw volumes: u8 ... f64
+};
+
+enum class PointFormat { csv, ply };
+
+PointFormat format_of(const std::string& out) {
+  std::string ext = std::filesystem::path(out).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".csv") return PointFormat::csv;
+  if (ext == ".ply") return PointFormat::ply;
+  throw InputError(out + ": voxels are written as CSV (.csv) or PLY (.ply); name the output so");
+}
+
+double parse_level(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double level = std::strtod(begin, &end);
+  // A finite decimal number; strtod would also take leading blanks, hex, "inf" and "nan". Its
+  // ERANGE is not an error here: an overflow shows as infinite, an underflow is a subnormal or
+  // zero level, which f64 voxels can hold.
+  const bool plain = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (!plain || end != begin + text.size() || !std::isfinite(level))
+    throw InputError("--level '" + text + "' is not a finite number");
+  return level;
+}
+
+// "X,Y,Z" of --dims: three positive integers.
+std::array<std::int64_t, 3> parse_dims(const std::string& text) {
+  std::array<std::int64_t, 3> dims{};
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    const auto [next, ec] = std::from_chars(p, end, dims[axis]);
+    const bool separator_ok = axis < 2 ? (next < end && *next == ',') : next == end;
+    if (ec != std::errc() || dims[axis] <= 0 || !separator_ok)
+      throw InputError("--dims '" + text + "' is not X,Y,Z (three positive integers)");
+    p = next + 1;
+  }
+  return dims;
+}
+
+io::VoxelType parse_dtype(const std::string& text) {
+  using io::VoxelType;
+  for (VoxelType t : {VoxelType::u8, VoxelType::i8, VoxelType::u16, VoxelType::i16, VoxelType::u32, VoxelType::i32,
+                      VoxelType::u64, VoxelType::i64, VoxelType::f32, VoxelType::f64})
+    if (text == io::voxel_type_name(t)) return t;
+  throw InputError("--dtype '" + text + "' is not one of u8 i8 u16 i16 u32 i32 u64 i64 f32 f64");
+}
+
+// The value as CSV text: integers exactly, floating point in the shortest form that reads back
+// to the same value.
+template <class T>
+void append_value(std::string& text, T value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  text.append(buffer, end);
+}
+
+template <class T>
+std::string csv_of(const Voxels<T>& voxels) {
+  std::string csv = "x,y,z,value\n";
+  csv.reserve(csv.size() + voxels.values.size() * 24);
+  char line[80];
+  for (std::size_t i = 0; i < voxels.values.size(); ++i) {
+    const VoxelPosition& p = voxels.positions[i];
+    const int len = std::snprintf(line, sizeof line, "%" PRId64 ",%" PRId64 ",%" PRId64 ",", p.x, p.y, p.z);
+    csv.append(line, static_cast<std::size_t>(len));
+    append_value(csv, voxels.values[i]);
+    csv += '\n';
+  }
+  return csv;
+}
+
+// The PLY property type of a voxel type, and the type its value is stored as. PLY has no 64-bit
+// integers: i64 and u64 values go as double (exact up to 2^53 in magnitude, rounded beyond).
+template <class T>
+struct PlyValue {
+  using stored = std::conditional_t<sizeof(T) == 8 && std::is_integral_v<T>, double, T>;
+  static constexpr const char* name() {
+    if constexpr (std::is_same_v<T, std::uint8_t>) return "uchar";
+    else if constexpr (std::is_same_v<T, std::int8_t>) return "char";
+    else if constexpr (std::is_same_v<T, std::uint16_t>) return "ushort";
+    else if constexpr (std::is_same_v<T, std::int16_t>) return "short";
+    else if constexpr (std::is_same_v<T, std::uint32_t>) return "uint";
+    else if constexpr (std::is_same_v<T, std::int32_t>) return "int";
+    else if constexpr (std::is_same_v<T, float>) return "float";
+    else return "double";
+  }
+};
+
+template <class V>
+void append_little_endian(std::string& bytes, V value) {
+  char raw[sizeof(V)];
+  std::memcpy(raw, &value, sizeof(V));
+  if constexpr (std::endian::native == std::endian::big) std::reverse(raw, raw + sizeof(V));
+  bytes.append(raw, sizeof(V));
+}
+
+// Binary little-endian PLY: one vertex per voxel, x y z = index times spacing (the volume's
+// units, origin at voxel (0, 0, 0); the file's orientation and origin are not applied).
+template <class T>
+std::string ply_of(const Voxels<T>& voxels, const io::VolumeInfo& info) {
+  using Value = PlyValue<T>;
+  std::string ply = "ply\nformat binary_little_endian 1.0\n";
+  char comment[160];
+  std::snprintf(comment, sizeof comment, "comment x y z: voxel index times voxel spacing %g %g %g; value: %s voxel\n",
+                info.sx, info.sy, info.sz, io::voxel_type_name(info.type));
+  ply += comment;
+  ply += "element vertex " + std::to_string(voxels.values.size()) + "\n";
+  ply += "property float x\nproperty float y\nproperty float z\n";
+  ply += std::string("property ") + Value::name() + " value\nend_header\n";
+  ply.reserve(ply.size() + voxels.values.size() * (3 * sizeof(float) + sizeof(typename Value::stored)));
+  for (std::size_t i = 0; i < voxels.values.size(); ++i) {
+    const VoxelPosition& p = voxels.positions[i];
+    append_little_endian(ply, static_cast<float>(static_cast<double>(p.x) * info.sx));
+    append_little_endian(ply, static_cast<float>(static_cast<double>(p.y) * info.sy));
+    append_little_endian(ply, static_cast<float>(static_cast<double>(p.z) * info.sz));
+    append_little_endian(ply, static_cast<typename Value::stored>(voxels.values[i]));
+  }
+  return ply;
+}
+
+std::string selection_text(const VoxelSelection& s, const std::string& level_text) {
+  if (s.mode == VoxelMode::nonzero) return "non-zero";
+  return (s.mode == VoxelMode::above ? "> " : "< ") + level_text;
+}
+
+void run(const VoxelsCli& o) {
+  // Everything the arguments can get wrong is checked before the volume is read.
+  if (!o.level_given && !o.nonzero) throw InputError(o.input + ": give --level L (with --below for < L) or --nonzero");
+  VoxelSelection selection;
+  if (o.nonzero) {
+    selection.mode = VoxelMode::nonzero;
+  } else {
+    selection.level = parse_level(o.level);
+    selection.mode = o.below ? VoxelMode::below : VoxelMode::above;
+  }
+  if (o.dims.empty() != o.dtype.empty()) throw InputError(o.input + ": a raw volume needs both --dims and --dtype");
+  std::optional<std::array<std::int64_t, 3>> raw_dims;
+  io::VoxelType raw_type = io::VoxelType::u8;
+  if (!o.dims.empty()) {
+    raw_dims = parse_dims(o.dims);
+    raw_type = parse_dtype(o.dtype);
+  }
+  const PointFormat format = format_of(o.out);
+  io::check_writable(o.out);
+  VoxelOptions options;
+  options.backend = o.common.requested();
+
+  const io::AnyVolume volume = raw_dims ? io::read_raw_volume(o.input, (*raw_dims)[0], (*raw_dims)[1], (*raw_dims)[2], raw_type)
+                                        : io::read_volume(o.input);
+  const io::VolumeInfo info = io::describe(volume);
+  std::visit(
+      [&](const auto& vol) {
+        const auto voxels = compact_voxels(vol.view(), selection, options);
+        write_outputs({{o.out, [&](const std::string& path) {
+                          io::write_text(path, format == PointFormat::csv ? csv_of(voxels) : ply_of(voxels, info));
+                        }}});
+        if (o.common.quiet) return;
+        const auto total = static_cast<std::uint64_t>(vol.size());
+        std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, kept %zu of %" PRIu64 " voxels (%.2f%%, %s), backend %s, %.2f ms\n",
+                    o.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), voxels.values.size(),
+                    total, 100.0 * static_cast<double>(voxels.values.size()) / static_cast<double>(total),
+                    selection_text(selection, o.level).c_str(), std::string(to_string(voxels.backend)).c_str(),
+                    voxels.milliseconds);
+      },
+      volume);
+}
+
+}  // namespace
+
+void register_voxels(CLI::App& app) {
+  auto o = std::make_shared<VoxelsCli>();
+  auto* cmd = app.add_subcommand("voxels", "write the voxels of a volume above a level (or below, or non-zero) as points");
+  cmd->add_option("volume", o->input, "input volume (NIfTI, NRRD, npy, TIFF stack; raw with --dims and --dtype)")
+      ->required()
+      ->check(kFileName);
+  // Parsed and checked in run() so the message names the argument.
+  auto* level = cmd->add_option("--level", o->level, "keep voxels with value > L (< L with --below)");
+  auto* below = cmd->add_flag("--below", o->below, "keep voxels with value < L")->needs(level);
+  cmd->add_flag("--nonzero", o->nonzero, "keep voxels with value != 0")->excludes(level)->excludes(below);
+  cmd->add_option("--out", o->out, "voxels.csv (x,y,z,value) or voxels.ply (binary point cloud, spacing applied)")
+      ->required()
+      ->check(kFileName);
+  cmd->add_option("--dims", o->dims, "raw volume: X,Y,Z voxels");
+  cmd->add_option("--dtype", o->dtype, "raw volume: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 (little-endian)");
+  add_common_options(cmd, o->common);
+  cmd->callback([o, level] {
+    o->level_given = level->count() > 0;
+    run(*o);
+  });
+}
+
+}  // namespace winnow::cli
