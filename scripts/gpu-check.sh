@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact label peers puzzle} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact histopyramid label peers puzzle} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -58,9 +58,10 @@ if want sanitize; then
     [test_compact]='CompactDevice.*:Variants/CompactTest.PredicateOps/cuda_*:Backends/ImageCompactBackend.*/cuda:CompactGeneric.TypesWithoutPrecompiledPathCuda-CompactDevice.Large2Pow24Plus7:CompactDevice.MoreThan2Pow32Elements'
     [test_label]='Variants/Label.*/cuda_*:LabelDevice.*-Variants/Label.Large/*'
     [test_puzzle]='PuzzleExhaustive.GpuEqualsCpu:PuzzleCompat.GpuMatchesCpu:Backends/Puzzle*/cuda'
+    [test_histopyramid]='ExpandDevice.CapacityAndEmpty:ExpandDevice.CapturedIntoAGraph:Backends/Expand.CapacityBelowTotal/cuda:Backends/Expand.EmptyInput/cuda'
   )
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in test_compact test_label test_puzzle; do
+    for t in test_compact test_label test_puzzle test_histopyramid; do
       log="$logs/sanitize-$tool-$t.log"
       start=$SECONDS
       timeout "${WINNOW_SANITIZE_TIMEOUT:-900}" "$cs" --tool "$tool" --error-exitcode 99 "$build/tests/$t" --gtest_filter="${filter[$t]}" > "$log" 2>&1
@@ -81,6 +82,7 @@ bench() {  # name, command...
   fi
 }
 want compact && bench compact "$build/bench/bench_compact_gpu" --markdown
+want histopyramid && bench histopyramid "$build/bench/bench_histopyramid_gpu"
 # Both labeling programs take the same number of timed repetitions.
 label_reps=20
 want label && bench label "$build/bench/bench_label_gpu" --reps "$label_reps" --dump "$build/label-masks"
