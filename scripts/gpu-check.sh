@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact label peers puzzle cli} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact histopyramid label peers puzzle cli} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -60,6 +60,7 @@ if want sanitize; then
     [test_compact]='CompactDevice.*:Variants/CompactTest.PredicateOps/cuda_*:Backends/ImageCompactBackend.*/cuda:CompactGeneric.TypesWithoutPrecompiledPathCuda-CompactDevice.Large2Pow24Plus7:CompactDevice.MoreThan2Pow32Elements'
     [test_label]='Variants/Label.*/cuda_*:LabelDevice.*-Variants/Label.Large/*'
     [test_puzzle]='PuzzleExhaustive.GpuEqualsCpu:PuzzleCompat.GpuMatchesCpu:Backends/Puzzle*/cuda'
+    [test_histopyramid]='*cuda*:ExpandDevice.*'
   )
   # racecheck is the slowest (every shared-memory access): the kernels with shared memory, on
   # fewer sizes (the shared-memory and ring compaction kernels, both labeling algorithms).
@@ -69,7 +70,7 @@ if want sanitize; then
   )
   for t in $WINNOW_SANITIZE_EXTRA; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in test_compact test_label test_puzzle $WINNOW_SANITIZE_EXTRA; do
+    for t in test_compact test_label test_puzzle test_histopyramid $WINNOW_SANITIZE_EXTRA; do
       log="$logs/sanitize-$tool-$t.log"
       f=${filter[$t]}
       [ "$tool" = racecheck ] && [ -n "${race_filter[$t]:-}" ] && f=${race_filter[$t]}
@@ -92,6 +93,7 @@ bench() {  # name, command...
   fi
 }
 want compact && bench compact "$build/bench/bench_compact_gpu" --markdown
+want histopyramid && bench histopyramid "$build/bench/bench_histopyramid_gpu"
 # Both labeling programs take the same number of timed repetitions.
 label_reps=20
 want label && bench label "$build/bench/bench_label_gpu" --reps "$label_reps" --dump "$build/label-masks"

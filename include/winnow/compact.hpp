@@ -38,7 +38,7 @@ enum class CompactAlgorithm {
   automatic,     ///< the variant the benchmarks show fastest for this backend, size and order
   group_scan,    ///< per-group count, exclusive scan of counts, per-group relocate (CPU + CUDA)
   block_ballot,  ///< __syncthreads_count per block, scan, warp ballot+popc (CUDA)
-  histopyramid,  ///< reduction pyramid of counts, one top-down traversal per output (CPU + CUDA)
+  histopyramid,  ///< predicate bits, then the histopyramid of winnow/histopyramid.hpp (CPU + CUDA)
   single_pass,   ///< one kernel, decoupled look-back (stable) or atomic offsets (any) (CUDA)
 };
 std::string_view to_string(CompactAlgorithm a);

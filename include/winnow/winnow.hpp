@@ -5,6 +5,7 @@
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 #include "winnow/image.hpp"
+#include "winnow/histopyramid.hpp"
 #include "winnow/image_compact.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"

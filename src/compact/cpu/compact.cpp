@@ -16,11 +16,12 @@
 // misprediction at 50% selectivity is what makes it slow). Work O(n), one pass over memory
 // (n elements read, k written), output in input order for Order::stable and Order::any alike.
 //
-// histopyramid: the reference reduction pyramid of histopyramid.hpp, then one independent
-// top-down traversal per output element (gather-only). Slower; there to cross-check the GPU
-// version and for the isosurface work.
+// histopyramid: the predicate into one bit per element, then the histopyramid capability
+// (src/histopyramid: a pyramid of tile sums, each tile writing its own output range). Two passes
+// over the bits instead of one over the chunk; there to cross-check the CUDA version.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -206,38 +207,40 @@ std::uint64_t group_scan(const CompactRequest<T>& r) {
   return states[chunks - 1].inclusive.load(std::memory_order_acquire);
 }
 
+// The predicate into one bit per element (the count pass of group_scan, over all chunks at once),
+// then the histopyramid capability turns the bits into outputs.
 template <class T>
 std::uint64_t histopyramid(const CompactRequest<T>& r) {
-  HistoPyramid<std::uint8_t> pyramid;
-  if (r.flags != nullptr) {
-    pyramid.build(r.n, [f = r.flags](std::uint64_t i) { return f[i] != 0 ? 1 : 0; });
-  } else {
-    pyramid.build(r.n, [in = r.in, p = r.pred](std::uint64_t i) { return matches(p, in[i]) ? 1 : 0; });
+  const std::uint64_t n = r.n;
+  if (n == 0) return 0;
+  constexpr std::size_t chunk = chunk_elements<T>();  // a multiple of 64: chunks own whole words
+  const auto chunks = static_cast<std::int64_t>((n + chunk - 1) / chunk);
+  std::vector<std::uint64_t> bits((n + 63) / 64, 0);
+  const Chunks<T> job{r};
+#pragma omp parallel for schedule(static) num_threads(cpu_threads()) if (chunks > 1)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::uint64_t lo = static_cast<std::uint64_t>(c) * chunk;
+    job.count(lo, static_cast<std::size_t>(std::min<std::uint64_t>(chunk, n - lo)), bits.data() + lo / 64);
   }
-  const std::uint64_t total = pyramid.total();
-  const auto m = static_cast<std::int64_t>(std::min(total, r.out_capacity));
+  if (n % 64 != 0) bits.back() &= (std::uint64_t{1} << (n % 64)) - 1;  // the base's bits past n are zero
+  static_assert(std::endian::native == std::endian::little, "64-bit words read as pairs of 32-bit words");
+  ExpandTargets out;
   switch (r.output) {
-    case OutputKind::values: {
-      T* out = static_cast<T*>(r.out);
-#pragma omp parallel for schedule(static) num_threads(cpu_threads()) if (m > 4096)
-      for (std::int64_t k = 0; k < m; ++k) out[k] = r.in[pyramid.find(static_cast<std::uint64_t>(k)).element];
+    case OutputKind::values:
+      out.gather_from = r.in;
+      out.gather_to = r.out;
+      out.value_bytes = sizeof(T);
       break;
-    }
-    case OutputKind::index32: {
-      auto* out = static_cast<std::uint32_t*>(r.out);
-#pragma omp parallel for schedule(static) num_threads(cpu_threads()) if (m > 4096)
-      for (std::int64_t k = 0; k < m; ++k)
-        out[k] = static_cast<std::uint32_t>(pyramid.find(static_cast<std::uint64_t>(k)).element);
+    case OutputKind::index32:
+      out.element = r.out;
+      out.element_bytes = 4;
       break;
-    }
-    case OutputKind::index64: {
-      auto* out = static_cast<std::uint64_t*>(r.out);
-#pragma omp parallel for schedule(static) num_threads(cpu_threads()) if (m > 4096)
-      for (std::int64_t k = 0; k < m; ++k) out[k] = pyramid.find(static_cast<std::uint64_t>(k)).element;
+    case OutputKind::index64:
+      out.element = r.out;
+      out.element_bytes = 8;
       break;
-    }
   }
-  return total;
+  return histopyramid_expand(HistoBase::bits, bits.data(), n, out, r.out_capacity);
 }
 
 }  // namespace

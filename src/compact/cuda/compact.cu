@@ -1,5 +1,5 @@
 // CUDA stream compaction: the pieces compiled once for every element type (the CUB scan of
-// counts, the histopyramid reduction, the choice behind `automatic`, the flags-to-indices form).
+// counts, the workspace, the choice behind `automatic`, the flags-to-indices form).
 // The algorithms themselves are described in kernels/compact_kernels.cuh; the per-type
 // instantiations live in compact_1_2.cu, compact_4.cu and compact_8_16.cu.
 #include <cub/device/device_scan.cuh>
@@ -13,43 +13,6 @@ void scan_counts(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_c
                  std::uint64_t count, cudaStream_t stream) {
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(d_temp, temp_bytes, d_counts, d_offsets, ::cuda::std::plus<>{},
                                                    std::uint64_t{0}, static_cast<std::int64_t>(count), stream));
-}
-
-namespace {
-__global__ void __launch_bounds__(kern::kThreads) hp_level_kernel(const std::uint32_t* masks,
-                                                                  const kern::HpNode* children,
-                                                                  std::uint64_t child_count, kern::HpNode* out,
-                                                                  std::uint64_t count) {
-  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kern::kThreads + threadIdx.x;
-  if (i >= count) return;
-  kern::HpNode r;
-  std::uint64_t acc = 0;
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const std::uint64_t j = 4 * i + c;
-    if (j < child_count) acc += masks ? static_cast<std::uint64_t>(__popc(masks[j])) : children[j].s[3];
-    r.s[c] = acc;
-  }
-  out[i] = r;
-}
-}  // namespace
-
-void launch_hp_levels(const std::uint32_t* d_masks, std::uint64_t words, kern::HpNode* d_nodes, kern::Pyramid& p,
-                      cudaStream_t stream) {
-  const HpPlan plan = hp_plan(words);
-  p.levels = plan.levels;
-  p.masks = d_masks;
-  kern::HpNode* level = d_nodes;
-  std::uint64_t child_count = words;
-  for (int L = 0; L < plan.levels; ++L) {
-    const std::uint64_t count = plan.count[L];
-    hp_level_kernel<<<grid_for((count + kern::kThreads - 1) / kern::kThreads), kern::kThreads, 0, stream>>>(
-        L == 0 ? d_masks : nullptr, L == 0 ? nullptr : p.level[L - 1], child_count, level, count);
-    WINNOW_CUDA_CHECK_LAUNCH();
-    p.level[L] = level;
-    level += count;
-    child_count = count;
-  }
 }
 
 WorkspaceState::~WorkspaceState() {

@@ -14,6 +14,7 @@
 #include "compact/cuda/compact_lookback.cuh"
 #include "compact/cuda/compact_workspace.cuh"
 #include "compact/cuda/kernels/compact_kernels.cuh"
+#include "histopyramid/histopyramid.hpp"
 #include "winnow/cuda/compact.hpp"
 #include "winnow/error.hpp"
 
@@ -23,28 +24,9 @@ namespace winnow::detail::cuda {
 /// offsets[i] = counts[0] + ... + counts[i-1] for i < count (CUB DeviceScan, 64-bit sums).
 void scan_counts(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_counts, std::uint64_t* d_offsets,
                  std::uint64_t count, cudaStream_t stream);
-/// Builds the histopyramid levels above `words` mask words into `nodes`; fills `p`.
-void launch_hp_levels(const std::uint32_t* d_masks, std::uint64_t words, kern::HpNode* d_nodes, kern::Pyramid& p,
-                      cudaStream_t stream);
 int sm_count();
 /// `automatic` resolved for this size and order; other algorithms are returned unchanged.
 CompactAlgorithm resolve_algorithm(CompactAlgorithm a, std::uint64_t n, std::size_t element_size, Order order);
-
-struct HpPlan {
-  int levels = 0;
-  std::uint64_t count[kern::kMaxHpLevels] = {};
-  std::uint64_t total_nodes = 0;
-};
-inline HpPlan hp_plan(std::uint64_t words) {
-  HpPlan p;
-  std::uint64_t c = std::max<std::uint64_t>(words, 1);
-  do {
-    c = (c + 3) / 4;
-    p.count[p.levels++] = c;
-    p.total_nodes += c;
-  } while (c > 1);
-  return p;
-}
 
 /// Bump layout of one temporary allocation, 256-byte aligned parts.
 struct TempLayout {
@@ -84,10 +66,9 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
   using kern::kThreads;
   const std::uint64_t num_tiles = (n + Tn::tile - 1) / Tn::tile;
   TempLayout layout;
-  std::size_t at_status = 0, at_counts = 0, at_offsets = 0, at_scan = 0, at_masks = 0, at_nodes = 0;
-  std::size_t scan_bytes = 0;
+  std::size_t at_status = 0, at_counts = 0, at_offsets = 0, at_scan = 0, at_masks = 0, at_pyramid = 0;
+  std::size_t scan_bytes = 0, pyramid_bytes = 0;
   std::uint64_t parts = 0;
-  HpPlan hp;
   const std::uint64_t words = (n + 31) / 32;
   const bool small_input = n * static_cast<std::uint64_t>(Src::size) < kSmallInputBytes;
   switch (algorithm) {
@@ -112,9 +93,10 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
       at_scan = layout.take(scan_bytes);
       break;
     case CompactAlgorithm::histopyramid:
-      hp = hp_plan(words);
       at_masks = layout.take(std::max<std::uint64_t>(words, 1) * sizeof(std::uint32_t));
-      at_nodes = layout.take(hp.total_nodes * sizeof(kern::HpNode));
+      histopyramid_expand(nullptr, pyramid_bytes, HistoBase::bits, nullptr, n, ExpandTargets{}, nullptr, nullptr, n,
+                          stream);
+      at_pyramid = layout.take(pyramid_bytes);
       break;
     default:
       throw BackendError("compaction: unknown CUDA algorithm");
@@ -226,16 +208,22 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
       break;
     }
     case CompactAlgorithm::histopyramid: {
+      // The predicate evaluated once into one bit per element, then the histopyramid capability
+      // (src/histopyramid) turns the bits into outputs: indices, or values gathered from the input.
       auto* masks = reinterpret_cast<std::uint32_t*>(temp + at_masks);
-      auto* nodes = reinterpret_cast<kern::HpNode*>(temp + at_nodes);
-      kern::hp_mask_kernel<Src><<<tiles, kThreads, 0, stream>>>(src, n, masks, words);
+      kern::mask_words_kernel<Src><<<tiles, kThreads, 0, stream>>>(src, n, masks, words);
       WINNOW_CUDA_CHECK_LAUNCH();
-      kern::Pyramid p;
-      launch_hp_levels(masks, words, nodes, p, stream);
-      const std::uint64_t blocks = std::min<std::uint64_t>((n + kThreads - 1) / kThreads,
-                                                           static_cast<std::uint64_t>(sm_count()) * 8);
-      kern::hp_traverse_kernel<Src, Sink><<<grid_for(blocks), kThreads, 0, stream>>>(src, sink, p, count);
-      WINNOW_CUDA_CHECK_LAUNCH();
+      ExpandTargets targets;
+      if constexpr (Sink::wants_values) {
+        targets.gather_from = src.in;
+        targets.gather_to = sink.out;
+        targets.value_bytes = Src::size;
+      } else {
+        targets.element = sink.out;
+        targets.element_bytes = sizeof(*sink.out);
+      }
+      histopyramid_expand(temp + at_pyramid, pyramid_bytes, HistoBase::bits, masks, n, targets, d_count, nullptr, n,
+                          stream);
       break;
     }
     default:

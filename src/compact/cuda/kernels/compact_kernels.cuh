@@ -27,11 +27,11 @@
 //  * group_scan (the "CUDA image compaction" seed): each thread owns a group of contiguous
 //    elements; count kernel (one count per group), CUB exclusive scan of the group counts,
 //    relocate kernel (each thread writes its kept elements from its group's offset on).
-//  * histopyramid (Ziegler, Dyken et al.; vec4 histopyramids): a 32-bit mask word per 32 elements,
-//    then a 4-ary reduction pyramid whose nodes hold the four inclusive partial sums of their
-//    children (the "vec4" trick: one read per level during traversal). Then one thread per output
-//    element walks from the top node down to its mask word and takes the r-th set bit (__fns).
-//    Gather-only and stable by construction; O(n + k log4 n).
+//  * histopyramid: this file's mask_words_kernel evaluates the predicate into one bit per element
+//    (reads n elements, writes n/8 bytes); the histopyramid capability
+//    (src/histopyramid/cuda/histopyramid.cu) builds its pyramid over the bits and writes each
+//    tile's outputs in order: indices, or values gathered from the input for the kept elements
+//    only. Stable; O(n).
 //
 // Everything uses 64-bit element indices and offsets; counts inside a tile are 32-bit.
 #include <cub/agent/single_pass_scan_operators.cuh>
@@ -816,20 +816,10 @@ __global__ void __launch_bounds__(kThreads) group_relocate_kernel(Src src, Sink 
   }
 }
 
-/// A histopyramid node: inclusive partial sums of its four children (vec4 histopyramid).
-struct alignas(32) HpNode {
-  std::uint64_t s[4];
-};
-constexpr int kMaxHpLevels = 32;
-struct Pyramid {
-  const HpNode* level[kMaxHpLevels];  // level[0]: nodes over 4 mask words; level[levels-1]: the top
-  int levels = 0;
-  const std::uint32_t* masks = nullptr;
-};
-
-/// histopyramid base: one 32-bit mask word per 32 elements (tile layout; lanes OR their bits).
+/// histopyramid: the predicate into one 32-bit word per 32 elements, bit i % 32 of word i / 32
+/// (bits past n zero), the base level the histopyramid capability reads (lanes OR their bits).
 template <class Src>
-__global__ void __launch_bounds__(kThreads) hp_mask_kernel(Src src, std::uint64_t n, std::uint32_t* masks,
+__global__ void __launch_bounds__(kThreads) mask_words_kernel(Src src, std::uint64_t n, std::uint32_t* masks,
                                                            std::uint64_t words) {
   using Tn = Tuning<Src::size>;
   constexpr int group = 32 / Tn::vec;  // lanes per mask word
@@ -844,33 +834,6 @@ __global__ void __launch_bounds__(kThreads) hp_mask_kernel(Src src, std::uint64_
     for (int d = 1; d < group; d <<= 1) x |= __shfl_xor_sync(kFull, x, d);
     const std::uint64_t word = (tile_base + static_cast<std::uint64_t>(v * kThreads + threadIdx.x) * Tn::vec) / 32;
     if (lane % group == 0 && word < words) masks[word] = x;
-  }
-}
-
-/// histopyramid reduction: node i of a level from children 4i..4i+3 (mask words when `masks`, else
-/// nodes). Defined and launched in compact.cu (launch_hp_levels), one instantiation for all types.
-
-/// histopyramid traversal: output k walks from the top node down to its mask word.
-template <class Src, class Sink>
-__global__ void __launch_bounds__(kThreads) hp_traverse_kernel(Src src, Sink sink, Pyramid p,
-                                                               unsigned long long* d_count) {
-  const std::uint64_t total = p.level[p.levels - 1][0].s[3];
-  if (blockIdx.x == 0 && threadIdx.x == 0) *d_count = total;
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * kThreads;
-  for (std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x; k < total; k += stride) {
-    std::uint64_t idx = 0, r = k;
-    for (int L = p.levels - 1; L >= 0; --L) {
-      const HpNode nd = p.level[L][idx];
-      const unsigned c = (r >= nd.s[0]) + (r >= nd.s[1]) + (r >= nd.s[2]);
-      r -= c ? nd.s[c - 1] : 0;
-      idx = idx * 4 + c;
-    }
-    const unsigned bit = __fns(p.masks[idx], 0, static_cast<int>(r) + 1);
-    const std::uint64_t gi = idx * 32 + bit;
-    if constexpr (Sink::wants_values)
-      sink.put_direct(k, src.value_at(gi), gi);
-    else
-      sink.put_direct(k, typename Src::value_type{}, gi);
   }
 }
 
