@@ -67,6 +67,7 @@ if want sanitize; then
   declare -A race_filter=(
     [test_compact]='CompactDevice.ValuesIndicesSizingCallAllVariants:CompactDevice.RingEveryElementSize:Variants/CompactTest.PredicateOps/cuda_single_pass_*:Backends/ImageCompactBackend.StridedView/cuda'
     [test_label]='Variants/Label.RandomDensities/cuda_*:Variants/Label.Patterns/cuda_*:LabelDevice.*'
+    [test_histopyramid]='ExpandDevice.CapacityAndEmpty:ExpandDevice.CapturedIntoAGraph:Backends/Expand.CapacityBelowTotal/cuda:Backends/Expand.EmptyInput/cuda'
   )
   for t in $WINNOW_SANITIZE_EXTRA; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
