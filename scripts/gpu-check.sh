@@ -69,9 +69,9 @@ if want sanitize; then
     [test_label]='Variants/Label.RandomDensities/cuda_*:Variants/Label.Patterns/cuda_*:LabelDevice.*'
     [test_histopyramid]='ExpandDevice.CapacityAndEmpty:ExpandDevice.CapturedIntoAGraph:Backends/Expand.CapacityBelowTotal/cuda:Backends/Expand.EmptyInput/cuda'
   )
-  for t in $WINNOW_SANITIZE_EXTRA; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
+  for t in ${WINNOW_SANITIZE_EXTRA:-}; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in test_compact test_label test_puzzle test_histopyramid $WINNOW_SANITIZE_EXTRA; do
+    for t in test_compact test_label test_puzzle test_histopyramid ${WINNOW_SANITIZE_EXTRA:-}; do
       log="$logs/sanitize-$tool-$t.log"
       f=${filter[$t]}
       [ "$tool" = racecheck ] && [ -n "${race_filter[$t]:-}" ] && f=${race_filter[$t]}

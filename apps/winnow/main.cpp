@@ -17,7 +17,10 @@ Backend CommonOptions::requested() const {
   if (backend.empty()) return Backend::automatic;  // the library reads WINNOW_BACKEND
   const Backend b = parse_backend(backend);
   if (b != Backend::automatic) return b;
-  return cuda_available() ? Backend::cuda : Backend::cpu;  // explicit auto: the environment does not apply
+  // An explicit auto: the environment does not apply, but the library's automatic choice (which
+  // can weigh the job, as labeling does) still does.
+  unsetenv("WINNOW_BACKEND");
+  return Backend::automatic;
 }
 
 void add_common_options(CLI::App* cmd, CommonOptions& common) {

@@ -28,16 +28,17 @@ constexpr LabelVariant kVariants[] = {
 // the device's start (when no winnow call has started it in this process: context creation), the
 // mask in and the labels out over the host link, and the labeling, against the CPU labeling on
 // this machine's threads. The rates are measured ones, rounded in the GPU's disfavour (H200
-// machine, 16 cores, PCIe; bench/results/label.md, "Choosing the backend"): for a one-shot job
-// in a fresh process (the CLI) the device's start decides, so the CPU labels up to several hundred
-// megapixels; in a process that has started the device, the GPU takes images from about 1 MP.
+// machine, 16 cores: `winnow label` one process per call, bench/results/label.md, "Choosing the
+// backend"): the device's start took 113-305 ms, so a one-shot job in a fresh process (the CLI)
+// stays on the CPU up to about 16384² (CPU 229 ms there); in a process that has started the
+// device, the GPU takes images from about 2 MP.
 #ifdef WINNOW_HAVE_CUDA
 struct JobModel {
-  double device_start_ms = 150;             // context creation + first allocations
-  double gpu_call_ms = 0.3;                 // every call: allocations, launches, synchronisations
-  double link_bytes_per_ms = 15e6;          // staged copies, mask in (1 B/px) + labels out (4 B/px)
-  double gpu_pixels_per_ms = 20e6;          // labeling + statistics, dense masks
-  double cpu_pixels_per_ms_per_thread = 0.12e6;  // row_stripes + statistics, dense masks
+  double device_start_ms = 200;                  // context creation + first allocations (113-305)
+  double gpu_call_ms = 0.5;                      // every call: allocations, launches, synchronisations
+  double link_bytes_per_ms = 6e6;                // staged copies: mask in (1 B/px) + labels out (4 B/px)
+  double gpu_pixels_per_ms = 70e6;               // labeling, 16384² at density 0.5: 3.4 ms
+  double cpu_pixels_per_ms_per_thread = 0.08e6;  // row_stripes, 16 threads: 55-77 k px/ms each
 };
 
 bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {

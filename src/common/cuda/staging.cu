@@ -48,15 +48,26 @@ Staging& staging_of_current_device() {
   return *table[device];
 }
 
-// Host copy with the OpenMP threads (one thread below 1 MiB, where starting them costs more).
-void host_copy(void* dst, const void* src, std::size_t bytes) {
-  const int threads = bytes >= (std::size_t{1} << 20) ? std::min(omp_get_max_threads(), 8) : 1;
-  const std::size_t part = (bytes + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+// Host copy of `rows` rows of `bytes` with the OpenMP threads: a contiguous block (both pitches
+// equal to the row) is split evenly, separate rows are shared out whole; one thread below 1 MiB,
+// where starting the others costs more than the copy.
+void copy_rows(char* dst, std::size_t dst_pitch, const char* src, std::size_t src_pitch, std::size_t bytes,
+               std::size_t rows) {
+  const std::size_t total = bytes * rows;
+  const int threads = total >= (std::size_t{1} << 20) ? std::min(omp_get_max_threads(), 8) : 1;
+  if (rows == 1 || (dst_pitch == bytes && src_pitch == bytes)) {
+    const std::size_t part = (total + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
-    const std::size_t begin = std::min(bytes, static_cast<std::size_t>(t) * part), end = std::min(bytes, begin + part);
-    if (end > begin) std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+    for (int t = 0; t < threads; ++t) {
+      const std::size_t begin = std::min(total, static_cast<std::size_t>(t) * part), end = std::min(total, begin + part);
+      if (end > begin) std::memcpy(dst + begin, src + begin, end - begin);
+    }
+    return;
   }
+  const auto n = static_cast<std::int64_t>(rows);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t r = 0; r < n; ++r)
+    std::memcpy(dst + static_cast<std::size_t>(r) * dst_pitch, src + static_cast<std::size_t>(r) * src_pitch, bytes);
 }
 
 // A segment of the copy: `rows` whole rows starting at `row`, or (rows == 1) the bytes
@@ -88,8 +99,7 @@ void copy_to_device(void* dst, std::size_t dst_pitch, const void* src, std::size
   for (const Segment& g : segments(row_bytes, rows)) {
     WINNOW_CUDA_CHECK(cudaEventSynchronize(st.free[b]));  // its previous transfer has left the buffer
     char* buf = static_cast<char*>(st.buffer[b]);
-    for (std::size_t r = 0; r < g.rows; ++r)  // rows packed in the buffer, g.bytes apart
-      host_copy(buf + r * g.bytes, static_cast<const char*>(src) + (g.row + r) * src_pitch + g.offset, g.bytes);
+    copy_rows(buf, g.bytes, static_cast<const char*>(src) + g.row * src_pitch + g.offset, src_pitch, g.bytes, g.rows);
     WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(dst) + g.row * dst_pitch + g.offset, dst_pitch, buf, g.bytes,
                                         g.bytes, g.rows, cudaMemcpyHostToDevice, stream));
     WINNOW_CUDA_CHECK(cudaEventRecord(st.free[b], stream));
@@ -116,8 +126,7 @@ void copy_to_host(void* dst, std::size_t dst_pitch, const void* src, std::size_t
     const int b = static_cast<int>(k & 1);
     WINNOW_CUDA_CHECK(cudaEventSynchronize(st.free[b]));
     const char* buf = static_cast<const char*>(st.buffer[b]);
-    for (std::size_t r = 0; r < g.rows; ++r)
-      host_copy(static_cast<char*>(dst) + (g.row + r) * dst_pitch + g.offset, buf + r * g.bytes, g.bytes);
+    copy_rows(static_cast<char*>(dst) + g.row * dst_pitch + g.offset, dst_pitch, buf, g.bytes, g.bytes, g.rows);
   }
 }
 
