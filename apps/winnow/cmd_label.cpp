@@ -114,6 +114,8 @@ void run(const LabelCli& o) {
     if (r.backend == Backend::cuda)
       std::snprintf(stages, sizeof stages, " (device start %.1f, transfers %.1f, labeling %.3f)", r.stages.device_setup,
                     r.stages.transfers, r.stages.compute);
+    else if (r.stages.device_setup >= 0.05)  // auto asked the device before choosing the CPU
+      std::snprintf(stages, sizeof stages, " (device query %.1f, labeling %.3f)", r.stages.device_setup, r.stages.compute);
     std::printf("%s: %" PRId64 "x%" PRId64 ", %u components (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms%s\n",
                 o.input.c_str(), W, H, r.count, o.connectivity, shown, use_otsu ? " otsu" : "",
                 o.invert ? ", inverted" : "", std::string(to_string(r.backend)).c_str(),

@@ -41,13 +41,16 @@ struct JobModel {
   double cpu_pixels_per_ms_per_thread = 0.08e6;  // row_stripes, 16 threads: 55-77 k px/ms each
 };
 
+constexpr JobModel kJob;
+
+double cpu_job_ms(std::int64_t pixels, int cpu_threads) {
+  return static_cast<double>(pixels) / (kJob.cpu_pixels_per_ms_per_thread * std::max(1, cpu_threads));
+}
 bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {
-  constexpr JobModel m;
   const double px = static_cast<double>(pixels);
-  const double gpu = (device_started ? 0.0 : m.device_start_ms) + m.gpu_call_ms + px * 5 / m.link_bytes_per_ms +
-                     px / m.gpu_pixels_per_ms;
-  const double cpu = px / (m.cpu_pixels_per_ms_per_thread * std::max(1, cpu_threads));
-  return gpu < cpu;
+  const double gpu = (device_started ? 0.0 : kJob.device_start_ms) + kJob.gpu_call_ms + px * 5 / kJob.link_bytes_per_ms +
+                     px / kJob.gpu_pixels_per_ms;
+  return gpu < cpu_job_ms(pixels, cpu_threads);
 }
 #endif
 
@@ -60,11 +63,20 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
     throw InputError("label: the label image must have the mask's size");
   const auto t0 = std::chrono::steady_clock::now();
   const Backend asked = detail::requested_backend(options.backend);
-  Backend backend = resolve_backend(asked);
+  Backend backend = Backend::cpu;
 #ifdef WINNOW_HAVE_CUDA
-  if (asked == Backend::automatic && backend == Backend::cuda &&
-      !cuda_wins(mask.size(), detail::cpu_threads(), detail::cuda::device_started()))
-    backend = Backend::cpu;
+  // Where the CPU finishes before a device could even start, the device is not asked whether it
+  // exists: that question alone starts the driver (100-200 ms on the H200 machine).
+  const bool cpu_before_device_start = asked == Backend::automatic && !detail::cuda::device_started() &&
+                                       cpu_job_ms(mask.size(), detail::cpu_threads()) < kJob.device_start_ms;
+  if (!cpu_before_device_start) {
+    backend = resolve_backend(asked);
+    if (asked == Backend::automatic && backend == Backend::cuda &&
+        !cuda_wins(mask.size(), detail::cpu_threads(), detail::cuda::device_started()))
+      backend = Backend::cpu;
+  }
+#else
+  backend = resolve_backend(asked);
 #endif
   const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   LabelAlgorithm algorithm = options.algorithm;
@@ -118,9 +130,9 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
   if (!options.want_stats) result.stats.clear();
   result.count = static_cast<std::uint32_t>(n);
   result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // CUDA: the backend filled its stages; the choice (the driver's start when it was the first
-  // CUDA call) counts as device setup. Whatever else the call took is host work: compute.
-  if (backend == Backend::cuda) result.stages.device_setup += choice_ms;
+  // The choice (the driver's start when it asked the device) counts as device setup; on CUDA the
+  // backend filled its stages. Whatever else the call took is host work: compute.
+  result.stages.device_setup += choice_ms;
   result.stages.compute = result.milliseconds - result.stages.device_setup - result.stages.transfers;
   return result;
 }
