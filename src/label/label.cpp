@@ -30,13 +30,13 @@ constexpr LabelVariant kVariants[] = {
 // this machine's threads. The rates are measured ones, rounded in the GPU's disfavour (H200
 // machine, 16 cores: `winnow label` one process per call, bench/results/label.md, "Choosing the
 // backend"): the device's start took 113-305 ms, so a one-shot job in a fresh process (the CLI)
-// stays on the CPU up to about 16384² (CPU 229 ms there); in a process that has started the
-// device, the GPU takes images from about 2 MP.
+// stays on the CPU up to about 16384² (CPU 187-229 ms there); in a process that has started the
+// device, the GPU takes images from about 1 MP.
 #ifdef WINNOW_HAVE_CUDA
 struct JobModel {
   double device_start_ms = 200;                  // context creation + first allocations (113-305)
   double gpu_call_ms = 0.5;                      // every call: allocations, launches, synchronisations
-  double link_bytes_per_ms = 6e6;                // staged copies: mask in (1 B/px) + labels out (4 B/px)
+  double link_bytes_per_ms = 20e6;               // staged copies, mask in (1 B/px) + labels out (4 B/px): 16-33 GB/s
   double gpu_pixels_per_ms = 70e6;               // labeling, 16384² at density 0.5: 3.4 ms
   double cpu_pixels_per_ms_per_thread = 0.08e6;  // row_stripes, 16 threads: 55-77 k px/ms each
 };
