@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/compact_oracle.hpp"
+#include "common/device_buffer.cuh"
 #include "common/gpu_guard.hpp"
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
@@ -30,28 +31,7 @@ using winnow::Order;
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit Dev(std::size_t count) : n(count) {
-    if (cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) p = nullptr;
-  }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  void upload(const std::vector<T>& v) { ASSERT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess); }
-  std::vector<T> download(std::size_t count) const {
-    std::vector<T> v(count);
-    if (count) EXPECT_EQ(cudaMemcpy(v.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return v;
-  }
-  // Synchronised: the calls under test run in non-blocking streams, unordered with this memset.
-  void poison() {
-    ASSERT_EQ(cudaMemset(p, 0xA5, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  }
-};
+using winnow::test::Dev;
 
 struct Variant {
   CompactAlgorithm algorithm;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/expand_oracle.hpp"
+#include "common/device_buffer.cuh"
 #include "common/gpu_guard.hpp"
 #include "winnow/cuda/histopyramid.hpp"
 #include "winnow/error.hpp"
@@ -24,23 +25,7 @@ using winnow::test::sum_of;
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit Dev(std::size_t count) : n(count) {
-    if (cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) p = nullptr;
-  }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  std::vector<T> download(std::size_t count, std::size_t from = 0) const {
-    std::vector<T> v(count);
-    if (count) EXPECT_EQ(cudaMemcpy(v.data(), p + from, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return v;
-  }
-  void poison() { EXPECT_EQ(cudaMemset(p, 0xA5, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess); }
-};
+using winnow::test::Dev;
 
 // Runs one expansion on `stream`, counts placed `shift` bytes past an aligned address, and checks
 // it. Synchronises only after the call.
