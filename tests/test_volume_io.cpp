@@ -775,6 +775,18 @@ TEST(VolumeIo, BadNpyFiles) {
   check("version.npy", version, "unsupported npy format version 9.0");
 }
 
+// Found by scripts/fuzz.sh (fuzz_volume): a mutated blobs3d.tif of 35,828 bytes whose pages claim
+// 16,777,225-byte strips. It was refused only after the whole volume (16.1 GB) had been allocated;
+// now the pages' claim is checked against the bytes the file holds first.
+TEST(VolumeIo, TiffStackClaimingMoreThanItsFileHolds) {
+  const auto path = winnow::test::test_data_path("fuzz/volume-tiff-stack-claims-16GB.tif");
+#ifdef WINNOW_HAVE_TIFF
+  expect_input_error([&] { (void)io::read_volume(path); }, path, "more than its data in the file can hold");
+#else
+  GTEST_SKIP() << "built without TIFF";
+#endif
+}
+
 TEST(VolumeIo, BadTiffStacks) {
 #ifndef WINNOW_HAVE_TIFF
   GTEST_SKIP() << "TIFF support not compiled in";
