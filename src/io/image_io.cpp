@@ -253,7 +253,8 @@ struct MinMaxScale {
 using detail::g_tiff_error;
 using detail::read_tiff_pixels;
 using detail::tiff_error;
-using detail::tiff_warning;
+using detail::open_tiff_for_reading;
+using detail::TiffHandle;
 using detail::TiffCloser;
 
 // A premultiplied colour sample c with alpha a (both 0..top) as straight colour, rounded.
@@ -275,11 +276,7 @@ double tiff_sample(const unsigned char* raw, std::size_t i, std::uint16_t fmt, s
 }
 
 Decoded read_tiff(const fs::path& path) {
-  TIFFSetErrorHandler(tiff_error);
-  TIFFSetWarningHandler(tiff_warning);
-  g_tiff_error.clear();
-  std::unique_ptr<TIFF, TiffCloser> tif(TIFFOpen(path.c_str(), "r"));
-  if (!tif) fail(path, "corrupt TIFF: " + g_tiff_error);
+  const TiffHandle tif = open_tiff_for_reading(path);
   std::uint32_t w = 0, h = 0;
   std::uint16_t spp = 1, bps = 8, planar = PLANARCONFIG_CONTIG, fmt = SAMPLEFORMAT_UINT, photometric = 0;
   TIFFGetField(tif.get(), TIFFTAG_IMAGEWIDTH, &w);

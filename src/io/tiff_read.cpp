@@ -21,6 +21,15 @@ void tiff_error(const char* module, const char* fmt, va_list ap) {
 }
 void tiff_warning(const char*, const char*, va_list) {}
 
+TiffHandle open_tiff_for_reading(const fs::path& path) {
+  TIFFSetErrorHandler(tiff_error);
+  TIFFSetWarningHandler(tiff_warning);
+  g_tiff_error.clear();
+  TiffHandle tif(TIFFOpen(path.c_str(), "r"));
+  if (!tif) fail(path, "corrupt TIFF: " + g_tiff_error);
+  return tif;
+}
+
 namespace {
 // Samples `s` of every pixel (PLANARCONFIG_SEPARATE: one plane per sample), or whole pixels
 // (contiguous: sample_bytes == pixel_bytes, s == 0), into `out` as rows of w * pixel_bytes with

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include <tiffio.h>
@@ -22,6 +23,11 @@ struct TiffCloser {
     if (t) TIFFClose(t);
   }
 };
+
+using TiffHandle = std::unique_ptr<TIFF, TiffCloser>;
+/// Opens `path` for reading with winnow's error handlers installed; a file libtiff refuses is an
+/// InputError naming `path` ("corrupt TIFF: ..." with libtiff's first message).
+TiffHandle open_tiff_for_reading(const std::filesystem::path& path);
 
 /// The current page's samples into `out` as contiguous rows of w * pixel_bytes (samples
 /// interleaved), from strips or tiles, interleaved or in separate planes. A corrupt page is an

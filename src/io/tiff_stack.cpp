@@ -82,11 +82,7 @@ std::uint64_t page_bound(TIFF* tif, std::uint64_t file_bytes) {
 }  // namespace
 
 AnyVolume read_tiff_stack(const fs::path& path) {
-  TIFFSetErrorHandler(tiff_error);
-  TIFFSetWarningHandler(tiff_warning);
-  g_tiff_error.clear();
-  std::unique_ptr<TIFF, TiffCloser> tif(TIFFOpen(path.c_str(), "r"));
-  if (!tif) fail(path, "corrupt TIFF: " + g_tiff_error);
+  const TiffHandle tif = open_tiff_for_reading(path);
   const PageFormat first = page_format(tif.get());
   const auto type = voxel_type_of(first);
   if (first.spp != 1 || first.photometric == PHOTOMETRIC_PALETTE || !type)
