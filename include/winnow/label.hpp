@@ -1,6 +1,7 @@
 #pragma once
 /// @file label.hpp
-/// Connected-component labeling of binary images, with per-component statistics.
+/// Connected-component labeling of images and volumes, binary or multi-label, with
+/// per-component statistics.
 ///
 /// Output: a 32-bit label image, 0 for background and 1..N for the components, numbered in
 /// raster order of each component's first pixel (row by row, left to right) -- the numbering of
@@ -15,10 +16,12 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "winnow/backend.hpp"
 #include "winnow/image.hpp"
+#include "winnow/volume.hpp"
 
 namespace winnow {
 
@@ -33,7 +36,15 @@ std::string_view to_string(LabelAlgorithm a);
 LabelAlgorithm parse_label_algorithm(std::string_view name);
 
 struct LabelOptions {
-  int connectivity = 8;            ///< 4 or 8; anything else is an InputError
+  /// Images: 4 or 8; volumes: 6, 18 or 26; 0 (the default) means the densest (8, 26). Anything
+  /// else is an InputError.
+  int connectivity = 0;
+  /// false: every non-zero value is foreground and all foreground touches. true: neighbours
+  /// connect only when their values are equal and non-zero (cc3d's and scikit-image's rule).
+  bool multilabel = false;
+  /// Keep only the k largest components (by voxel count; ties to the lower label), renumbered in
+  /// raster order like the rest; 0 keeps all. Applied after min_area.
+  std::uint64_t largest_k = 0;
   std::uint64_t min_area = 0;      ///< components with fewer pixels are removed (set to 0) and the rest renumbered
   bool want_stats = true;          ///< fill Labeling::stats
   LabelAlgorithm algorithm = LabelAlgorithm::automatic;
@@ -80,6 +91,42 @@ Labeling label_into(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t>
 Labeling label(ImageView<const std::uint8_t> image, double threshold, const LabelOptions& options = {});
 Labeling label(ImageView<const std::uint16_t> image, double threshold, const LabelOptions& options = {});
 Labeling label(ImageView<const float> image, double threshold, const LabelOptions& options = {});
+
+/// Statistics of one component of a volume; the centroid is the mean voxel coordinate (voxel
+/// centres at integer coordinates), from exact 64-bit integer sums. `value` is the components'
+/// voxel value (multi-label input; 1 for binary input).
+struct VolumeComponentStats {
+  std::uint64_t voxels = 0;
+  std::int64_t x = 0, y = 0, z = 0, width = 0, height = 0, depth = 0;  ///< bounding box
+  double cx = 0, cy = 0, cz = 0;
+  std::uint64_t value = 0;
+  friend bool operator==(const VolumeComponentStats&, const VolumeComponentStats&) = default;
+};
+
+/// The labels of a volume: 0 background, 1..count in raster order (x fastest, then y, then z) of
+/// each component's first voxel, the numbering of scipy.ndimage.label and cc3d. Exactly one of
+/// `labels` / `labels64` is filled: 64-bit labels when count >= 2^32 (or when asked for).
+struct VolumeLabeling {
+  Volume<std::uint32_t> labels;
+  Volume<std::uint64_t> labels64;
+  std::uint64_t count = 0;
+  std::vector<VolumeComponentStats> stats;  ///< stats[i] describes label i + 1 (empty unless want_stats)
+  Backend backend = Backend::cpu;
+  LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;
+  double milliseconds = 0;  ///< wall time of the call (labeling and statistics; a CUDA run's copies included)
+  StageTimes stages;
+};
+
+/// Labels a volume (any strides; spacing is carried to the labels). Binary (non-zero is
+/// foreground) unless options.multilabel. Instantiated for std::uint8_t, std::uint16_t,
+/// std::uint32_t, std::uint64_t. `wide_labels` asks for 64-bit labels whatever the count.
+template <class T>
+VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {}, bool wide_labels = false);
+template <class T>
+  requires(!std::is_const_v<T>)
+VolumeLabeling label(VolumeView<T> volume, const LabelOptions& options = {}, bool wide_labels = false) {
+  return label<T>(VolumeView<const T>(volume), options, wide_labels);
+}
 
 /// The (algorithm, backend) pairs that exist, `automatic` excluded; CUDA ones only when available.
 struct LabelVariant {

@@ -83,4 +83,58 @@ std::uint64_t label(const LabelRequest& request, std::vector<ComponentStats>* st
 LabelAlgorithm automatic_algorithm(std::int64_t width, std::int64_t height, int connectivity);
 }  // namespace cuda
 
+// ---- volumes ----------------------------------------------------------------------------------
+
+/// One volume labeling, host memory in and out. The backend writes labels 1..N in raster order of
+/// each component's first voxel (x fastest, then y, then z), before any min_area / largest_k
+/// filtering (the front end does those), into exactly one of labels32 / labels64 (the other has a
+/// null data pointer; contiguous, the volume's size).
+template <class T>
+struct VolumeLabelRequest {
+  VolumeView<const T> volume;
+  VolumeView<std::uint32_t> labels32;
+  VolumeView<std::uint64_t> labels64;
+  int connectivity = 26;     ///< 6, 18 or 26
+  bool multilabel = false;   ///< neighbours join only when their values are equal (and non-zero)
+  bool want_stats = true;
+  StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
+};
+
+/// Statistics of a component of a volume (or of a part of one) as exact integer sums, so that
+/// parts labelled apart (bricks, slabs, bands) merge exactly.
+struct VolumeComponentSums {
+  std::uint64_t voxels = 0, sum_x = 0, sum_y = 0, sum_z = 0;
+  std::int64_t min_x = std::numeric_limits<std::int64_t>::max(), min_y = min_x, min_z = min_x;
+  std::int64_t max_x = -1, max_y = -1, max_z = -1;  ///< inclusive
+  std::uint64_t value = 0;                          ///< the voxels' value (multilabel), else 1
+  void add_voxel(std::int64_t x, std::int64_t y, std::int64_t z) {
+    ++voxels;
+    sum_x += static_cast<std::uint64_t>(x), sum_y += static_cast<std::uint64_t>(y), sum_z += static_cast<std::uint64_t>(z);
+    min_x = std::min(min_x, x), max_x = std::max(max_x, x);
+    min_y = std::min(min_y, y), max_y = std::max(max_y, y);
+    min_z = std::min(min_z, z), max_z = std::max(max_z, z);
+  }
+  void add(const VolumeComponentSums& o) {
+    voxels += o.voxels, sum_x += o.sum_x, sum_y += o.sum_y, sum_z += o.sum_z;
+    min_x = std::min(min_x, o.min_x), max_x = std::max(max_x, o.max_x);
+    min_y = std::min(min_y, o.min_y), max_y = std::max(max_y, o.max_y);
+    min_z = std::min(min_z, o.min_z), max_z = std::max(max_z, o.max_z);
+  }
+};
+
+namespace cpu {
+/// Multi-threaded volume labeling (src/label/cpu/label_volume.cpp). Returns N; with `sums`, one
+/// record per label. Instantiated for std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t.
+template <class T>
+std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
+}  // namespace cpu
+
+namespace cuda {
+/// Copies in, labels on the device, copies labels (and sums) out; synchronises
+/// (src/label/cuda/label_volume.cu). 32-bit labels only (labels32); throws Error when N would
+/// not fit them. Same instantiations as the CPU one.
+template <class T>
+std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
+}  // namespace cuda
+
 }  // namespace winnow::detail

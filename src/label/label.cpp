@@ -54,9 +54,12 @@ bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {
 }
 #endif
 
-Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, const LabelOptions& options) {
-  if (options.connectivity != 4 && options.connectivity != 8)
-    throw InputError("label: connectivity must be 4 or 8, not " + std::to_string(options.connectivity));
+Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, const LabelOptions& asked_options) {
+  if (asked_options.connectivity != 0 && asked_options.connectivity != 4 && asked_options.connectivity != 8)
+    throw InputError("label: connectivity must be 4 or 8 for an image, not " +
+                     std::to_string(asked_options.connectivity));
+  LabelOptions options = asked_options;
+  if (options.connectivity == 0) options.connectivity = 8;  // the densest, as for volumes
   if (mask.width < 0 || mask.height < 0 || (mask.size() > 0 && (!mask.data || mask.stride < mask.width)))
     throw InputError("label: invalid mask view");
   if (out.width != mask.width || out.height != mask.height || (out.size() > 0 && (!out.data || out.stride < out.width)))

@@ -1,0 +1,86 @@
+#pragma once
+/// @file isosurface.hpp
+/// Isosurfaces of 3D scalar fields as welded, watertight, consistently oriented triangle meshes
+/// (marching cubes), on the CPU (OpenMP) or a CUDA device, with the same mesh on every backend.
+///
+/// The output contract (src/isosurface/isosurface.cpp's essay says how it is met):
+/// - A voxel is *above* when its value > level. Every cell edge (between 6-neighbour voxels) with
+///   one end above and the other not is crossed by the surface once; its vertex lies at the linear
+///   interpolation t = (level - a) / (b - a) along the edge, in voxel index units times the
+///   spacing, x, y, z order: the points of scikit-image's `marching_cubes` (its verts reversed).
+/// - Welded: one vertex per crossing, shared by every triangle that uses it. When the non-above
+///   end of an edge equals the level exactly, the crossing lies on that voxel: all such crossings
+///   at one voxel are the one vertex of that voxel, and triangles that collapse are dropped
+///   (unless `allow_degenerate`). No two vertices share a position.
+/// - Watertight: ambiguous cell faces (two above corners on a diagonal) are decided by one rule
+///   that depends on the face alone (the above corners are kept apart), so the two cells that
+///   share a face cut it the same way; every mesh edge away from the volume border is used by two
+///   triangles, once in each direction.
+/// - Oriented: triangles wind counter-clockwise seen from the side the normal points to, which by
+///   default is toward decreasing values (out of the above region); `flip` reverses both.
+/// - Order: vertices in raster order (x fastest, then y, then z) of the voxel that owns them, and
+///   within a voxel: its own vertex (level on the voxel), then its +x, +y, +z edges; triangles in
+///   raster order of their cell (the cell at voxel (x, y, z) spans x..x+1, y..y+1, z..z+1), then
+///   in the order of the case table.
+/// - NaN voxels count as not above; a crossing with a NaN end lies at the edge's midpoint.
+///
+/// Voxel types: u8, u16, i16, f32, f64 (compared and interpolated in double; positions stored as
+/// float). Any strides. Sizes: 64-bit voxel counts; more than 2^32 - 1 vertices switch the
+/// triangles to 64-bit indices (`Mesh::triangles64`).
+/// Device API for CUDA users (device pointers and a stream): `winnow/cuda/isosurface.hpp`.
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "winnow/backend.hpp"
+#include "winnow/volume.hpp"
+
+namespace winnow {
+
+struct IsosurfaceOptions {
+  bool normals = false;           ///< fill Mesh::normals: the unit negative gradient (central differences) at each vertex
+  bool values = false;            ///< fill Mesh::values: the level at each vertex (the interpolated field)
+  bool flip = false;              ///< reverse the orientation: normals and winding toward increasing values
+  bool allow_degenerate = false;  ///< keep triangles that collapse when the level equals voxel values
+  Backend backend = Backend::automatic;
+  /// Process at most this many voxels per pass (slabs of z, welded across the seams; 0: as many as
+  /// fit the device, or the whole volume on the CPU). The mesh is the same for every value.
+  std::int64_t max_slab_voxels = 0;
+};
+
+/// An indexed triangle mesh. Exactly one of `triangles` / `triangles64` is used: the 64-bit one
+/// only when there are more than 2^32 - 1 vertices.
+struct Mesh {
+  std::vector<std::array<float, 3>> vertices;           ///< x, y, z (voxel index times spacing)
+  std::vector<std::array<std::uint32_t, 3>> triangles;  ///< vertex indices, counter-clockwise
+  std::vector<std::array<std::uint64_t, 3>> triangles64;
+  std::vector<std::array<float, 3>> normals;            ///< one per vertex when asked for
+  std::vector<float> values;                            ///< one per vertex when asked for
+  Backend backend = Backend::cpu;  ///< the backend that ran
+  double milliseconds = 0;         ///< wall time of the extraction (a CUDA run's copies included)
+
+  std::uint64_t vertex_count() const { return vertices.size(); }
+  std::uint64_t triangle_count() const { return triangles64.empty() ? triangles.size() : triangles64.size(); }
+  /// Triangle i's vertex indices, whichever width holds them.
+  std::array<std::uint64_t, 3> triangle(std::uint64_t i) const {
+    if (!triangles64.empty()) return triangles64[i];
+    const auto& t = triangles[i];
+    return {t[0], t[1], t[2]};
+  }
+};
+
+/// The isosurface of `volume` at `level`, spacing from the view (sx, sy, sz). Throws InputError
+/// for a NaN level or an empty volume, BackendError when cuda is asked for and none answers.
+/// Instantiated for std::uint8_t, std::uint16_t, std::int16_t, float, double.
+template <class T>
+Mesh isosurface(VolumeView<const T> volume, double level, const IsosurfaceOptions& options = {});
+
+/// The same for a view of non-const voxels (Volume<T>::view() of a non-const volume).
+template <class T>
+  requires(!std::is_const_v<T>)
+Mesh isosurface(VolumeView<T> volume, double level, const IsosurfaceOptions& options = {}) {
+  return isosurface<T>(VolumeView<const T>(volume), level, options);
+}
+
+}  // namespace winnow
