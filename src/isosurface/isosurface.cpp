@@ -59,6 +59,9 @@
 //   gradient is zero or not finite (NaN neighbours).
 // - Value: a + t (b - a) rounded to float; the level itself for an own vertex or a NaN end.
 //
+// The CUDA backend (cuda/isosurface.cu) computes the same numbering by per-tile sums, a scan and
+// in-block scans, with the volume cut into slabs of z the same way when it does not fit the device.
+//
 // Complexity: O(n) voxel reads per pass (plus the two layers around each slab), with rows and
 // x-ranges that cannot hold a crossing skipped (Flying Edges' trick, cpu/marching_cubes.cpp);
 // O(V + T) writes; memory beside the mesh O(nx ny) per thread.
@@ -94,6 +97,7 @@ Mesh isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   const auto start = std::chrono::steady_clock::now();
   Mesh mesh;
   mesh.backend = resolve_backend(options.backend);
+  if (volume.nx < 2 || volume.ny < 2 || volume.nz < 2) return mesh;  // no cells: no surface, on any backend
 #ifdef WINNOW_HAVE_CUDA
   if (mesh.backend == Backend::cuda) detail::cuda::isosurface(volume, level, options, mesh);
   else
