@@ -10,7 +10,8 @@
 //  * "scan pipeline, unwelded" — the way NVIDIA's marchingCubes sample works: a classify kernel
 //    writes per cell its vertex count (3 per triangle) and occupancy as uint32, CUB ExclusiveSum of
 //    both, a compaction of the occupied cells' indices, and a generate kernel that writes three
-//    corners (position + normal) per triangle. Same case table and interpolation as ours.
+//    corners (position + normal) per triangle (the active count stays on the device, where the
+//    sample reads it on the host). Same case table and interpolation as ours.
 //  * "scan pipeline, welded": per voxel its owned-vertex count and per cell its triangle count as
 //    uint32, CUB ExclusiveSum of both, a vertex kernel and a triangle kernel that find the vertex
 //    numbers in the scanned array: our mesh, through materialised scans.
@@ -102,6 +103,10 @@ __global__ void compact_cells(const std::uint32_t* occupied, const std::uint32_t
                               std::uint32_t* active) {
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
     if (occupied[i]) active[scanned[i]] = static_cast<std::uint32_t>(i);
+}
+__global__ void active_count(const std::uint32_t* occupied, const std::uint32_t* scanned, std::uint64_t n,
+                             std::uint32_t* count) {
+  *count = scanned[n - 1] + occupied[n - 1];
 }
 __global__ void generate_triangles(Field f, iso::Grid g, double level, const std::uint32_t* active,
                                    const std::uint32_t* active_count, const std::uint32_t* vert_offsets, float* pos,
@@ -296,24 +301,18 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
     auto* pos = dalloc<float>(9 * raw_tris);
     auto* nor = dalloc<float>(9 * raw_tris);
     const int grid = 132 * 16;
+    auto* d_active_count = dalloc<std::uint32_t>(1);
     const double ms = median_ms([&](int) {
       classify_cells<<<grid, 256, 0, s>>>(f, g, level, verts, occ);
       CK(cub::DeviceScan::ExclusiveSum(st, sb, occ, ooff, static_cast<std::int64_t>(n), s));
       CK(cub::DeviceScan::ExclusiveSum(st, sb, verts, voff, static_cast<std::int64_t>(n), s));
       compact_cells<<<grid, 256, 0, s>>>(occ, ooff, n, active);
-      // the active count is ooff[n-1] + occ[n-1]; read on the device by a 1-thread step would need
-      // another kernel: the sample reads it on the host, as here (one small copy + sync)
-      std::uint32_t a = 0, b = 0;
-      CK(cudaMemcpyAsync(&a, ooff + n - 1, 4, cudaMemcpyDeviceToHost, s));
-      CK(cudaMemcpyAsync(&b, occ + n - 1, 4, cudaMemcpyDeviceToHost, s));
-      CK(cudaStreamSynchronize(s));
-      static std::uint32_t* d_active_count = dalloc<std::uint32_t>(1);
-      const std::uint32_t m = a + b;
-      CK(cudaMemcpyAsync(d_active_count, &m, 4, cudaMemcpyHostToDevice, s));
+      active_count<<<1, 1, 0, s>>>(occ, ooff, n, d_active_count);
       generate_triangles<<<grid, 256, 0, s>>>(f, g, level, active, d_active_count, voff, pos, nor);
     }, s, 15);
     CK(cudaGetLastError());
     print({vol, "scan pipeline, unwelded (sample)", ms, ms / ours, raw_tris / (ms * 1e-3), floor_s / (ms * 1e-3)});
+    CK(cudaFree(d_active_count));
     for (void* p : {(void*)verts, (void*)occ, (void*)voff, (void*)ooff, (void*)active, (void*)st, (void*)pos, (void*)nor})
       CK(cudaFree(p));
   }

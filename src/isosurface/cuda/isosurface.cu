@@ -41,6 +41,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -57,8 +59,6 @@ namespace winnow::detail::cuda {
 namespace {
 
 namespace iso = winnow::detail::iso;
-
-__constant__ iso::CaseTable c_table = iso::kCaseTable;
 
 constexpr int kThreads = 256;  // voxels per tile
 
@@ -125,47 +125,100 @@ __device__ __forceinline__ Locus locate(const Slab& s, unsigned tile) {
   return l;
 }
 
+/// A voxel's class, compared in the voxel's own type: exactly iso::classify(double(v), level),
+/// without converting every voxel to double. Floats compare against the largest float <= level
+/// (v > it exactly when double(v) > level); 8- and 16-bit integers against floor(level) as an
+/// int; the level can equal a voxel only when it is representable in the type (level_exact).
 template <class T>
-__device__ __forceinline__ std::uint8_t class_at(const DeviceField<T>& f, const Slab& s, std::int64_t x, std::int64_t y,
-                                                 std::int64_t z) {
-  if (x < 0 || y < 0 || z < 0 || x >= s.grid.nx || y >= s.grid.ny || z >= s.grid.nz) return iso::kOutside;
-  return iso::classify(f(x, y, z), s.level);
-}
+struct Classifier {
+  using Key = std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<std::is_same_v<T, float>, float, int>>;
+  Key threshold;
+  bool level_exact;
+  __device__ __forceinline__ std::uint8_t operator()(T v) const {
+    const Key k = static_cast<Key>(v);
+    return k > threshold ? iso::kAbove : (level_exact && k == threshold) ? iso::kOnLevel : iso::kBelow;
+  }
+};
 
 template <class T>
-__device__ __forceinline__ unsigned owner_mask_at(const DeviceField<T>& f, const Slab& s, const Locus& l) {
-  const std::uint8_t self = class_at(f, s, l.x, l.y, l.z);
-  return iso::owner_mask(self, class_at(f, s, l.x - 1, l.y, l.z), class_at(f, s, l.x + 1, l.y, l.z),
-                         class_at(f, s, l.x, l.y - 1, l.z), class_at(f, s, l.x, l.y + 1, l.z),
-                         class_at(f, s, l.x, l.y, l.z - 1), class_at(f, s, l.x, l.y, l.z + 1));
+Classifier<T> make_classifier(double level) {
+  Classifier<T> c{};
+  if constexpr (std::is_same_v<T, double>) {
+    c.threshold = level, c.level_exact = true;
+  } else if constexpr (std::is_same_v<T, float>) {
+    constexpr double kMax = std::numeric_limits<float>::max();
+    float f;
+    if (level == std::numeric_limits<double>::infinity()) f = std::numeric_limits<float>::infinity();
+    else if (level >= kMax) f = std::numeric_limits<float>::max();
+    else if (level < -kMax) f = -std::numeric_limits<float>::infinity();
+    else {
+      f = static_cast<float>(level);
+      if (static_cast<double>(f) > level) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    }
+    c.threshold = f, c.level_exact = static_cast<double>(f) == level;
+  } else {  // 8- and 16-bit integers: any threshold beyond +-2^20 acts like one at +-2^20
+    const double t = std::floor(std::clamp(level, -1048576.0, 1048576.0));
+    c.threshold = static_cast<int>(t), c.level_exact = t == level;
+  }
+  return c;
 }
 
-/// True when voxel l is the origin of a cell this slab emits; then `corner` holds its classes.
+/// The global-memory copy of the case table: cells index it by their own case, which
+/// __constant__ memory would serialise across a warp; L1 serves divergent loads.
+__device__ iso::CaseTable g_table = iso::kCaseTable;
+
+/// The classes around voxel l: its 8 cell corners (c[0] is the voxel) and its -x, -y, -z
+/// neighbours; kOutside beyond the volume.
+struct Neighbourhood {
+  std::uint8_t corner[8];
+  std::uint8_t xm, ym, zm;
+};
 template <class T>
-__device__ __forceinline__ bool cell_at(const DeviceField<T>& f, const Slab& s, const Locus& l,
-                                        std::uint8_t (&corner)[8]) {
-  if (!l.valid || l.z >= s.z1 || l.x + 1 >= s.grid.nx || l.y + 1 >= s.grid.ny || l.z + 1 >= s.grid.nz) return false;
-#pragma unroll
-  for (int c = 0; c < 8; ++c)
-    corner[c] = iso::classify(f(l.x + c_table.corner[c][0], l.y + c_table.corner[c][1], l.z + c_table.corner[c][2]),
-                              s.level);
-  return true;
+__device__ __forceinline__ Neighbourhood neighbourhood(const DeviceField<T>& f, const Classifier<T>& classify,
+                                                       const Slab& s, const Locus& l) {
+  const T* p = f.data + (l.z - f.z_first) * f.slice_stride + l.y * f.row_stride + l.x;
+  const std::int64_t rs = f.row_stride, ss = f.slice_stride;
+  const bool xp = l.x + 1 < s.grid.nx, yp = l.y + 1 < s.grid.ny, zp = l.z + 1 < s.grid.nz;
+  Neighbourhood h;
+  constexpr std::uint8_t out = iso::kOutside;
+  h.corner[0] = classify(p[0]);
+  h.corner[1] = xp ? classify(p[1]) : out;
+  h.corner[2] = xp && yp ? classify(p[rs + 1]) : out;
+  h.corner[3] = yp ? classify(p[rs]) : out;
+  h.corner[4] = zp ? classify(p[ss]) : out;
+  h.corner[5] = xp && zp ? classify(p[ss + 1]) : out;
+  h.corner[6] = xp && yp && zp ? classify(p[ss + rs + 1]) : out;
+  h.corner[7] = yp && zp ? classify(p[ss + rs]) : out;
+  h.xm = l.x > 0 ? classify(p[-1]) : out;
+  h.ym = l.y > 0 ? classify(p[-rs]) : out;
+  h.zm = l.z > 0 ? classify(p[-ss]) : out;
+  return h;
+}
+
+/// Owner mask (bits 0-3) and, for a cell this slab emits, its triangle count (bits 4-6).
+__device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Slab& s, const Locus& l) {
+  unsigned info = iso::owner_mask(h.corner[0], h.xm, h.corner[1], h.ym, h.corner[3], h.zm, h.corner[4]);
+  const bool cell = l.z < s.z1 && l.x + 1 < s.grid.nx && l.y + 1 < s.grid.ny && l.z + 1 < s.grid.nz;
+  if (cell && g_table.triangle_count[iso::cell_case(h.corner)] != 0)
+    info |= static_cast<unsigned>(iso::cell_triangle_count(g_table, h.corner, s.allow_degenerate)) << 4;
+  return info;
 }
 
 // ---- kernels ---------------------------------------------------------------------------------
 
-/// sums[t] = (vertices, triangles) of tile t; sums[tiles] = 0 so the exclusive scan ends on the totals.
+/// info[v] = voxel_info; sums[t] = (vertices, triangles) of tile t; sums[tiles] = 0 so the
+/// exclusive scan ends on the totals.
 template <class T>
-__global__ void __launch_bounds__(kThreads) count_kernel(DeviceField<T> f, Slab s, Sums* sums) {
+__global__ void __launch_bounds__(kThreads) count_kernel(DeviceField<T> f, Classifier<T> classify, Slab s,
+                                                         std::uint8_t* info, Sums* sums) {
   using Reduce = cub::BlockReduce<unsigned, kThreads>;
   __shared__ typename Reduce::TempStorage temp;
   const Locus l = locate(s, blockIdx.x);
   unsigned packed = 0;  // vertices (<= 4 per voxel) in the low 16 bits, triangles (<= 5) in the high
   if (l.valid) {
-    packed = static_cast<unsigned>(iso::popcount4(owner_mask_at(f, s, l)));
-    std::uint8_t corner[8];
-    if (cell_at(f, s, l, corner) && c_table.triangle_count[iso::cell_case(corner)] != 0)
-      packed |= static_cast<unsigned>(iso::cell_triangle_count(c_table, corner, s.allow_degenerate)) << 16;
+    const unsigned i = voxel_info(neighbourhood(f, classify, s, l), s, l);
+    info[l.v] = static_cast<std::uint8_t>(i);
+    packed = static_cast<unsigned>(iso::popcount4(i & 15u)) | (i >> 4) << 16;
   }
   const unsigned total = Reduce(temp).Sum(packed);
   if (threadIdx.x == 0) {
@@ -194,23 +247,22 @@ __global__ void zero_totals_kernel(std::uint64_t* d_totals, std::uint64_t* h_tot
   if (h_totals != nullptr) reinterpret_cast<volatile std::uint64_t*>(h_totals)[0] = 0, reinterpret_cast<volatile std::uint64_t*>(h_totals)[1] = 0;
 }
 
-/// Writes the own layers' vertices, and for every voxel (extra layer too) its first vertex's
-/// slab-local number and its owner mask.
+/// Writes the own layers' vertices, and for every voxel that owns one (extra layer too) its first
+/// vertex's slab-local number.
 template <class T>
-__global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab s, const Sums* offsets,
-                                                          const int* fits, std::uint32_t* first_vertex,
-                                                          std::uint8_t* masks, winnow::cuda::DeviceMesh out) {
+__global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab s, const std::uint8_t* info,
+                                                          const Sums* offsets, const int* fits,
+                                                          std::uint32_t* first_vertex, winnow::cuda::DeviceMesh out) {
   if (*fits == 0) return;  // the same for every thread
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage temp;
   const Locus l = locate(s, blockIdx.x);
-  const unsigned mask = l.valid ? owner_mask_at(f, s, l) : 0u;
+  const unsigned mask = l.valid ? info[l.v] & 15u : 0u;
   unsigned before = 0;
   Scan(temp).ExclusiveSum(static_cast<unsigned>(iso::popcount4(mask)), before);
   if (mask == 0) return;
   const std::uint64_t first = offsets[blockIdx.x].vertices + before;
   first_vertex[l.v] = static_cast<std::uint32_t>(first);
-  masks[l.v] = static_cast<std::uint8_t>(mask);
   if (l.v >= s.own_voxels) return;  // the extra layer: numbered here, written by the next slab
   std::uint64_t k = first;
   for (int slot = 0; slot < 4; ++slot) {
@@ -226,32 +278,30 @@ __global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab
 
 /// Writes the own cells' triangles; vertex numbers are index_base + the slab-local ones.
 template <class T>
-__global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Slab s, const Sums* offsets,
+__global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Classifier<T> classify, Slab s,
+                                                            const std::uint8_t* info, const Sums* offsets,
                                                             const int* fits, const std::uint32_t* first_vertex,
-                                                            const std::uint8_t* masks, std::uint64_t index_base,
-                                                            winnow::cuda::DeviceMesh out) {
+                                                            std::uint64_t index_base, winnow::cuda::DeviceMesh out) {
   if (*fits == 0) return;
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage temp;
   const Locus l = locate(s, blockIdx.x);
-  std::uint8_t corner[8];
-  std::uint8_t local[iso::kMaxTriangles][3];
-  int n = 0;
-  if (cell_at(f, s, l, corner) && c_table.triangle_count[iso::cell_case(corner)] != 0)
-    n = iso::cell_triangles(c_table, corner, s.allow_degenerate, s.flip, local);
+  const unsigned count = l.valid ? info[l.v] >> 4 : 0u;
   unsigned before = 0;
-  Scan(temp).ExclusiveSum(static_cast<unsigned>(n), before);
-  if (n == 0) return;
+  Scan(temp).ExclusiveSum(count, before);
+  if (count == 0) return;
+  std::uint8_t local[iso::kMaxTriangles][3];
+  const int n = iso::cell_triangles(g_table, neighbourhood(f, classify, s, l).corner, s.allow_degenerate, s.flip, local);
   const std::uint64_t nx = static_cast<std::uint64_t>(s.grid.nx), nxy = nx * static_cast<std::uint64_t>(s.grid.ny);
   std::uint64_t k = offsets[blockIdx.x].triangles + before;
   for (int t = 0; t < n; ++t, ++k) {
     std::uint64_t index[3];
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
-      const iso::VertexHome h = iso::vertex_home(c_table, local[t][j]);
+      const iso::VertexHome h = iso::vertex_home(g_table, local[t][j]);
       const std::uint64_t owner = l.v + static_cast<std::uint64_t>(h.dz) * nxy + static_cast<std::uint64_t>(h.dy) * nx +
                                   static_cast<std::uint64_t>(h.dx);
-      index[j] = index_base + first_vertex[owner] + static_cast<std::uint64_t>(iso::rank_in_voxel(masks[owner], h.slot));
+      index[j] = index_base + first_vertex[owner] + static_cast<std::uint64_t>(iso::rank_in_voxel(info[owner] & 15u, h.slot));
     }
     if (out.d_triangles64 != nullptr) {
       out.d_triangles64[3 * k] = index[0], out.d_triangles64[3 * k + 1] = index[1], out.d_triangles64[3 * k + 2] = index[2];
@@ -308,16 +358,16 @@ Layout layout_for(const Slab& s) {
 
 /// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`.
 template <class T>
-void run_slab(const DeviceField<T>& f, const Slab& s, char* temp, const Layout& l, const winnow::cuda::DeviceMesh& out,
+void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s, char* temp, const Layout& l, const winnow::cuda::DeviceMesh& out,
               std::uint64_t index_base, std::uint64_t* d_totals, std::uint64_t* h_totals, cudaStream_t stream,
               bool extract) {
   auto* sums = reinterpret_cast<Sums*>(temp + l.at_sums);
   auto* offsets = reinterpret_cast<Sums*>(temp + l.at_offsets);
   auto* fits = reinterpret_cast<int*>(temp + l.at_fits);
   auto* first = reinterpret_cast<std::uint32_t*>(temp + l.at_first);
-  auto* masks = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
+  auto* info = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
   if (s.tiles != 0) {
-    count_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, s, sums);
+    count_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, classify, s, info, sums);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else {
     WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
@@ -329,10 +379,11 @@ void run_slab(const DeviceField<T>& f, const Slab& s, char* temp, const Layout& 
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, s, offsets, fits, first, masks, out);
+  vertex_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, s, info, offsets, fits, first, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (s.own_tiles != 0) {
-    triangle_kernel<T><<<s.own_tiles, kThreads, 0, stream>>>(f, s, offsets, fits, first, masks, index_base, out);
+    triangle_kernel<T><<<s.own_tiles, kThreads, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base,
+                                                             out);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
 }
@@ -399,6 +450,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
 
   // One-pass meshes know their vertex total before the triangles are written, so their indices
   // are 32-bit whenever they can be; slabbed ones write 64-bit indices and narrow at the end.
+  const Classifier<T> classify = make_classifier<T>(level);
   std::vector<std::array<std::uint64_t, 3>> wide;
   std::uint64_t vertex_base = 0, triangle_base = 0;
   for (std::int64_t z0 = 0; z0 < volume.nz; z0 += slab_layers) {
@@ -409,7 +461,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
     const Slab s = make_slab(grid, z0, z1, level, options);
     const Layout l = layout_for(s);
     DeviceBuffer<char> d_temp(l.bytes, stream);
-    run_slab(f, s, d_temp.get(), l, winnow::cuda::DeviceMesh{}, 0, d_totals.get(), h_totals_device, stream, false);
+    run_slab(f, classify, s, d_temp.get(), l, winnow::cuda::DeviceMesh{}, 0, d_totals.get(), h_totals_device, stream, false);
     WINNOW_CUDA_CHECK(cudaStreamSynchronize(stream));
     const std::uint64_t vertices = h_totals[0], triangles = h_totals[1];
     if (vertices > std::numeric_limits<std::uint32_t>::max())
@@ -423,7 +475,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
     out.d_vertices = d_vertices.get(), out.d_normals = d_normals.get(), out.d_values = d_values.get();
     out.d_triangles = d_triangles.get(), out.d_triangles64 = narrow ? nullptr : d_triangles64.get();
     out.vertex_capacity = vertices, out.triangle_capacity = triangles;
-    run_slab(f, s, d_temp.get(), l, out, vertex_base, d_totals.get(), nullptr, stream, true);
+    run_slab(f, classify, s, d_temp.get(), l, out, vertex_base, d_totals.get(), nullptr, stream, true);
     mesh.vertices.resize(vertex_base + vertices);
     append_from_device(mesh.vertices, vertex_base, d_vertices.get(), vertices, stream);
     if (options.normals) {
@@ -501,7 +553,8 @@ void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volum
                   (out.d_triangles == nullptr && out.d_triangles64 == nullptr)))
     throw InputError("isosurface: an output the options ask for is null");
   const d::DeviceField<T> f{volume.data, volume.row_stride, volume.slice_stride, 0};
-  d::run_slab(f, s, static_cast<char*>(d_temp), l, out, 0, d_totals, h_totals, stream, extract);
+  d::run_slab(f, d::make_classifier<T>(level), s, static_cast<char*>(d_temp), l, out, 0, d_totals, h_totals, stream,
+              extract);
 }
 
 template void isosurface<std::uint8_t>(void*, std::size_t&, VolumeView<const std::uint8_t>, double,
