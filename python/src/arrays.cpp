@@ -21,7 +21,7 @@ template <class A>
 void check_c_contiguous(const A& a, const char* what) {
   std::int64_t expected = 1;
   for (std::size_t d = a.ndim(); d-- > 0;) {
-    if (a.shape(d) != 1 && a.stride(d) != expected)
+    if (a.shape(d) > 1 && a.stride(d) != expected)
       throw nb::value_error((std::string(what) + ": expected a C-contiguous array").c_str());
     expected *= static_cast<std::int64_t>(a.shape(d));
   }

@@ -1,6 +1,7 @@
 // Tile puzzles for Python (winnow.scramble, winnow.unscramble) over winnow/puzzle.hpp. Images
 // arrive as float RGBA [H, W, 4] in 0..255 (the Python layer converts grey, RGB and 8-bit
 // images); the restored image leaves as uint8 RGBA, the scrambled one as float RGBA.
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 

@@ -36,10 +36,10 @@ def _statistics(labels: np.ndarray, boxes: np.ndarray, centroids: np.ndarray) ->
     if counts[0]:
         ys, xs = np.nonzero(background)
         all_boxes[0] = (slice(int(ys.min()), int(ys.max()) + 1), slice(int(xs.min()), int(xs.max()) + 1))
-        all_centroids[0] = (xs.mean(), ys.mean())
+        all_centroids[0] = (ys.mean(), xs.mean())
     for i, (_, left, top, w, h) in enumerate(boxes.tolist(), start=1):
         all_boxes[i] = (slice(top, top + h), slice(left, left + w))
-    all_centroids[1:] = centroids
+    all_centroids[1:] = centroids[:, ::-1]  # the library's (x, y) as cc3d's (row, column)
     return {"voxel_counts": counts, "bounding_boxes": all_boxes, "centroids": all_centroids}
 
 
@@ -55,7 +55,7 @@ def label(a: Any, connectivity: Optional[int] = None, *, return_N: bool = False,
     connectivity: 4 or 8 (None: 8, cc3d's default). min_area: components of fewer pixels are
     removed and the rest renumbered. out_dtype: uint32 (default) or uint16, uint64, int32,
     int64 (a converted copy). stats: also return cc3d.statistics' fields (``voxel_counts``,
-    ``bounding_boxes`` as slices, ``centroids`` as (x, y)), NumPy input only. out: a C-contiguous
+    ``bounding_boxes`` as slices, ``centroids`` as (y, x)), NumPy input only. out: a C-contiguous
     uint32 array of a's shape to write into (returned). Returns labels, or (labels, N) with
     ``return_N``, with the statistics last when ``stats``. CuPy and PyTorch CUDA arrays give
     the same type on the same device (min_area through bincount and a lookup on the device).
