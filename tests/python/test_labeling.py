@@ -2,7 +2,6 @@
 statistics): random masks of every density, the bundled photographs thresholded, every input
 dtype, C, Fortran and strided layouts, min_area, out=, out_dtype, and every bad argument."""
 
-import cc3d
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
@@ -10,6 +9,11 @@ from skimage import io
 
 import winnow
 from conftest import EXAMPLES
+
+try:  # a PyPI package the offline GPU hosts may lack; scipy stays the oracle there
+    import cc3d
+except ImportError:
+    cc3d = None
 
 STRUCTURE = {4: ndi.generate_binary_structure(2, 1), 8: np.ones((3, 3), bool)}
 SHAPES = [(1, 1), (1, 257), (257, 1), (64, 64), (203, 317)]
@@ -47,7 +51,8 @@ def test_label_matches_scipy_and_cc3d(rng, connectivity, shape, density):
     assert labels.dtype == np.uint32 and n == expected_n
     np.testing.assert_array_equal(labels, expected)
     # cc3d 4.1.1 labels some background pixels of bool images; uint8 of the same mask is right.
-    assert_same_partition(labels, cc3d.connected_components(mask.astype(np.uint8), connectivity=connectivity))
+    if cc3d is not None:
+        assert_same_partition(labels, cc3d.connected_components(mask.astype(np.uint8), connectivity=connectivity))
 
 
 @pytest.mark.parametrize("name", ["coins.png", "astronaut.png", "hubble_deep_field.jpg"])
@@ -87,6 +92,8 @@ def test_label_min_area(rng, min_area):
 
 
 def test_label_statistics_match_cc3d(rng):
+    if cc3d is None:
+        pytest.skip("cc3d is not installed")
     mask = rng.random((80, 90)) < 0.4
     labels, n, stats = winnow.label(mask, 8, return_N=True, stats=True)
     np.testing.assert_array_equal(labels, scipy_labels(mask, 8)[0])
