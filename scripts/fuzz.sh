@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (fuzz/) with clang, the library under AddressSanitizer +
 # UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60) on a corpus seeded from the
 # bundled images and volumes; new inputs are kept in build-fuzz/corpus/<target>, crashes in
-# build-fuzz/crashes/<target>.
+# build-fuzz/crashes/<target>. Each target has a dictionary of its formats' magic words (fuzz/*.dict).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: fuzz_image fuzz_volume)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,8 @@ for t in "${targets[@]}"; do
     fuzz_volume) cp -n examples/data/volumes/* "$corpus/" 2>/dev/null || true ;;
   esac
   echo "== $t, $seconds s"
-  "$build/fuzz/$t" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=4194304 \
+  dict=fuzz/${t#fuzz_}.dict
+  "$build/fuzz/$t" "$corpus" -dict="$dict" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=4194304 \
     -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | grep -E '^#[0-9]+.*DONE|stat::|ERROR|SUMMARY' || status=1
 done
 exit $status

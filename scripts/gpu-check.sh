@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests python large sanitize compact histopyramid label peers puzzle cli} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests python large sanitize compact histopyramid isosurface label peers puzzle cli} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -105,6 +105,7 @@ bench() {  # name, command...
 }
 want compact && bench compact "$build/bench/bench_compact_gpu" --markdown
 want histopyramid && bench histopyramid "$build/bench/bench_histopyramid_gpu"
+want isosurface && bench isosurface "$build/bench/bench_isosurface_gpu" ${WINNOW_ISOSURFACE_BENCH_ARGS:-}
 # Both labeling programs take the same number of timed repetitions.
 label_reps=20
 want label && bench label "$build/bench/bench_label_gpu" --reps "$label_reps" --dump "$build/label-masks"

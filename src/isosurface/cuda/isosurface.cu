@@ -1,0 +1,521 @@
+// Marching cubes on a CUDA device: the same welded, oriented mesh as the CPU backend, bit for bit.
+//
+// What is computed is fixed by winnow/isosurface.hpp and the per-voxel rules of
+// isosurface/cell.hpp (shared with the CPU backend): vertex k belongs to the k-th owned slot in
+// raster order of the owning voxels, triangle k to the k-th surviving triangle in raster order of
+// the cells. Both numberings are prefix sums of small per-voxel counts (0..4 vertices, 0..5
+// triangles), i.e. stream expansions, and this file does them the way the HistoPyramid capability
+// does (src/histopyramid/cuda/histopyramid.cu): by output range, with the counts never stored.
+//
+//   count     (one thread per voxel, tiles of 256 voxels in raster order) classifies the voxel and
+//             its cell, and writes per tile the sums of its vertex and triangle counts (16 bytes
+//             per tile; the counts themselves are recomputed, never written);
+//   top       an exclusive scan of the tile sums (cub::DeviceScan), whose end holds the totals;
+//             a one-thread kernel copies them out (device, and host-mapped memory) and decides
+//             whether the outputs have room;
+//   vertices  re-classifies each tile, scans its vertex counts in the block (cub::BlockScan), and
+//             writes every owned vertex's position / normal / value at tile offset + block prefix;
+//             it also leaves, per voxel, its first vertex's number and its owner mask (5 bytes per
+//             voxel), which is how a triangle finds the vertex of an edge owned by another voxel;
+//   triangles re-classifies each cell, scans its triangle counts in the block, and writes each
+//             triangle's three vertex numbers (first number of the owning voxel + rank of the slot).
+// The volume is read three times (cached: a voxel's neighbours are its warp's voxels), the counts
+// never leave registers, and each output is written once, coalesced within a tile.
+//
+// Why not a descent of a stored pyramid per output key (HP5): a triangle needs the numbers of up
+// to three vertices owned by other voxels, which a key descent cannot give without a second
+// structure; the per-voxel vertex numbers give them in one load, and by-output-range traversal
+// reads nothing per key. Cost: O(n) work and the 5 bytes per voxel of temporary storage.
+//
+// Slabs (the host API): a volume larger than the device takes, or options.max_slab_voxels, is cut
+// into slabs of z. A slab [z0, z1) owns the vertices of its voxel layers and the cells whose
+// origin lies in them; it also numbers the vertices of layer z1 (the next slab's first layer,
+// "extra" here) without writing them, so its last cell layer can index them: vertex order is
+// raster order, so those numbers are exactly the ones the next slab gives them. Each slab's
+// device buffer also holds one layer below and two above (owner masks and gradients read them).
+// Slabs are extracted one after the other, each copied out before the next: the mesh never has
+// to fit on the device. Without slabs the host API counts, reads the totals, allocates, extracts.
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/cuda/check.cuh"
+#include "common/cuda/staging.cuh"
+#include "isosurface/backends.hpp"
+#include "isosurface/cell.hpp"
+#include "winnow/cuda/isosurface.hpp"
+#include "winnow/error.hpp"
+
+namespace winnow::detail::cuda {
+namespace {
+
+namespace iso = winnow::detail::iso;
+
+__constant__ iso::CaseTable c_table = iso::kCaseTable;
+
+constexpr int kThreads = 256;  // voxels per tile
+
+/// The voxels of a device buffer holding layers [z_first, z_first + layers) of the volume.
+template <class T>
+struct DeviceField {
+  const T* data;
+  std::int64_t row_stride, slice_stride, z_first;
+  __device__ __forceinline__ double operator()(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    return static_cast<double>(data[(z - z_first) * slice_stride + y * row_stride + x]);
+  }
+};
+
+/// One slab: own layers [z0, z1), plus the extra layer z1 when z1 < nz. Voxel index space
+/// v = ((z - z0) ny + y) nx + x runs over the own layers and then the extra one.
+struct Slab {
+  iso::Grid grid;
+  std::int64_t z0 = 0, z1 = 0;
+  std::uint64_t own_voxels = 0, extra_voxels = 0;
+  unsigned own_tiles = 0, tiles = 0;
+  double level = 0;
+  bool allow_degenerate = false, flip = false, normals = false, values = false;
+  bool index32 = false;  // every voxel index of the slab (tiles' padding included) fits 32 bits
+};
+
+struct Sums {
+  unsigned long long vertices, triangles;
+};
+struct AddSums {
+  __device__ __forceinline__ Sums operator()(const Sums& a, const Sums& b) const {
+    return {a.vertices + b.vertices, a.triangles + b.triangles};
+  }
+};
+
+/// Voxel v of tile t's thread j (valid == false past the region's end).
+struct Locus {
+  bool valid;
+  std::uint64_t v;
+  std::int64_t x, y, z;
+};
+__device__ __forceinline__ Locus locate(const Slab& s, unsigned tile) {
+  Locus l{};
+  std::uint64_t v;
+  if (tile < s.own_tiles) {
+    v = static_cast<std::uint64_t>(tile) * kThreads + threadIdx.x;
+    l.valid = v < s.own_voxels;
+  } else {
+    const std::uint64_t i = static_cast<std::uint64_t>(tile - s.own_tiles) * kThreads + threadIdx.x;
+    l.valid = i < s.extra_voxels;
+    v = s.own_voxels + i;
+  }
+  l.v = v;
+  if (s.index32) {  // 32-bit division: a fraction of the 64-bit one's instructions
+    const unsigned nx = static_cast<unsigned>(s.grid.nx), nxy = nx * static_cast<unsigned>(s.grid.ny);
+    const unsigned v32 = static_cast<unsigned>(v), layer = v32 / nxy, rest = v32 - layer * nxy, row = rest / nx;
+    l.z = s.z0 + layer, l.y = row, l.x = rest - row * nx;
+    return l;
+  }
+  const std::uint64_t nx = static_cast<std::uint64_t>(s.grid.nx), nxy = nx * static_cast<std::uint64_t>(s.grid.ny);
+  const std::uint64_t layer = v / nxy, rest = v - layer * nxy, row = rest / nx;
+  l.z = s.z0 + static_cast<std::int64_t>(layer);
+  l.y = static_cast<std::int64_t>(row);
+  l.x = static_cast<std::int64_t>(rest - row * nx);
+  return l;
+}
+
+template <class T>
+__device__ __forceinline__ std::uint8_t class_at(const DeviceField<T>& f, const Slab& s, std::int64_t x, std::int64_t y,
+                                                 std::int64_t z) {
+  if (x < 0 || y < 0 || z < 0 || x >= s.grid.nx || y >= s.grid.ny || z >= s.grid.nz) return iso::kOutside;
+  return iso::classify(f(x, y, z), s.level);
+}
+
+template <class T>
+__device__ __forceinline__ unsigned owner_mask_at(const DeviceField<T>& f, const Slab& s, const Locus& l) {
+  const std::uint8_t self = class_at(f, s, l.x, l.y, l.z);
+  return iso::owner_mask(self, class_at(f, s, l.x - 1, l.y, l.z), class_at(f, s, l.x + 1, l.y, l.z),
+                         class_at(f, s, l.x, l.y - 1, l.z), class_at(f, s, l.x, l.y + 1, l.z),
+                         class_at(f, s, l.x, l.y, l.z - 1), class_at(f, s, l.x, l.y, l.z + 1));
+}
+
+/// True when voxel l is the origin of a cell this slab emits; then `corner` holds its classes.
+template <class T>
+__device__ __forceinline__ bool cell_at(const DeviceField<T>& f, const Slab& s, const Locus& l,
+                                        std::uint8_t (&corner)[8]) {
+  if (!l.valid || l.z >= s.z1 || l.x + 1 >= s.grid.nx || l.y + 1 >= s.grid.ny || l.z + 1 >= s.grid.nz) return false;
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+    corner[c] = iso::classify(f(l.x + c_table.corner[c][0], l.y + c_table.corner[c][1], l.z + c_table.corner[c][2]),
+                              s.level);
+  return true;
+}
+
+// ---- kernels ---------------------------------------------------------------------------------
+
+/// sums[t] = (vertices, triangles) of tile t; sums[tiles] = 0 so the exclusive scan ends on the totals.
+template <class T>
+__global__ void __launch_bounds__(kThreads) count_kernel(DeviceField<T> f, Slab s, Sums* sums) {
+  using Reduce = cub::BlockReduce<unsigned, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  const Locus l = locate(s, blockIdx.x);
+  unsigned packed = 0;  // vertices (<= 4 per voxel) in the low 16 bits, triangles (<= 5) in the high
+  if (l.valid) {
+    packed = static_cast<unsigned>(iso::popcount4(owner_mask_at(f, s, l)));
+    std::uint8_t corner[8];
+    if (cell_at(f, s, l, corner) && c_table.triangle_count[iso::cell_case(corner)] != 0)
+      packed |= static_cast<unsigned>(iso::cell_triangle_count(c_table, corner, s.allow_degenerate)) << 16;
+  }
+  const unsigned total = Reduce(temp).Sum(packed);
+  if (threadIdx.x == 0) {
+    sums[blockIdx.x] = Sums{total & 0xffffu, total >> 16};
+    if (blockIdx.x == 0) sums[s.tiles] = Sums{0, 0};
+  }
+}
+
+/// The slab's own totals (the offsets at the first extra tile) out; fits = both within capacity.
+__global__ void totals_kernel(const Sums* offsets, unsigned own_tiles, std::uint64_t vertex_capacity,
+                              std::uint64_t triangle_capacity, std::uint64_t* d_totals, std::uint64_t* h_totals,
+                              int* fits) {
+  const Sums own = offsets[own_tiles];
+  d_totals[0] = own.vertices;
+  d_totals[1] = own.triangles;
+  if (h_totals != nullptr) {
+    reinterpret_cast<volatile std::uint64_t*>(h_totals)[0] = own.vertices;
+    reinterpret_cast<volatile std::uint64_t*>(h_totals)[1] = own.triangles;
+  }
+  *fits = own.vertices <= vertex_capacity && own.triangles <= triangle_capacity &&
+          own.vertices <= std::numeric_limits<std::uint32_t>::max();
+}
+
+__global__ void zero_totals_kernel(std::uint64_t* d_totals, std::uint64_t* h_totals) {
+  d_totals[0] = d_totals[1] = 0;
+  if (h_totals != nullptr) reinterpret_cast<volatile std::uint64_t*>(h_totals)[0] = 0, reinterpret_cast<volatile std::uint64_t*>(h_totals)[1] = 0;
+}
+
+/// Writes the own layers' vertices, and for every voxel (extra layer too) its first vertex's
+/// slab-local number and its owner mask.
+template <class T>
+__global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab s, const Sums* offsets,
+                                                          const int* fits, std::uint32_t* first_vertex,
+                                                          std::uint8_t* masks, winnow::cuda::DeviceMesh out) {
+  if (*fits == 0) return;  // the same for every thread
+  using Scan = cub::BlockScan<unsigned, kThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const Locus l = locate(s, blockIdx.x);
+  const unsigned mask = l.valid ? owner_mask_at(f, s, l) : 0u;
+  unsigned before = 0;
+  Scan(temp).ExclusiveSum(static_cast<unsigned>(iso::popcount4(mask)), before);
+  if (mask == 0) return;
+  const std::uint64_t first = offsets[blockIdx.x].vertices + before;
+  first_vertex[l.v] = static_cast<std::uint32_t>(first);
+  masks[l.v] = static_cast<std::uint8_t>(mask);
+  if (l.v >= s.own_voxels) return;  // the extra layer: numbered here, written by the next slab
+  std::uint64_t k = first;
+  for (int slot = 0; slot < 4; ++slot) {
+    if ((mask & (1u << slot)) == 0) continue;
+    float position[3], value, normal[3];
+    iso::vertex_attributes(f, s.grid, s.level, l.x, l.y, l.z, slot, s.normals, s.flip, position, value, normal);
+    out.d_vertices[3 * k] = position[0], out.d_vertices[3 * k + 1] = position[1], out.d_vertices[3 * k + 2] = position[2];
+    if (s.normals) out.d_normals[3 * k] = normal[0], out.d_normals[3 * k + 1] = normal[1], out.d_normals[3 * k + 2] = normal[2];
+    if (s.values) out.d_values[k] = value;
+    ++k;
+  }
+}
+
+/// Writes the own cells' triangles; vertex numbers are index_base + the slab-local ones.
+template <class T>
+__global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Slab s, const Sums* offsets,
+                                                            const int* fits, const std::uint32_t* first_vertex,
+                                                            const std::uint8_t* masks, std::uint64_t index_base,
+                                                            winnow::cuda::DeviceMesh out) {
+  if (*fits == 0) return;
+  using Scan = cub::BlockScan<unsigned, kThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const Locus l = locate(s, blockIdx.x);
+  std::uint8_t corner[8];
+  std::uint8_t local[iso::kMaxTriangles][3];
+  int n = 0;
+  if (cell_at(f, s, l, corner) && c_table.triangle_count[iso::cell_case(corner)] != 0)
+    n = iso::cell_triangles(c_table, corner, s.allow_degenerate, s.flip, local);
+  unsigned before = 0;
+  Scan(temp).ExclusiveSum(static_cast<unsigned>(n), before);
+  if (n == 0) return;
+  const std::uint64_t nx = static_cast<std::uint64_t>(s.grid.nx), nxy = nx * static_cast<std::uint64_t>(s.grid.ny);
+  std::uint64_t k = offsets[blockIdx.x].triangles + before;
+  for (int t = 0; t < n; ++t, ++k) {
+    std::uint64_t index[3];
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      const iso::VertexHome h = iso::vertex_home(c_table, local[t][j]);
+      const std::uint64_t owner = l.v + static_cast<std::uint64_t>(h.dz) * nxy + static_cast<std::uint64_t>(h.dy) * nx +
+                                  static_cast<std::uint64_t>(h.dx);
+      index[j] = index_base + first_vertex[owner] + static_cast<std::uint64_t>(iso::rank_in_voxel(masks[owner], h.slot));
+    }
+    if (out.d_triangles64 != nullptr) {
+      out.d_triangles64[3 * k] = index[0], out.d_triangles64[3 * k + 1] = index[1], out.d_triangles64[3 * k + 2] = index[2];
+    } else {
+      out.d_triangles[3 * k] = static_cast<std::uint32_t>(index[0]);
+      out.d_triangles[3 * k + 1] = static_cast<std::uint32_t>(index[1]);
+      out.d_triangles[3 * k + 2] = static_cast<std::uint32_t>(index[2]);
+    }
+  }
+}
+
+// ---- one slab --------------------------------------------------------------------------------
+
+Slab make_slab(const iso::Grid& grid, std::int64_t z0, std::int64_t z1, double level, const IsosurfaceOptions& o) {
+  Slab s;
+  s.grid = grid;
+  s.z0 = z0, s.z1 = z1;
+  const std::uint64_t layer = static_cast<std::uint64_t>(grid.nx) * static_cast<std::uint64_t>(grid.ny);
+  s.own_voxels = layer * static_cast<std::uint64_t>(z1 - z0);
+  s.extra_voxels = z1 < grid.nz ? layer : 0;
+  const std::uint64_t own_tiles = (s.own_voxels + kThreads - 1) / kThreads;
+  const std::uint64_t tiles = own_tiles + (s.extra_voxels + kThreads - 1) / kThreads;
+  if (tiles >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw InputError("isosurface: a slab of " + std::to_string(s.own_voxels) + " voxels is too large for one grid");
+  s.own_tiles = static_cast<unsigned>(own_tiles), s.tiles = static_cast<unsigned>(tiles);
+  s.index32 = (s.own_voxels + tiles * kThreads) < (std::uint64_t{1} << 32);
+  s.level = level;
+  s.allow_degenerate = o.allow_degenerate, s.flip = o.flip, s.normals = o.normals, s.values = o.values;
+  return s;
+}
+
+/// Bump layout of a slab's temporary storage, 256-byte aligned parts.
+struct Layout {
+  std::size_t at_sums = 0, at_offsets = 0, at_scan = 0, at_fits = 0, at_first = 0, at_masks = 0, bytes = 0;
+  std::size_t scan_bytes = 0;
+};
+Layout layout_for(const Slab& s) {
+  auto round = [](std::size_t b) { return (b + 255) & ~std::size_t{255}; };
+  Layout l;
+  const std::size_t entries = static_cast<std::size_t>(s.tiles) + 1;
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(nullptr, l.scan_bytes, static_cast<const Sums*>(nullptr),
+                                                   static_cast<Sums*>(nullptr), AddSums{}, Sums{0, 0},
+                                                   static_cast<int>(entries)));
+  const std::uint64_t voxels = s.own_voxels + s.extra_voxels;
+  l.at_sums = 0;
+  l.at_offsets = l.at_sums + round(entries * sizeof(Sums));
+  l.at_scan = l.at_offsets + round(entries * sizeof(Sums));
+  l.at_fits = l.at_scan + round(std::max<std::size_t>(l.scan_bytes, 1));
+  l.at_first = l.at_fits + 256;
+  l.at_masks = l.at_first + round(voxels * sizeof(std::uint32_t));
+  l.bytes = l.at_masks + round(voxels);
+  return l;
+}
+
+/// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`.
+template <class T>
+void run_slab(const DeviceField<T>& f, const Slab& s, char* temp, const Layout& l, const winnow::cuda::DeviceMesh& out,
+              std::uint64_t index_base, std::uint64_t* d_totals, std::uint64_t* h_totals, cudaStream_t stream,
+              bool extract) {
+  auto* sums = reinterpret_cast<Sums*>(temp + l.at_sums);
+  auto* offsets = reinterpret_cast<Sums*>(temp + l.at_offsets);
+  auto* fits = reinterpret_cast<int*>(temp + l.at_fits);
+  auto* first = reinterpret_cast<std::uint32_t*>(temp + l.at_first);
+  auto* masks = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
+  if (s.tiles != 0) {
+    count_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, s, sums);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  } else {
+    WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
+  }
+  std::size_t scan_bytes = l.scan_bytes;
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp + l.at_scan, scan_bytes, sums, offsets, AddSums{}, Sums{0, 0},
+                                                   static_cast<int>(s.tiles + 1), stream));
+  totals_kernel<<<1, 1, 0, stream>>>(offsets, s.own_tiles, extract ? out.vertex_capacity : 0,
+                                     extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  if (!extract || s.tiles == 0) return;
+  vertex_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, s, offsets, fits, first, masks, out);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  if (s.own_tiles != 0) {
+    triangle_kernel<T><<<s.own_tiles, kThreads, 0, stream>>>(f, s, offsets, fits, first, masks, index_base, out);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
+}
+
+iso::Grid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, double sx, double sy, double sz) {
+  return iso::Grid{nx, ny, nz, sx, sy, sz};
+}
+
+// ---- host API --------------------------------------------------------------------------------
+
+/// Voxels per slab: the option, else what a quarter of the free device memory holds at the
+/// slab's cost per voxel (the volume's bytes, 5 bytes of temporary storage, and room for a dense
+/// mesh), capped so one slab's vertex numbers stay 32-bit.
+std::int64_t slab_voxels_for(const IsosurfaceOptions& o, std::size_t voxel_bytes) {
+  std::int64_t cap = std::int64_t{1} << 30;
+  if (o.max_slab_voxels > 0) cap = std::min(cap, o.max_slab_voxels);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  WINNOW_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t per_voxel = voxel_bytes + 5 + 24;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(cap, static_cast<std::int64_t>(free_bytes / 4 / per_voxel)));
+}
+
+template <class T>
+void copy_layers(T* d_dst, VolumeView<const T> v, std::int64_t z_begin, std::int64_t z_end, cudaStream_t stream) {
+  const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * sizeof(T);
+  if (v.slice_stride == v.row_stride * v.ny) {  // the layers are one run of rows
+    copy_to_device(d_dst, row_bytes, v.data + z_begin * v.slice_stride, static_cast<std::size_t>(v.row_stride) * sizeof(T),
+                   row_bytes, static_cast<std::size_t>((z_end - z_begin) * v.ny), stream);
+    return;
+  }
+  for (std::int64_t z = z_begin; z < z_end; ++z)
+    copy_to_device(d_dst + (z - z_begin) * v.nx * v.ny, row_bytes, v.data + z * v.slice_stride,
+                   static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes, static_cast<std::size_t>(v.ny), stream);
+}
+
+template <class U>
+void append_from_device(std::vector<U>& to, std::size_t at, const void* d_from, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  copy_to_host(to.data() + at, count * sizeof(U), d_from, count * sizeof(U), count * sizeof(U), 1, stream);
+}
+
+}  // namespace
+
+template <class T>
+void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOptions& options, Mesh& mesh) {
+  cudaStream_t stream = cudaStreamPerThread;
+  const iso::Grid grid = grid_of(volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz);
+  const std::int64_t layer = volume.nx * volume.ny;
+  const std::int64_t slab_layers =
+      std::max<std::int64_t>(1, slab_voxels_for(options, sizeof(T)) / std::max<std::int64_t>(layer, 1));
+  const bool one_pass = slab_layers >= volume.nz;
+  // Device buffers for the largest slab: its layers plus one below and two above.
+  const std::int64_t buffer_layers = std::min<std::int64_t>(volume.nz, slab_layers + 3);
+  DeviceBuffer<T> d_volume(static_cast<std::size_t>(buffer_layers * layer), stream);
+  DeviceBuffer<std::uint64_t> d_totals(2, stream);
+  std::uint64_t* h_totals = nullptr;
+  WINNOW_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&h_totals), 2 * sizeof(std::uint64_t), cudaHostAllocMapped));
+  struct FreeHost {
+    std::uint64_t* p;
+    ~FreeHost() { cudaFreeHost(p); }
+  } free_host{h_totals};
+  std::uint64_t* h_totals_device = nullptr;
+  WINNOW_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&h_totals_device), h_totals, 0));
+
+  // One-pass meshes know their vertex total before the triangles are written, so their indices
+  // are 32-bit whenever they can be; slabbed ones write 64-bit indices and narrow at the end.
+  std::vector<std::array<std::uint64_t, 3>> wide;
+  std::uint64_t vertex_base = 0, triangle_base = 0;
+  for (std::int64_t z0 = 0; z0 < volume.nz; z0 += slab_layers) {
+    const std::int64_t z1 = std::min(volume.nz, z0 + slab_layers);
+    const std::int64_t zb0 = std::max<std::int64_t>(0, z0 - 1), zb1 = std::min(volume.nz, z1 + 2);
+    copy_layers(d_volume.get(), volume, zb0, zb1, stream);
+    const DeviceField<T> f{d_volume.get(), volume.nx, layer, zb0};
+    const Slab s = make_slab(grid, z0, z1, level, options);
+    const Layout l = layout_for(s);
+    DeviceBuffer<char> d_temp(l.bytes, stream);
+    run_slab(f, s, d_temp.get(), l, winnow::cuda::DeviceMesh{}, 0, d_totals.get(), h_totals_device, stream, false);
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::uint64_t vertices = h_totals[0], triangles = h_totals[1];
+    if (vertices > std::numeric_limits<std::uint32_t>::max())
+      throw Error("isosurface: more than 2^32 - 1 vertices in one slab; set max_slab_voxels lower");
+    const bool narrow = one_pass && vertices <= std::numeric_limits<std::uint32_t>::max();
+    DeviceBuffer<float> d_vertices(3 * vertices, stream), d_normals(options.normals ? 3 * vertices : 0, stream),
+        d_values(options.values ? vertices : 0, stream);
+    DeviceBuffer<std::uint32_t> d_triangles(narrow ? 3 * triangles : 0, stream);
+    DeviceBuffer<std::uint64_t> d_triangles64(narrow ? 0 : 3 * triangles, stream);
+    winnow::cuda::DeviceMesh out;
+    out.d_vertices = d_vertices.get(), out.d_normals = d_normals.get(), out.d_values = d_values.get();
+    out.d_triangles = d_triangles.get(), out.d_triangles64 = narrow ? nullptr : d_triangles64.get();
+    out.vertex_capacity = vertices, out.triangle_capacity = triangles;
+    run_slab(f, s, d_temp.get(), l, out, vertex_base, d_totals.get(), nullptr, stream, true);
+    mesh.vertices.resize(vertex_base + vertices);
+    append_from_device(mesh.vertices, vertex_base, d_vertices.get(), vertices, stream);
+    if (options.normals) {
+      mesh.normals.resize(vertex_base + vertices);
+      append_from_device(mesh.normals, vertex_base, d_normals.get(), vertices, stream);
+    }
+    if (options.values) {
+      mesh.values.resize(vertex_base + vertices);
+      append_from_device(mesh.values, vertex_base, d_values.get(), vertices, stream);
+    }
+    if (narrow) {
+      mesh.triangles.resize(triangles);
+      append_from_device(mesh.triangles, 0, d_triangles.get(), triangles, stream);
+    } else {
+      wide.resize(triangle_base + triangles);
+      append_from_device(wide, triangle_base, d_triangles64.get(), triangles, stream);
+    }
+    vertex_base += vertices, triangle_base += triangles;
+  }
+  if (!one_pass) {
+    if (vertex_base > std::numeric_limits<std::uint32_t>::max()) {
+      mesh.triangles64 = std::move(wide);
+    } else {
+      mesh.triangles.resize(wide.size());
+      for (std::size_t i = 0; i < wide.size(); ++i)
+        mesh.triangles[i] = {static_cast<std::uint32_t>(wide[i][0]), static_cast<std::uint32_t>(wide[i][1]),
+                             static_cast<std::uint32_t>(wide[i][2])};
+    }
+  }
+}
+
+template void isosurface<std::uint8_t>(VolumeView<const std::uint8_t>, double, const IsosurfaceOptions&, Mesh&);
+template void isosurface<std::uint16_t>(VolumeView<const std::uint16_t>, double, const IsosurfaceOptions&, Mesh&);
+template void isosurface<std::int16_t>(VolumeView<const std::int16_t>, double, const IsosurfaceOptions&, Mesh&);
+template void isosurface<float>(VolumeView<const float>, double, const IsosurfaceOptions&, Mesh&);
+template void isosurface<double>(VolumeView<const double>, double, const IsosurfaceOptions&, Mesh&);
+
+}  // namespace winnow::detail::cuda
+
+namespace winnow::cuda {
+
+template <class T>
+void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, double level,
+                const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals, cudaStream_t stream,
+                std::uint64_t* h_totals) {
+  namespace d = winnow::detail::cuda;
+  if (volume.empty()) throw InputError("isosurface: the volume is empty");
+  if (level != level) throw InputError("isosurface: the level is NaN");
+  if (volume.row_stride < volume.nx || volume.slice_stride < volume.row_stride * volume.ny)
+    throw InputError("isosurface: the volume's strides do not hold its rows and slices");
+  if (volume.nx < 2 || volume.ny < 2 || volume.nz < 2) {  // no cells: no surface (as on the CPU)
+    if (d_temp == nullptr) {
+      temp_bytes = 1;
+      return;
+    }
+    if (d_totals == nullptr) throw InputError("isosurface: d_totals is null");
+    d::zero_totals_kernel<<<1, 1, 0, stream>>>(d_totals, h_totals);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  const d::Slab s = d::make_slab(d::grid_of(volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz), 0,
+                                 volume.nz, level, options);
+  const d::Layout l = d::layout_for(s);
+  if (d_temp == nullptr) {
+    temp_bytes = l.bytes;
+    return;
+  }
+  if (temp_bytes < l.bytes)
+    throw InputError("isosurface: temporary storage of " + std::to_string(temp_bytes) + " bytes, " +
+                     std::to_string(l.bytes) + " needed");
+  if (d_totals == nullptr) throw InputError("isosurface: d_totals is null");
+  const bool extract = out.vertex_capacity != 0 || out.triangle_capacity != 0;
+  if (extract && (out.d_vertices == nullptr || (options.normals && out.d_normals == nullptr) ||
+                  (options.values && out.d_values == nullptr) ||
+                  (out.d_triangles == nullptr && out.d_triangles64 == nullptr)))
+    throw InputError("isosurface: an output the options ask for is null");
+  const d::DeviceField<T> f{volume.data, volume.row_stride, volume.slice_stride, 0};
+  d::run_slab(f, s, static_cast<char*>(d_temp), l, out, 0, d_totals, h_totals, stream, extract);
+}
+
+template void isosurface<std::uint8_t>(void*, std::size_t&, VolumeView<const std::uint8_t>, double,
+                                       const IsosurfaceOptions&, const DeviceMesh&, std::uint64_t*, cudaStream_t,
+                                       std::uint64_t*);
+template void isosurface<std::uint16_t>(void*, std::size_t&, VolumeView<const std::uint16_t>, double,
+                                        const IsosurfaceOptions&, const DeviceMesh&, std::uint64_t*, cudaStream_t,
+                                        std::uint64_t*);
+template void isosurface<std::int16_t>(void*, std::size_t&, VolumeView<const std::int16_t>, double,
+                                       const IsosurfaceOptions&, const DeviceMesh&, std::uint64_t*, cudaStream_t,
+                                       std::uint64_t*);
+template void isosurface<float>(void*, std::size_t&, VolumeView<const float>, double, const IsosurfaceOptions&,
+                                const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
+template void isosurface<double>(void*, std::size_t&, VolumeView<const double>, double, const IsosurfaceOptions&,
+                                 const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
+
+}  // namespace winnow::cuda
