@@ -94,5 +94,6 @@ void bind_compact(nb::module_& m);
 void bind_label(nb::module_& m);
 void bind_voxels(nb::module_& m);
 void bind_puzzle(nb::module_& m);
+void bind_isosurface(nb::module_& m);
 
 }  // namespace winnow::python

@@ -47,4 +47,5 @@ NB_MODULE(_winnow, m) {
   bind_label(m);
   bind_voxels(m);
   bind_puzzle(m);
+  bind_isosurface(m);
 }

@@ -4,6 +4,7 @@ CUDA GPUs.
 - ``compact(a, mask)``, ``select(a, op, threshold)``, ``flatnonzero(a)``: stream compaction.
 - ``label(a, connectivity)``: connected components of 2D images (scipy / cc3d numbering).
 - ``voxels(volume, level)``: coordinates and values of the voxels above a level.
+- ``marching_cubes(volume, level)``: isosurfaces, scikit-image's conventions, welded and watertight.
 - ``scramble(image, grid)``, ``unscramble(image, grid)``: square-tile puzzles.
 - ``devices()``: the CUDA devices winnow sees.
 
@@ -21,6 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import _winnow
 from .compaction import compact, flatnonzero, select
+from .isosurface import marching_cubes
 from .labeling import label
 from .puzzle import scramble, unscramble
 from .voxels import voxels
@@ -30,7 +32,7 @@ try:
 except PackageNotFoundError:  # imported from a source tree
     __version__ = "unknown"
 
-__all__ = ["compact", "select", "flatnonzero", "label", "voxels", "scramble", "unscramble", "devices",
+__all__ = ["compact", "select", "flatnonzero", "label", "marching_cubes", "voxels", "scramble", "unscramble", "devices",
            "cuda_available", "__version__"]
 
 
