@@ -28,4 +28,5 @@ fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
   --config-settings=build-dir="$build/python-build" --config-settings=build.tool-args="-j${JOBS:-$(nproc)}" "$root"
 cd "$root"
-"$venv/bin/python" -m pytest -q tests/python
+# The suite, and the examples in the docstrings of the installed package.
+"$venv/bin/python" -m pytest -q tests/python --doctest-modules --pyargs winnow
