@@ -1,11 +1,12 @@
 # winnow — the two commands a newcomer needs:
 #   make demo   install what is missing, build (Release), run the main jobs on bundled data
-#   make test   install what is missing, build (Release), run the whole test suite (CTest)
+#   make test   install what is missing, build (Release), run the whole test suite (CTest), then
+#               build the Python package into $(BUILD)/python-venv and run its pytest suite
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test test-sanitize bench-cpu gpu-check clean
+.PHONY: all deps configure build demo test test-python test-sanitize bench-cpu gpu-check clean
 
 all: build
 
@@ -23,6 +24,11 @@ demo: build
 
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@JOBS=$(JOBS) scripts/python-test.sh $(BUILD)
+
+# The Python package alone (pip install into $(BUILD)/python-venv, then pytest tests/python).
+test-python: deps
+	@JOBS=$(JOBS) scripts/python-test.sh $(BUILD)
 
 # The CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer (its own build folder, no CUDA,
 # no benchmarks); any report fails the test that triggered it.

@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests large sanitize compact histopyramid isosurface label peers puzzle cli} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests python large sanitize compact histopyramid isosurface label peers puzzle cli} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -36,6 +36,16 @@ if want tests; then
   step "tests (WINNOW_REQUIRE_GPU=1)"
   ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 300 > "$logs/ctest.log" 2>&1 || status=1
   grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Skipped\)' "$logs/ctest.log" | tail -25
+fi
+
+# The Python package built with the host's nanobind, scikit-build-core and numpy (no network), into
+# a venv that sees the system's packages (cupy, torch, scipy ...), and its pytest suite with the GPU
+# required.
+if want python; then
+  step "python (pip install --no-build-isolation, pytest, WINNOW_REQUIRE_GPU=1)"
+  CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90" JOBS=$jobs scripts/python-test.sh "$build" --offline \
+    > "$logs/python.log" 2>&1 || status=1
+  tail -5 "$logs/python.log"
 fi
 
 # The opt-in cases beyond 2^31 pixels (labelled in bands on the GPU), 2^32 elements (CPU

@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev                     # command line, JSON
   libgtest-dev libbenchmark-dev                       # tests, CPU benchmarks
   libopencv-core-dev libopencv-imgproc-dev            # reference in tests and benchmarks only
+  python3-venv python3-dev                            # the Python package and its tests (make test)
 )
 missing=()
 for p in "${packages[@]}"; do

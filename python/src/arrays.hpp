@@ -1,0 +1,99 @@
+#pragma once
+// Shared pieces of the extension module: the array type every function takes (any dtype, device
+// and layout, read through DLPack without a copy), checks that name the argument at fault,
+// dispatch on the element type, and NumPy results that own the library's vectors (no copy).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "winnow/backend.hpp"
+#include "winnow/image.hpp"
+
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+
+namespace winnow::python {
+
+namespace nb = nanobind;
+
+/// Any array: NumPy, CuPy, PyTorch ... (read-only ones too); checked by the functions below.
+using Array = nb::ndarray<nb::ro>;
+/// An array the function writes (outputs allocated by the Python layer, in the caller's library).
+using OutArray = nb::ndarray<>;
+
+bool on_cuda(const Array& a);
+bool on_cuda(const OutArray& a);
+/// TypeError unless `a` lives where `cuda` says (host memory or a CUDA device).
+void require_device(const Array& a, bool cuda, const char* what);
+void require_device(const OutArray& a, bool cuda, const char* what);
+/// ValueError unless `a` has `ndim` dimensions.
+void require_ndim(const Array& a, std::size_t ndim, const char* what);
+/// ValueError unless the elements of `a` are adjacent in C order.
+void require_c_contiguous(const Array& a, const char* what);
+void require_c_contiguous(const OutArray& a, const char* what);
+/// TypeError unless `a` holds bool or uint8 (one byte, zero or not).
+void require_byte_mask(const Array& a, const char* what);
+/// TypeError unless `a` holds integers of `bytes` bytes (signed or not: a count or label that
+/// fits either; PyTorch has no unsigned 32- and 64-bit tensors everywhere).
+void require_integer_bytes(const OutArray& a, std::size_t bytes, const char* what);
+
+/// "auto", "cpu" or "cuda" (InputError otherwise, a ValueError in Python).
+Backend backend_from(std::string_view name);
+cudaStream_t stream_from(std::uintptr_t handle);
+
+/// Calls f(T{}) with T the precompiled type of the element's size: flagged compaction moves bytes.
+template <class F>
+decltype(auto) with_element_size(std::size_t bytes, const char* what, F&& f) {
+  switch (bytes) {
+    case 1: return f(std::uint8_t{});
+    case 2: return f(std::uint16_t{});
+    case 4: return f(std::uint32_t{});
+    case 8: return f(std::uint64_t{});
+    case 16: return f(RgbaF32{});
+  }
+  throw nb::type_error((std::string(what) + ": expected elements of 1, 2, 4, 8 or 16 bytes").c_str());
+}
+
+/// Calls f(T{}) with T the element type of `a`, one of the listed numeric types.
+template <class F>
+decltype(auto) with_numeric_type(const Array& a, bool allow_small_signed, const char* what, F&& f) {
+  const auto dt = a.dtype();
+  if (dt == nb::dtype<std::uint8_t>()) return f(std::uint8_t{});
+  if (dt == nb::dtype<std::uint16_t>()) return f(std::uint16_t{});
+  if (dt == nb::dtype<std::int32_t>()) return f(std::int32_t{});
+  if (dt == nb::dtype<std::uint32_t>()) return f(std::uint32_t{});
+  if (dt == nb::dtype<float>()) return f(float{});
+  if (dt == nb::dtype<std::int64_t>()) return f(std::int64_t{});
+  if (dt == nb::dtype<std::uint64_t>()) return f(std::uint64_t{});
+  if (dt == nb::dtype<double>()) return f(double{});
+  if (allow_small_signed) {
+    if (dt == nb::dtype<std::int8_t>()) return f(std::int8_t{});
+    if (dt == nb::dtype<std::int16_t>()) return f(std::int16_t{});
+  }
+  throw nb::type_error((std::string(what) + ": expected dtype uint8, uint16, int32, uint32, float32, int64, "
+                        "uint64 or float64" + (allow_small_signed ? ", int8 or int16" : ""))
+                           .c_str());
+}
+
+/// A NumPy array that owns `values` (moved, not copied), of the given shape.
+template <class T>
+nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& values, std::initializer_list<std::size_t> shape) {
+  auto* owner = new std::vector<T>(std::move(values));
+  nb::capsule release(owner, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T>(owner->data(), shape.size(), shape.begin(), release);
+}
+
+void bind_compact(nb::module_& m);
+void bind_label(nb::module_& m);
+void bind_voxels(nb::module_& m);
+void bind_puzzle(nb::module_& m);
+void bind_isosurface(nb::module_& m);
+
+}  // namespace winnow::python

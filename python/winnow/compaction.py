@@ -1,0 +1,183 @@
+"""Stream compaction: ``compact`` (``a[mask]``), ``select`` (a fused comparison, no mask array)
+and ``flatnonzero``, on NumPy arrays (any backend) and CuPy / PyTorch CUDA arrays (the device
+API on the caller's current stream).
+
+Layouts: the data is read in C order; a non-contiguous input (Fortran order, a strided slice)
+is first copied into a C-contiguous one, the one copy these functions make. A device call ends
+by reading the number kept, so it waits for its stream once, as ``a[mask]`` does in CuPy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from . import _winnow
+from ._arrays import check_backend, classify, device_context, run_device, same_library, trimmed
+
+OPS = {">": 0, ">=": 1, "<": 2, "<=": 3, "==": 4, "!=": 5,
+       "greater": 0, "greater_equal": 1, "less": 2, "less_equal": 3, "equal": 4, "not_equal": 5}
+ORDERS = ("stable", "any")
+SELECT_DTYPES = ("uint8", "uint16", "int32", "uint32", "float32", "int64", "uint64", "float64")
+
+
+def _check_order(order: str) -> bool:
+    if order not in ORDERS:
+        raise ValueError(f"order: expected 'stable' or 'any', got {order!r}")
+    return order == "stable"
+
+
+def _flat(lib: Any, a: Any) -> Any:
+    return lib.flat(a) if lib.on_device else np.ascontiguousarray(a).reshape(-1)
+
+
+def _output(lib: Any, out: Any, n: int, dtype: np.dtype) -> tuple[Any, bool]:
+    """(the output buffer, whether winnow allocated it)."""
+    if out is None:
+        return lib.empty(n, dtype), True
+    out_array, out_lib = classify(out, "out")
+    same_library(lib, out_lib, "out")
+    if len(out_array.shape) != 1 or out_array.shape[0] < n:
+        raise ValueError(f"out: expected a 1-D array of at least {n} elements")
+    out_dtype = out_lib.dtype(out_array) if out_lib.on_device else out_array.dtype
+    if out_dtype.itemsize != np.dtype(dtype).itemsize:
+        raise TypeError(f"out: expected dtype {np.dtype(dtype).name}, got {out_dtype.name}")
+    return out_array, False
+
+
+def _dtype(lib: Any, a: Any) -> np.dtype:
+    return lib.dtype(a) if lib.on_device else a.dtype
+
+
+def _kept(lib: Any, function: str, buffer: Any, owned: bool, arrays: tuple, options: tuple, backend: str) -> Any:
+    """Runs a compaction (the extension's ``function``_host or _device) and returns the kept
+    prefix of ``buffer``. ``arrays``: the inputs and the output; ``options``: what follows."""
+    if lib.on_device:
+        with device_context(lib):
+            count = lib.empty(1, np.uint64)
+            run_device(lib, getattr(_winnow, function + "_device"), *arrays, count, *options, lib.stream())
+            kept = lib.item(count)
+        return trimmed(lib, buffer, kept, owned)
+    kept = getattr(_winnow, function + "_host")(*arrays, *options, backend)
+    return lib.wrap(trimmed(lib, buffer, kept, owned))
+
+
+def compact(a: Any, mask: Any, *, order: str = "stable", backend: str = "auto", out: Any = None) -> Any:
+    """The elements of ``a`` where ``mask`` is True: ``a[mask]``, in input order.
+
+    ``a`` and ``mask`` have the same shape (any number of dimensions; read in C order) and live
+    in the same place: NumPy arrays, CuPy arrays or PyTorch tensors, and the result is of the
+    same kind, on the same device. ``mask`` is boolean. Elements of 1, 2, 4, 8 or 16 bytes.
+    ``order="any"`` lets the GPU keep them in any order (faster). ``out``: a 1-D array of at
+    least ``a.size`` elements to write into; the result is then a view of it.
+
+    >>> import numpy as np, winnow
+    >>> a = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    >>> winnow.compact(a, a > 3)
+    array([4, 5, 9, 6])
+    """
+    stable = _check_order(order)
+    a, lib = classify(a, "a")
+    mask, mask_lib = classify(mask, "mask")
+    same_library(lib, mask_lib, "mask")
+    check_backend(backend, lib.on_device)
+    dtype = _dtype(lib, a)
+    if dtype.hasobject or dtype.itemsize not in (1, 2, 4, 8, 16):
+        raise TypeError(f"a: expected elements of 1, 2, 4, 8 or 16 bytes (no objects), got dtype {dtype}")
+    if _dtype(mask_lib, mask) != np.bool_:
+        raise TypeError(f"mask: expected dtype bool, got {_dtype(mask_lib, mask)}")
+    if tuple(mask.shape) != tuple(a.shape):
+        raise ValueError(f"mask: expected the shape of a {tuple(a.shape)}, got {tuple(mask.shape)}")
+    flat_a, flat_mask = _flat(lib, a), _flat(lib, mask)
+    buffer, owned = _output(lib, out, flat_a.shape[0], dtype)
+    return _kept(lib, "compact", buffer, owned, (flat_a, flat_mask, buffer), (stable,), backend)
+
+
+def _integer_threshold(op: int, threshold: Union[int, float], dtype: np.dtype) -> Union[int, bool]:
+    """The comparison with an integer threshold in the dtype's range that keeps the same
+    elements as the exact comparison with ``threshold``; True (keep all) or False (keep none)
+    where no such integer exists."""
+    if isinstance(threshold, float) and math.isnan(threshold):
+        return op == OPS["!="]
+    if isinstance(threshold, float) and not math.isfinite(threshold):
+        positive = threshold > 0
+        return {0: not positive, 1: not positive, 2: positive, 3: positive, 4: False, 5: True}[op]
+    if isinstance(threshold, float) and threshold != math.floor(threshold):
+        if op in (OPS["=="], OPS["!="]):
+            return op == OPS["!="]
+        # x > 2.5 <=> x > 2; x >= 2.5 <=> x >= 3; x < 2.5 <=> x < 3; x <= 2.5 <=> x <= 2
+        value = math.floor(threshold) if op in (0, 3) else math.ceil(threshold)
+    else:
+        value = int(threshold)
+    info = np.iinfo(dtype)
+    low, high = int(info.min), int(info.max)
+    if low <= value <= high:
+        if (op == 0 and value == high) or (op == 2 and value == low):
+            return False
+        return value
+    above = value > high
+    return {0: not above, 1: not above, 2: above, 3: above, 4: False, 5: True}[op]
+
+
+def select(a: Any, op: str, threshold: Union[int, float], *, order: str = "stable",
+           backend: str = "auto", out: Any = None) -> Any:
+    """The elements x of ``a`` with ``x <op> threshold``: ``a[a > threshold]`` in one pass, with
+    no mask array.
+
+    ``op``: ``">" ">=" "<" "<=" "==" "!="`` (or ``"greater"`` ... ``"not_equal"``). dtypes uint8,
+    uint16, int32, uint32, float32, int64, uint64, float64. Integer elements compare exactly
+    with any threshold (``x > 2.5`` keeps 3 and up); for float elements the threshold is
+    converted to the element type first, as NumPy does with a Python float. ``order`` and
+    ``out`` as in :func:`compact`.
+
+    >>> import numpy as np, winnow
+    >>> winnow.select(np.array([0.5, 2.0, 0.1, 3.5], np.float32), ">", 1.0)
+    array([2. , 3.5], dtype=float32)
+    """
+    stable = _check_order(order)
+    if op not in OPS:
+        raise ValueError(f"op: expected one of {', '.join(repr(k) for k in OPS)}, got {op!r}")
+    code = OPS[op]
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+        raise TypeError(f"threshold: expected an int or a float, got {type(threshold).__name__}")
+    a, lib = classify(a, "a")
+    check_backend(backend, lib.on_device)
+    dtype = _dtype(lib, a)
+    if dtype.name not in SELECT_DTYPES:
+        raise TypeError(f"a: expected dtype {', '.join(SELECT_DTYPES)}, got {dtype}")
+    flat_a = _flat(lib, a)
+    if dtype.kind in "iu":
+        value: Union[int, float, bool] = _integer_threshold(code, threshold.item() if hasattr(threshold, "item") else threshold, dtype)
+    else:
+        value = float(threshold)
+    buffer, owned = _output(lib, out, flat_a.shape[0], dtype)
+    if isinstance(value, bool):  # all or nothing: no comparison to run
+        count = flat_a.shape[0] if value else 0
+        buffer[:count] = flat_a[:count]
+        result = trimmed(lib, buffer, count, owned)
+        return result if lib.on_device else lib.wrap(result)
+    return _kept(lib, "select", buffer, owned, (flat_a, code, value, buffer), (stable,), backend)
+
+
+def flatnonzero(a: Any, *, backend: str = "auto", out: Any = None) -> Any:
+    """The indices of the non-zero elements of ``a`` in C order: ``np.flatnonzero(a)`` (int64).
+
+    Any shape and numeric dtype (float16 and complex through ``a != 0``, a copy); ``-0.0`` is
+    zero and NaN is not, as in NumPy. ``out``: a 1-D int64 array of at least ``a.size`` elements.
+
+    >>> import numpy as np, winnow
+    >>> winnow.flatnonzero(np.array([[0, 3], [0, 7]]))
+    array([1, 3])
+    """
+    a, lib = classify(a, "a")
+    check_backend(backend, lib.on_device)
+    dtype = _dtype(lib, a)
+    if dtype.hasobject or dtype.kind not in "biufc":
+        raise TypeError(f"a: expected a bool or numeric dtype, got {dtype}")
+    if dtype.kind == "c" or dtype == np.float16:
+        a = lib.nonzero_mask(a) if lib.on_device else a != 0
+    flat_a = _flat(lib, a)
+    buffer, owned = _output(lib, out, flat_a.shape[0], np.int64)
+    return _kept(lib, "flatnonzero", buffer, owned, (flat_a, buffer), (), backend)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the Python package into a virtual environment under the build folder and runs its
+# pytest suite (tests/python).
+#   scripts/python-test.sh BUILD [--offline]
+# The venv is BUILD/python-venv; CMake's build folder BUILD/python-build is kept between runs,
+# so a second run rebuilds only what changed. Test and build dependencies come from PyPI (numpy,
+# scipy, scikit-image, connected-components-3d, pytest, nanobind, scikit-build-core).
+# --offline (a GPU host without network): the venv sees the system's site packages, which must
+# hold those (cupy and torch too, for the device tests), and nothing is downloaded.
+# CMAKE_ARGS passes CMake settings through (e.g. CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=90).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(realpath -m "${1:-build}")"
+offline="${2:-}"
+venv="$build/python-venv"
+python="${PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+  if [ "$offline" = --offline ]; then
+    "$python" -m venv --system-site-packages "$venv"
+  else
+    "$python" -m venv "$venv"
+  fi
+fi
+if [ "$offline" != --offline ]; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind scikit-build-core numpy scipy \
+    scikit-image connected-components-3d pytest
+fi
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+  --config-settings=build-dir="$build/python-build" --config-settings=build.tool-args="-j${JOBS:-$(nproc)}" "$root"
+cd "$root"
+# The suite, and the examples in the docstrings of the installed package.
+"$venv/bin/python" -m pytest -q tests/python --doctest-modules --pyargs winnow

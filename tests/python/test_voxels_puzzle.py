@@ -1,0 +1,72 @@
+"""winnow.voxels against np.argwhere and boolean indexing (every voxel dtype, above, below and
+non-zero, strided volumes), and winnow.scramble / unscramble against the tiles cut with NumPy
+slicing from a bundled photograph."""
+
+import numpy as np
+import pytest
+from skimage import io
+
+import winnow
+from conftest import EXAMPLES
+
+VOXEL_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", VOXEL_DTYPES)
+@pytest.mark.parametrize("layout", ["C", "strided", "F"])
+def test_voxels_match_argwhere(rng, dtype, layout):
+    base = rng.integers(0, 100, (9, 13, 17)).astype(dtype)
+    volume = {"C": base, "strided": base[::2, 1:, ::3], "F": np.asfortranarray(base)}[layout]
+    for level, mode, keep in ((41.5, "above", volume > 41.5), (41, "above", volume > 41),
+                              (17.2, "below", volume < 17.2), (0, "nonzero", volume != 0)):
+        coordinates, values = winnow.voxels(volume, level, mode=mode)
+        np.testing.assert_array_equal(coordinates, np.argwhere(keep))
+        np.testing.assert_array_equal(values, volume[keep])
+        assert values.dtype == volume.dtype
+
+
+def test_voxels_nan_never_kept_and_bad_arguments(rng):
+    volume = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    volume[1, 2, 3] = np.nan
+    coordinates, values = winnow.voxels(volume, -10.0)
+    np.testing.assert_array_equal(coordinates, np.argwhere(volume > -10))
+    for error, name, call in [(ValueError, "volume", lambda: winnow.voxels(volume[0], 0)),
+                              (ValueError, "mode", lambda: winnow.voxels(volume, 0, mode="over")),
+                              (ValueError, "level", lambda: winnow.voxels(volume, float("nan"))),
+                              (TypeError, "level", lambda: winnow.voxels(volume, "1")),
+                              (TypeError, "volume", lambda: winnow.voxels(volume.astype(np.float16), 0))]:
+        with pytest.raises(error, match=name):
+            call()
+
+
+def tiles_of(image, rows, cols, tile):
+    return [image[r * tile:(r + 1) * tile, c * tile:(c + 1) * tile] for r in range(rows) for c in range(cols)]
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (3, 3), (4, 6)])
+def test_scramble_then_unscramble_a_photo(grid):
+    image = io.imread(EXAMPLES / "chelsea.png")[..., :3]
+    rows, cols = grid
+    scrambled, truth = winnow.scramble(image, grid, seed=11)
+    tile = min(image.shape[0] // rows, image.shape[1] // cols)
+    original = tiles_of(image, rows, cols, tile)
+    puzzle = tiles_of(scrambled, rows, cols, tile)
+    assert scrambled.dtype == np.uint8 and scrambled.shape == (rows * tile, cols * tile, 3)
+    assert sorted(truth.tolist()) == list(range(rows * cols))
+    for t, position in enumerate(truth):
+        np.testing.assert_array_equal(puzzle[t], original[position])
+    restored, placement = winnow.unscramble(scrambled, grid)
+    assert [truth[p] for p in placement] == list(range(rows * cols))  # every tile back in place
+    np.testing.assert_array_equal(restored, image[:rows * tile, :cols * tile])
+
+
+def test_puzzle_bad_arguments():
+    image = np.zeros((32, 32), np.uint8) + np.arange(32, dtype=np.uint8)
+    for error, name, call in [(ValueError, "grid", lambda: winnow.scramble(image, (2, 2), tile=8)),
+                              (ValueError, "grid", lambda: winnow.scramble(image)),
+                              (ValueError, "tile", lambda: winnow.scramble(image, tile=1)),
+                              (ValueError, "measure", lambda: winnow.unscramble(image, (2, 2), measure="l2")),
+                              (ValueError, "method", lambda: winnow.unscramble(image, (4, 4), method="exhaustive")),
+                              (ValueError, "image", lambda: winnow.unscramble(image[None, None], (2, 2)))]:
+        with pytest.raises(error, match=name):
+            call()
