@@ -19,7 +19,7 @@ jobs=$(nproc)
 status=0
 
 step() { printf '\n== %s\n' "$*"; }
-steps=" ${WINNOW_GPU_CHECK_STEPS:-tests python large sanitize compact histopyramid isosurface label peers puzzle cli} "
+steps=" ${WINNOW_GPU_CHECK_STEPS:-tests python large sanitize compact histopyramid isosurface label peers label3d puzzle cli} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step "configure + build (sm_90)"
@@ -71,6 +71,7 @@ if want sanitize; then
     [test_label]='Variants/Label.*/cuda_*:LabelDevice.*-Variants/Label.Large/*'
     [test_puzzle]='PuzzleExhaustive.GpuEqualsCpu:PuzzleCompat.GpuMatchesCpu:Backends/Puzzle*/cuda'
     [test_histopyramid]='*cuda*:ExpandDevice.*'
+    [test_label_volume_device]='LabelVolumeDevice*'
   )
   # racecheck is the slowest (every shared-memory access): the kernels with shared memory, on
   # fewer sizes (the shared-memory and ring compaction kernels, both labeling algorithms).
@@ -78,10 +79,11 @@ if want sanitize; then
     [test_compact]='CompactDevice.ValuesIndicesSizingCallAllVariants:CompactDevice.RingEveryElementSize:Variants/CompactTest.PredicateOps/cuda_single_pass_*:Backends/ImageCompactBackend.StridedView/cuda'
     [test_label]='Variants/Label.RandomDensities/cuda_*:Variants/Label.Patterns/cuda_*:LabelDevice.*'
     [test_histopyramid]='ExpandDevice.CapacityAndEmpty:ExpandDevice.CapturedIntoAGraph:Backends/Expand.CapacityBelowTotal/cuda:Backends/Expand.EmptyInput/cuda'
+    [test_label_volume_device]='LabelVolumeDevice.RandomBinaryEveryConnectivity:LabelVolumeDevice.EdgeAndCornerPatterns:LabelVolumeDevice.StatsCapacityBelowCount'
   )
   for t in ${WINNOW_SANITIZE_EXTRA:-}; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in test_compact test_label test_puzzle test_histopyramid ${WINNOW_SANITIZE_EXTRA:-}; do
+    for t in test_compact test_label test_label_volume_device test_puzzle test_histopyramid ${WINNOW_SANITIZE_EXTRA:-}; do
       log="$logs/sanitize-$tool-$t.log"
       f=${filter[$t]}
       [ "$tool" = racecheck ] && [ -n "${race_filter[$t]:-}" ] && f=${race_filter[$t]}
@@ -113,6 +115,11 @@ want label && bench label "$build/bench/bench_label_gpu" --reps "$label_reps" --
 # Its summary divides cupyx's times by winnow's from the label step's log.
 want peers && bench label-peers timeout 400 python3 bench/label_peers.py --reps "$label_reps" --threads 16 \
   --dump "$build/label-masks" --ours "$logs/bench-label.log"
+# Volumes: winnow's device API (labels, and labels + statistics) beside the copy floor, the
+# 256^3 cases checked against the BFS oracle; then cupyx, cuCIM and cc3d (when importable, one
+# timed run each on the CPU) on the same volumes.
+want label3d && bench label3d "$build/bench/bench_label_volume_gpu" --reps "$label_reps"
+want label3d && bench label3d-peers timeout 500 python3 bench/label_volume_peers.py --reps "$label_reps" --cpu-reps 1 --stats
 want puzzle && bench puzzle "$build/bench/puzzle_bench" --measures mgc
 
 # What a CLI user sees (one process per call, so every CUDA run pays the device's start): `winnow

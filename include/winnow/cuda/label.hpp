@@ -1,12 +1,13 @@
 #pragma once
 /// @file cuda/label.hpp
-/// Device API of connected-component labeling for CUDA users: device pointers, a stream, the
-/// count and statistics written to device memory, no host synchronisation. Needs no CUDA header.
+/// Device API of connected-component labeling of images and volumes for CUDA users: device
+/// pointers, a stream, the count and statistics written to device memory, no host
+/// synchronisation. Needs no CUDA header.
 ///
 /// Temporary storage, CUB style: call once with d_temp == nullptr to get `temp_bytes`, allocate,
 /// call again with the same sizes and options.
 ///
-/// Limits: the mask is width x height with row stride `mask_stride` bytes; the label image is
+/// Limits (images): the mask is width x height with row stride `mask_stride` bytes; the label image is
 /// contiguous (stride = width). height * next_pow2(width) must be below 2^31 (one call; the host
 /// API `winnow::label` labels larger images in bands).
 /// `options.min_area` must be 0 or 1 here (filtering needs the count on the host: use
@@ -52,5 +53,56 @@ void label(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_mask, st
            std::int64_t height, std::int64_t mask_stride, std::uint32_t* d_labels, std::uint32_t* d_count,
            RawComponentStats* d_stats, std::uint64_t stats_capacity, const LabelOptions& options,
            cudaStream_t stream);
+
+// ---- volumes ------------------------------------------------------------------------------------
+
+/// Raw statistics of one component of a volume, accumulated on the device (exact integers;
+/// coordinates in voxels, maxima inclusive). Convert with `to_volume_component_stats`.
+struct RawVolumeComponentStats {
+  std::uint64_t voxels;
+  std::uint64_t sum_x, sum_y, sum_z;
+  std::uint32_t min_x, min_y, min_z, max_x, max_y, max_z;
+  std::uint64_t value;  ///< the component's voxel value (multilabel), else 1
+};
+static_assert(sizeof(RawVolumeComponentStats) == 64);
+
+inline VolumeComponentStats to_volume_component_stats(const RawVolumeComponentStats& r) {
+  VolumeComponentStats s;
+  s.voxels = r.voxels;
+  s.x = r.min_x, s.y = r.min_y, s.z = r.min_z;
+  s.width = std::int64_t{r.max_x} - r.min_x + 1;
+  s.height = std::int64_t{r.max_y} - r.min_y + 1;
+  s.depth = std::int64_t{r.max_z} - r.min_z + 1;
+  const double n = static_cast<double>(r.voxels);
+  s.cx = r.voxels ? static_cast<double>(r.sum_x) / n : 0.0;
+  s.cy = r.voxels ? static_cast<double>(r.sum_y) / n : 0.0;
+  s.cz = r.voxels ? static_cast<double>(r.sum_z) / n : 0.0;
+  s.value = r.value;
+  return s;
+}
+
+/// Labels the volume d_volume (nx x ny x nz voxels, contiguous: x fastest, then y, then z) into
+/// d_labels (nx*ny*nz, contiguous): 0 for background, 1..N in raster order of each component's
+/// first voxel, as winnow::label numbers them. Writes N to *d_count. When d_stats is not null,
+/// d_stats[l-1] receives the statistics of label l for l <= stats_capacity (the rest stay
+/// unwritten; N itself is always exact).
+/// `options.connectivity`: 6, 18 or 26 (0: 26); `options.multilabel`: neighbours join only when
+/// their values are equal (else every non-zero voxel is foreground). min_area must be 0 or 1 and
+/// largest_k 0 (both need the count on the host: use winnow::label); `options.algorithm` must be
+/// automatic or tile_merge (bricks labelled in shared memory, merged across their faces).
+/// Limit: nx*ny*nz < 2^32 and every side below 2^31 (32-bit keys; Error beyond). Throws InputError on bad sizes/options,
+/// BackendError on a CUDA error. Temporary storage CUB style (see the top of this header).
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint16_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint64_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
 
 }  // namespace winnow::cuda

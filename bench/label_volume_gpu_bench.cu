@@ -1,0 +1,164 @@
+// GPU volume labeling benchmark: winnow::cuda::label_volume (device-resident u8 volume, labels +
+// count, with and without statistics) on random volumes, beside the copy floor.
+//
+//   bench_label_volume_gpu [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all]
+//
+// Random volumes: voxel i (linear index, x fastest) is foreground when
+// fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, seed 12345 -- bench/label_volume_peers.py
+// builds the identical volumes for cupyx, cuCIM and cc3d. Sizes 256^3 and 512^3 (--quick: 256^3),
+// densities 0.1/0.5/0.9, connectivity 6 and 26 (--conn picks one; 18 on request).
+// Timing: CUDA events, 3 warm-ups, median of N runs (bench/gpu_timing.cuh).
+// Copy floor: a kernel that reads the u8 volume and writes a u32 per voxel (what labeling must at
+// least move); `x floor` is our time over it.
+// Verification: every case's two timed configurations must agree (count, labels, and the
+// labels-only run against the run with statistics); the 256^3 cases (all with --verify-all) are
+// also checked against the BFS oracle of tests/common, statistics included. Exit status 1 when
+// anything differs.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/volume_label_oracle.hpp"
+#include "gpu_timing.cuh"
+#include "winnow/cuda/label.hpp"
+#include "winnow/label.hpp"
+
+using namespace winnow;
+
+namespace {
+
+__host__ __device__ inline std::uint32_t fmix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+__global__ void random_volume_kernel(std::uint8_t* m, std::uint64_t n, std::uint32_t seed, std::uint32_t cut) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    m[i] = fmix32(static_cast<std::uint32_t>(i) ^ (seed * 0x9E3779B9u)) < cut ? 1 : 0;
+}
+
+// The floor: read a u8 and write a u32 per voxel, 4 voxels per thread.
+__global__ void copy_floor_kernel(const uchar4* in, uint4* out, std::uint64_t n4) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    const uchar4 v = in[i];
+    out[i] = make_uint4(v.x, v.y, v.z, v.w);
+  }
+}
+
+template <class T>
+struct Buf {
+  T* p = nullptr;
+  explicit Buf(std::size_t n) { CK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~Buf() { cudaFree(p); }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false, verify_all = false;
+  int reps = 20, only_conn = 0;
+  std::string only_case;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--verify-all")) verify_all = true;
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all]\n", argv[0]);
+      return 2;
+    }
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (%d SMs, L2 %d MiB)\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+  std::printf("%-18s %4s %10s %10s %10s %8s %8s %12s\n", "case", "conn", "ms_labels", "ms_stats", "floor_ms", "x_floor",
+              "Gvox/s", "components");
+  const std::vector<std::int64_t> sides = quick ? std::vector<std::int64_t>{256} : std::vector<std::int64_t>{256, 512};
+  const std::vector<int> conns = only_conn ? std::vector<int>{only_conn} : std::vector<int>{6, 26};
+  cudaStream_t s = nullptr;
+  bool any_mismatch = false;
+  for (std::int64_t side : sides)
+    for (double density : {0.1, 0.5, 0.9}) {
+      const std::string name = "random_" + std::to_string(side) + "_d" + std::to_string(density).substr(0, 3);
+      if (!only_case.empty() && name.find(only_case) == std::string::npos) continue;
+      const auto n = static_cast<std::size_t>(side * side * side);
+      Buf<std::uint8_t> d_vol(n);
+      Buf<std::uint32_t> d_labels(n), d_count(1);
+      random_volume_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(density * 4294967296.0));
+      CK(cudaGetLastError());
+      const double floor_ms = median_ms(
+          [&](int) {
+            copy_floor_kernel<<<4 * prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<const uchar4*>(d_vol.p),
+                                                                            reinterpret_cast<uint4*>(d_labels.p), n / 4);
+          },
+          s, reps);
+      CK(cudaGetLastError());
+      std::vector<std::uint8_t> host;
+      for (int conn : conns) {
+        LabelOptions o;
+        o.connectivity = conn;
+        std::size_t temp_bytes = 0;
+        cuda::label_volume(nullptr, temp_bytes, d_vol.p, side, side, side, nullptr, nullptr, nullptr, 0, o, s);
+        Buf<char> d_temp(temp_bytes);
+        cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, nullptr, 0, o, s);
+        std::uint32_t count = 0;
+        CK(cudaMemcpy(&count, d_count.p, 4, cudaMemcpyDeviceToHost));
+        Buf<cuda::RawVolumeComponentStats> d_stats(count);
+        const double ms_labels = median_ms(
+            [&](int) {
+              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, nullptr, 0, o, s);
+            },
+            s, reps);
+        std::vector<std::uint32_t> labels_only(n);
+        CK(cudaMemcpy(labels_only.data(), d_labels.p, n * 4, cudaMemcpyDeviceToHost));
+        const double ms_stats = median_ms(
+            [&](int) {
+              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, d_stats.p, count, o, s);
+            },
+            s, reps);
+        std::uint32_t count2 = 0;
+        std::vector<std::uint32_t> labels(n);
+        CK(cudaMemcpy(&count2, d_count.p, 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(labels.data(), d_labels.p, n * 4, cudaMemcpyDeviceToHost));
+        bool ok = count2 == count && labels == labels_only;
+        if (ok && (side <= 256 || verify_all)) {
+          if (host.empty()) {
+            host.resize(n);
+            CK(cudaMemcpy(host.data(), d_vol.p, n, cudaMemcpyDeviceToHost));
+          }
+          const auto want = test::oracle_label_volume(VolumeView<const std::uint8_t>(host.data(), side, side, side), conn, false);
+          std::vector<cuda::RawVolumeComponentStats> raw(count);
+          CK(cudaMemcpy(raw.data(), d_stats.p, count * sizeof(raw[0]), cudaMemcpyDeviceToHost));
+          ok = want.components.size() == count;
+          for (std::size_t i = 0; ok && i < n; ++i) ok = labels[i] == want.labels[i];
+          for (std::uint32_t l = 0; ok && l < count; ++l) {
+            const auto& r = raw[l];
+            const auto& w = want.components[l];
+            ok = r.voxels == w.voxels && r.sum_x == w.sum_x && r.sum_y == w.sum_y && r.sum_z == w.sum_z &&
+                 r.min_x == w.min_x && r.min_y == w.min_y && r.min_z == w.min_z && r.max_x == w.max_x &&
+                 r.max_y == w.max_y && r.max_z == w.max_z && r.value == w.value;
+          }
+        }
+        any_mismatch |= !ok;
+        std::printf("%-18s %4d %10.4f %10.4f %10.4f %8.1f %8.2f %12u%s\n", name.c_str(), conn, ms_labels, ms_stats, floor_ms,
+                    ms_stats / floor_ms, n / (ms_stats * 1e6), count2, ok ? "  ok" : "  MISMATCH");
+        std::fflush(stdout);
+      }
+    }
+  if (any_mismatch) std::fprintf(stderr, "MISMATCH: some case differs (rows above)\n");
+  return any_mismatch ? 1 : 0;
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Peers of winnow's GPU volume labeling benchmark (bench_label_volume_gpu), on the same volumes:
+
+* cupyx.scipy.ndimage.label with the 6-connectivity cross and the 26-connectivity 3x3x3 cube
+  (device-resident input, labels + count, CUDA events, median of --reps runs);
+* cuCIM's cucim.skimage.measure.label (connectivity 1 = 6, 3 = 26), when importable;
+* cc3d.connected_components (CPU, 6 and 26) and, with --stats, cc3d.statistics, when importable
+  (wall clock, median of --cpu-reps runs: cc3d is single-threaded and slow on 512^3).
+
+Random volumes: voxel i (linear index, x fastest) is foreground when
+fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, seed 12345, exactly as bench_label_volume_gpu
+builds them. The structuring element is a NumPy array (cupyx converts a CuPy one to NumPy on
+every call, a copy and a synchronisation inside the timing).
+
+    python3 bench/label_volume_peers.py [--quick] [--reps 20] [--cpu-reps 3] [--conn 6|26] [--stats]
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def fmix32_volume(xp, side, seed, density):
+    i = xp.arange(side ** 3, dtype=xp.uint32)
+    h = i ^ xp.uint32((seed * 0x9E3779B9) & 0xFFFFFFFF)
+    h ^= h >> xp.uint32(16)
+    h *= xp.uint32(0x85EBCA6B)
+    h ^= h >> xp.uint32(13)
+    h *= xp.uint32(0xC2B2AE35)
+    h ^= h >> xp.uint32(16)
+    cut = np.uint32(min(int(density * 4294967296.0), 0xFFFFFFFF))
+    return (h < cut).astype(xp.uint8).reshape(side, side, side)  # (z, y, x): x fastest
+
+
+def gpu_median_ms(cp, f, reps, warmup=3):
+    for _ in range(warmup):
+        f()
+    cp.cuda.Stream.null.synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        f()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def cpu_median_ms(f, reps):
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="256^3 only")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--cpu-reps", type=int, default=3)
+    ap.add_argument("--conn", type=int, default=0, help="6 or 26 (default: both)")
+    ap.add_argument("--stats", action="store_true", help="also time cc3d.statistics")
+    ap.add_argument("--no-cpu", action="store_true", help="skip cc3d")
+    a = ap.parse_args()
+
+    import cupy as cp
+    import cupyx.scipy.ndimage as cndi
+    try:
+        from cucim.skimage.measure import label as cucim_label
+    except ImportError:
+        cucim_label = None
+    try:
+        import cc3d
+    except ImportError:
+        cc3d = None
+    if a.no_cpu:
+        cc3d = None
+
+    print("device:", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "| cupy", cp.__version__,
+          "| cucim", "yes" if cucim_label else "-", "| cc3d", getattr(cc3d, "__version__", "yes") if cc3d else "-")
+    structures = {6: np.array([[[0, 0, 0], [0, 1, 0], [0, 0, 0]],
+                               [[0, 1, 0], [1, 1, 1], [0, 1, 0]],
+                               [[0, 0, 0], [0, 1, 0], [0, 0, 0]]], dtype=np.int32),
+                  26: np.ones((3, 3, 3), dtype=np.int32)}
+    conns = [a.conn] if a.conn else [6, 26]
+    print(f"{'case':<18} {'conn':>4} {'peer':<22} {'ms':>10} {'components':>12}")
+    for side in ([256] if a.quick else [256, 512]):
+        for density in (0.1, 0.5, 0.9):
+            name = f"random_{side}_d{density}"
+            vol = fmix32_volume(cp, side, 12345, density)
+            host = cp.asnumpy(vol) if cc3d else None
+            for conn in conns:
+                out = cp.empty(vol.shape, dtype=cp.int32)
+                count = [0]
+
+                def run_cupyx():
+                    count[0] = cndi.label(vol, structure=structures[conn], output=out)
+
+                ms = gpu_median_ms(cp, run_cupyx, a.reps)
+                print(f"{name:<18} {conn:>4} {'cupyx.ndimage.label':<22} {ms:>10.3f} {int(count[0]):>12}", flush=True)
+                if cucim_label is not None:
+                    res = [None]
+
+                    def run_cucim():
+                        res[0] = cucim_label(vol, connectivity=1 if conn == 6 else 3)
+
+                    ms = gpu_median_ms(cp, run_cucim, a.reps)
+                    print(f"{name:<18} {conn:>4} {'cucim.measure.label':<22} {ms:>10.3f} {int(res[0].max()):>12}", flush=True)
+                if cc3d is not None:
+                    res = [None]
+
+                    def run_cc3d():
+                        res[0] = cc3d.connected_components(host, connectivity=conn)
+
+                    ms = cpu_median_ms(run_cc3d, a.cpu_reps)
+                    print(f"{name:<18} {conn:>4} {'cc3d (1 core)':<22} {ms:>10.3f} {int(res[0].max()):>12}", flush=True)
+                    if a.stats:
+                        labels = res[0]
+                        ms = cpu_median_ms(lambda: cc3d.statistics(labels), a.cpu_reps)
+                        print(f"{name:<18} {conn:>4} {'cc3d.statistics':<22} {ms:>10.3f} {'':>12}", flush=True)
+                del out
+            del vol
+            cp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,682 @@
+// CUDA connected-component labeling of volumes (6-, 18- or 26-connectivity, binary or
+// multi-label): union-find on the device over voxel keys that order like raster indices, bricks
+// labelled in shared memory and merged across their faces, numbering by a scan over the roots,
+// statistics by aggregated atomics.
+//
+// Keys. A voxel's key is its linear index (z * ny + y) * nx + x, 32 bits, so one call takes
+// volumes of fewer than 2^32 voxels (0xFFFFFFFF marks background; sides below 2^31). Unions link the larger root
+// under the smaller (atomicMin), so every component's root is its raster-first voxel -- the
+// voxel that decides its number in scipy.ndimage.label's and cc3d's numbering.
+//
+// Passes (one kernel each, stream order between them):
+//   1. local: one thread block per brick of 32 x 8 x 8 voxels (the tile idea of the 2D tile_merge
+//      in 3D) loads the brick's values into shared memory and unites every voxel with its
+//      backward neighbours inside the brick (shared-memory union-find: atomicMin links, path
+//      halving by atomicMin), then writes each foreground voxel's brick-local root as a global
+//      key. Most unions never touch global memory.
+//   2. merge: the voxels on brick faces unite with their backward neighbours in other bricks,
+//      union-find on global memory (atomicMin links, path halving by atomicMin).
+//      Backward neighbours: those before the voxel in raster order (3, 9, 13 of them for 6, 18,
+//      26); every adjacent pair is seen once, from its later voxel, by pass 1 when both lie in one
+//      brick and by pass 2 otherwise. 26-connectivity drops redundant pairs: when the voxel's
+//      left neighbour joins it, every backward neighbour with dx <= 0 is also a neighbour of that
+//      left voxel, so the pair is implied (by induction over raster order) and only the left pair
+//      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes.
+//   3. count: per chunk of 2048 consecutive keys, the roots (voxels that are their own parent).
+//   4. an exclusive scan of the chunk counts (CUB), and N.
+//   5. assign: each chunk ranks its roots with a block scan and writes the root's number into its
+//      own label, and initialises the root's statistics record (its value read from the volume).
+//   6. final: every other foreground voxel takes its root's label (read-only find, one to three
+//      hops), background 0; with statistics, per-lane runs along rows, warp aggregation
+//      (__match_any_sync + __reduce_*_sync) and a per-warp carry of its dominant label across
+//      rows, so a giant component costs a few atomics per warp rather than per voxel.
+//
+// Races: every load of a parent another thread may store concurrently is a volatile load, and
+// every such store an atomicMin that writes an ancestor (a smaller key) over a descendant: it
+// never undoes a concurrent link, and a link that loses a race retries from the value it found
+// (unite). Passes 3-6 only read the forest.
+//
+// References: K. Wu, E. Otoo, K. Suzuki, "Optimizing two-pass connected-component labeling
+// algorithms", Pattern Anal. Appl. 2009 (union-find with the smaller root as parent);
+// D. P. Playne, K. Hawick, "A new algorithm for parallel connected-component labelling on GPUs",
+// IEEE TPDS 2018 (atomicMin union-find on the GPU); S. Allegretti, F. Bolelli, C. Grana,
+// "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
+//
+// Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
+// memory: 4 bytes per voxel of temporary storage (the forest) plus 8 bytes per 2048 voxels.
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/cuda/check.cuh"
+#include "common/cuda/runtime.hpp"
+#include "common/cuda/staging.cuh"
+#include "label/backends.hpp"
+#include "label/cuda/union_find.cuh"
+#include "winnow/cuda/label.hpp"
+#include "winnow/error.hpp"
+
+namespace winnow::detail::cuda {
+namespace {
+
+using winnow::cuda::RawVolumeComponentStats;
+
+// Bricks of the local pass: a warp reads 32 voxels of one row.
+constexpr int kBX = 32, kBY = 8, kBZ = 8, kBrick = kBX * kBY * kBZ;
+constexpr int kThreads = 256;
+// Numbering: a thread block counts and ranks the roots of kChunk consecutive keys.
+constexpr int kItems = 8, kChunk = kThreads * kItems;
+// Statistics pass: a warp takes row segments of kSegItems voxels per lane (32 * kSegItems voxels).
+constexpr int kSegItems = 8, kSeg = 32 * kSegItems;
+
+struct VolGeo {
+  std::uint32_t nx, ny, nz;
+  std::uint32_t sxy;  // nx * ny
+  std::uint32_t n;    // nx * ny * nz < 2^32
+  std::uint32_t nbx, nby, nbricks;
+};
+
+__device__ __forceinline__ std::uint32_t key_of(std::uint32_t x, std::uint32_t y, std::uint32_t z, const VolGeo& g) {
+  return z * g.sxy + y * g.nx + x;  // < n for a voxel of the volume
+}
+
+// The k-th backward neighbour (k < 13): the nine of the slice before, the three of the row
+// before, the voxel to the left. Its number of moving axes decides the connectivity it needs.
+struct Offset {
+  int dx, dy, dz;
+};
+__host__ __device__ constexpr Offset backward_offset(int k) {
+  return k < 9 ? Offset{k % 3 - 1, k / 3 - 1, -1} : k < 12 ? Offset{k - 10, -1, 0} : Offset{-1, 0, 0};
+}
+__host__ __device__ constexpr bool in_connectivity(Offset d, int conn) {
+  const int axes = (d.dx != 0) + (d.dy != 0) + (d.dz != 0);
+  return axes <= (conn == 6 ? 1 : conn == 18 ? 2 : 3);
+}
+
+// Whether a foreground voxel of value a joins a neighbour of value b.
+template <class T>
+__device__ __forceinline__ bool joins(T a, T b, bool multilabel) {
+  return multilabel ? a == b : b != T{};
+}
+
+// ---- union-find, the same code on shared and global memory --------------------------------------
+
+__device__ __forceinline__ std::uint32_t load_parent(const std::uint32_t* P, std::uint32_t k) {
+  return *(reinterpret_cast<const volatile std::uint32_t*>(P) + k);
+}
+
+// Find with path halving. The halving store is an atomicMin (lower_to): it writes an ancestor over
+// a descendant and never raises an entry that a concurrent link lowered further.
+__device__ std::uint32_t find_root(std::uint32_t* P, std::uint32_t k) {
+  for (;;) {
+    const std::uint32_t p = load_parent(P, k);
+    if (p == k) return k;
+    const std::uint32_t gp = load_parent(P, p);
+    if (gp != p) lower_to(P + k, gp);
+    k = gp;
+  }
+}
+
+// Links the larger root under the smaller. When another thread linked b first, atomicMin returns
+// b's new parent, and the union continues from there: the sets end up joined either way.
+__device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b) {
+  for (;;) {
+    a = find_root(P, a);
+    b = find_root(P, b);
+    if (a == b) return;
+    if (a > b) {
+      const std::uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const std::uint32_t old = atomicMin(P + b, a);
+    if (old == b) return;
+    b = old;
+  }
+}
+
+// Read-only find for the passes after the merge (nobody stores then).
+__device__ __forceinline__ std::uint32_t find_ro(const std::uint32_t* P, std::uint32_t k) {
+  for (;;) {
+    const std::uint32_t p = __ldg(P + k);
+    if (p == k) return k;
+    k = p;
+  }
+}
+
+// Whether the backward pair (voxel, voxel + d) is implied by 26-connectivity's left-neighbour rule.
+__device__ __forceinline__ bool implied_by_left(Offset d, int conn, bool left_joins) {
+  return conn == 26 && left_joins && d.dx <= 0 && !(d.dx == -1 && d.dy == 0 && d.dz == 0);
+}
+
+__device__ __forceinline__ void brick_origin(std::uint32_t brick, const VolGeo& g, std::uint32_t& x0, std::uint32_t& y0,
+                                             std::uint32_t& z0) {
+  const std::uint32_t bx = brick % g.nbx, rest = brick / g.nbx;
+  x0 = bx * kBX;
+  y0 = (rest % g.nby) * kBY;
+  z0 = (rest / g.nby) * kBZ;
+}
+
+// ---- pass 1: bricks in shared memory ------------------------------------------------------------
+
+template <class T, int Conn>
+__global__ void __launch_bounds__(kThreads) local_kernel(const T* vol, std::uint32_t* P, VolGeo g, bool multilabel) {
+  __shared__ T values[kBrick];
+  __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kBY + ly) * kBX + lx
+  for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
+    std::uint32_t x0, y0, z0;
+    brick_origin(brick, g, x0, y0, z0);
+    for (int li = threadIdx.x; li < kBrick; li += kThreads) {
+      const std::uint32_t x = x0 + (li % kBX), y = y0 + (li / kBX) % kBY, z = z0 + li / (kBX * kBY);
+      const T v = (x < g.nx && y < g.ny && z < g.nz) ? vol[key_of(x, y, z, g)] : T{};
+      values[li] = v;
+      parent[li] = li;
+    }
+    __syncthreads();
+    for (int li = threadIdx.x; li < kBrick; li += kThreads) {
+      const T v = values[li];
+      if (v == T{}) continue;
+      const int lx = li % kBX, ly = (li / kBX) % kBY, lz = li / (kBX * kBY);
+      const bool left_joins = lx > 0 && joins(v, values[li - 1], multilabel);
+#pragma unroll
+      for (int k = 0; k < 13; ++k) {
+        const Offset d = backward_offset(k);
+        if (!in_connectivity(d, Conn) || implied_by_left(d, Conn, left_joins)) continue;
+        const int nx_ = lx + d.dx, ny_ = ly + d.dy, nz_ = lz + d.dz;
+        if (nx_ < 0 || nx_ >= kBX || ny_ < 0 || ny_ >= kBY || nz_ < 0) continue;  // outside the brick: the merge pass
+        const int lb = (nz_ * kBY + ny_) * kBX + nx_;
+        if (joins(v, values[lb], multilabel)) unite(parent, static_cast<std::uint32_t>(li), static_cast<std::uint32_t>(lb));
+      }
+    }
+    __syncthreads();
+    // Every link is in place: a read-only walk to the brick-local root.
+    for (int li = threadIdx.x; li < kBrick; li += kThreads) {
+      const std::uint32_t x = x0 + (li % kBX), y = y0 + (li / kBX) % kBY, z = z0 + li / (kBX * kBY);
+      if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
+      std::uint32_t key = kNone;
+      if (values[li] != T{}) {
+        std::uint32_t r = static_cast<std::uint32_t>(li);
+        for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
+        key = key_of(x0 + r % kBX, y0 + (r / kBX) % kBY, z0 + r / (kBX * kBY), g);
+      }
+      P[key_of(x, y, z, g)] = key;
+    }
+    __syncthreads();  // the shared arrays are refilled for the next brick
+  }
+}
+
+// ---- pass 2: across brick faces -----------------------------------------------------------------
+
+template <class T, int Conn>
+__global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint32_t* P, VolGeo g, bool multilabel) {
+  for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
+    std::uint32_t x0, y0, z0;
+    brick_origin(brick, g, x0, y0, z0);
+    for (int li = threadIdx.x; li < kBrick; li += kThreads) {
+      const int lx = li % kBX, ly = (li / kBX) % kBY, lz = li / (kBX * kBY);
+      // Only voxels on the brick's faces have backward neighbours in another brick.
+      if (lx != 0 && lx != kBX - 1 && ly != 0 && ly != kBY - 1 && lz != 0) continue;
+      const std::uint32_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
+      if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
+      const std::uint32_t a = key_of(x, y, z, g);
+      const T v = vol[a];
+      if (v == T{}) continue;
+      const bool left_joins = x > 0 && joins(v, vol[a - 1], multilabel);
+#pragma unroll
+      for (int k = 0; k < 13; ++k) {
+        const Offset d = backward_offset(k);
+        if (!in_connectivity(d, Conn) || implied_by_left(d, Conn, left_joins)) continue;
+        const int bx = lx + d.dx, by = ly + d.dy, bz = lz + d.dz;
+        if (bx >= 0 && bx < kBX && by >= 0 && by < kBY && bz >= 0) continue;  // inside the brick: pass 1
+        const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
+                        tz = static_cast<long long>(z) + d.dz;
+        if (tx < 0 || ty < 0 || tz < 0 || tx >= g.nx || ty >= g.ny) continue;  // tz <= z < nz
+        const std::uint32_t b = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty),
+                                       static_cast<std::uint32_t>(tz), g);
+        if (joins(v, vol[b], multilabel)) unite(P, a, b);
+      }
+    }
+  }
+}
+
+// ---- passes 3-5: numbering ----------------------------------------------------------------------
+
+__global__ void __launch_bounds__(kThreads) count_roots_kernel(const std::uint32_t* P, VolGeo g, std::uint32_t* counts) {
+  using Reduce = cub::BlockReduce<std::uint32_t, kThreads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  const std::uint64_t base = static_cast<std::uint64_t>(blockIdx.x) * kChunk;
+  std::uint32_t c = 0;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const std::uint64_t i = base + j * kThreads + threadIdx.x;
+    if (i < g.n && P[i] == i) ++c;
+  }
+  const std::uint32_t total = Reduce(tmp).Sum(c);
+  if (threadIdx.x == 0) counts[blockIdx.x] = total;
+}
+
+__global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* offsets, std::uint32_t nchunks,
+                             std::uint32_t* d_count) {
+  *d_count = offsets[nchunks - 1] + counts[nchunks - 1];
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) assign_kernel(const T* vol, const std::uint32_t* P, VolGeo g,
+                                                          const std::uint32_t* offsets, std::uint32_t* labels,
+                                                          RawVolumeComponentStats* st, std::uint64_t cap, bool multilabel) {
+  using Scan = cub::BlockScan<std::uint32_t, kThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  // blocked: thread t owns keys base + 8t .. 8t + 7, so the block scan ranks them in raster order
+  const std::uint64_t base = static_cast<std::uint64_t>(blockIdx.x) * kChunk + threadIdx.x * kItems;
+  unsigned roots = 0;
+  std::uint32_t c = 0;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const std::uint64_t i = base + j;
+    if (i < g.n && P[i] == i) roots |= 1u << j, ++c;
+  }
+  std::uint32_t before;
+  Scan(tmp).ExclusiveSum(c, before);
+  std::uint32_t number = offsets[blockIdx.x] + before + 1;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    if (!(roots >> j & 1u)) continue;
+    const std::uint64_t i = base + j;
+    labels[i] = number;
+    if (st && number <= cap) {
+      RawVolumeComponentStats s;
+      s.voxels = s.sum_x = s.sum_y = s.sum_z = 0;
+      s.min_x = s.min_y = s.min_z = 0xFFFFFFFFu;
+      s.max_x = s.max_y = s.max_z = 0;
+      s.value = multilabel ? static_cast<std::uint64_t>(vol[i]) : 1;
+      st[number - 1] = s;
+    }
+    ++number;
+  }
+}
+
+// ---- pass 6: labels (and statistics) ------------------------------------------------------------
+
+// The label of foreground voxel i whose parent is p; roots hold theirs already (assign).
+__device__ __forceinline__ std::uint32_t label_of(const std::uint32_t* P, const std::uint32_t* labels, std::uint32_t i,
+                                                  std::uint32_t p) {
+  return __ldg(labels + (p == i ? i : find_ro(P, p)));
+}
+
+__global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P, std::uint32_t* labels, VolGeo g) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; i < g.n;
+       i += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
+    const std::uint32_t p = P[i];
+    if (p == i) continue;  // a root: written by assign, read by others here
+    labels[i] = p == kNone ? 0u : __ldg(labels + find_ro(P, p));
+  }
+}
+
+// Sums of part of a component (exact integers).
+struct Acc {
+  std::uint64_t voxels = 0, sx = 0, sy = 0, sz = 0;
+  std::uint32_t mnx = 0xFFFFFFFFu, mny = 0xFFFFFFFFu, mnz = 0xFFFFFFFFu, mxx = 0, mxy = 0, mxz = 0;
+};
+
+__device__ void add_to_record(RawVolumeComponentStats& s, const Acc& a) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.voxels), static_cast<unsigned long long>(a.voxels));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_x), static_cast<unsigned long long>(a.sx));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_y), static_cast<unsigned long long>(a.sy));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_z), static_cast<unsigned long long>(a.sz));
+  atomicMin(&s.min_x, a.mnx);
+  atomicMin(&s.min_y, a.mny);
+  atomicMin(&s.min_z, a.mnz);
+  atomicMax(&s.max_x, a.mxx);
+  atomicMax(&s.max_y, a.mxy);
+  atomicMax(&s.max_z, a.mxz);
+}
+
+// A part of one row (y, z): voxel count, x sum relative to the segment's first x, x range.
+struct RowPart {
+  std::uint32_t n, sxr, mnx, mxx;
+};
+__device__ __forceinline__ Acc to_acc(const RowPart& r, std::uint32_t x0, std::uint32_t y, std::uint32_t z) {
+  Acc a;
+  a.voxels = r.n;
+  a.sx = r.sxr + static_cast<std::uint64_t>(r.n) * x0;
+  a.sy = static_cast<std::uint64_t>(r.n) * y;
+  a.sz = static_cast<std::uint64_t>(r.n) * z;
+  a.mnx = r.mnx, a.mxx = r.mxx, a.mny = a.mxy = y, a.mnz = a.mxz = z;
+  return a;
+}
+__device__ __forceinline__ void merge_acc(Acc& c, const Acc& a) {
+  c.voxels += a.voxels, c.sx += a.sx, c.sy += a.sy, c.sz += a.sz;
+  c.mnx = min(c.mnx, a.mnx), c.mny = min(c.mny, a.mny), c.mnz = min(c.mnz, a.mnz);
+  c.mxx = max(c.mxx, a.mxx), c.mxy = max(c.mxy, a.mxy), c.mxz = max(c.mxz, a.mxz);
+}
+
+// Labels and statistics. A warp takes row segments of kSeg voxels in a grid-stride loop; lane l
+// reads x = x0 + 32 j + l (coalesced) and keeps a run of its current label, flushed to the
+// record (atomics) when the label changes. At the end of a segment the lanes' runs are reduced
+// per label (__match_any_sync) and each label's leader flushes -- except the warp's carry label,
+// kept in lane 0's registers across segments (the largest group when the carry is absent), so a
+// component spanning many rows costs a flush per warp, not per row.
+__global__ void __launch_bounds__(kThreads) stats_kernel(const std::uint32_t* P, std::uint32_t* labels, VolGeo g,
+                                                         RawVolumeComponentStats* st, std::uint64_t cap) {
+  const unsigned lane = threadIdx.x & 31u;
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  const std::uint64_t segs = (g.nx + kSeg - 1) / kSeg, rows = static_cast<std::uint64_t>(g.ny) * g.nz;
+  std::uint32_t carry_lab = 0;
+  Acc carry;  // lane 0's
+  for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads / 32) + threadIdx.x / 32; w < segs * rows;
+       w += warps) {
+    const std::uint64_t row = w / segs;
+    const std::uint32_t x0 = static_cast<std::uint32_t>((w % segs) * kSeg);
+    const std::uint32_t y = static_cast<std::uint32_t>(row % g.ny), z = static_cast<std::uint32_t>(row / g.ny);
+    const std::uint64_t row_key = static_cast<std::uint64_t>(z) * g.sxy + static_cast<std::uint64_t>(y) * g.nx;
+    std::uint32_t run_lab = 0;
+    RowPart run{0, 0, 0xFFFFFFFFu, 0};
+#pragma unroll
+    for (int j = 0; j < kSegItems; ++j) {
+      const std::uint32_t x = x0 + 32u * j + lane;
+      if (x >= g.nx) break;
+      const std::uint32_t i = static_cast<std::uint32_t>(row_key + x);
+      const std::uint32_t p = P[i];
+      std::uint32_t lab = 0;
+      if (p != kNone) lab = label_of(P, labels, i, p);
+      if (p != i) labels[i] = lab;  // roots keep the number assign wrote
+      if (!lab) continue;
+      if (lab != run_lab) {
+        if (run_lab && run_lab <= cap) add_to_record(st[run_lab - 1], to_acc(run, x0, y, z));
+        run_lab = lab;
+        run = RowPart{0, 0, 0xFFFFFFFFu, 0};
+      }
+      ++run.n;
+      run.sxr += x - x0;
+      run.mnx = min(run.mnx, x);
+      run.mxx = max(run.mxx, x);
+    }
+    if (run_lab > cap) run_lab = 0;  // no record: nothing to flush
+    // Warp aggregation of the lanes' last runs.
+    const unsigned peers = __match_any_sync(kFull, run_lab);
+    const bool leader = run_lab != 0 && lane == static_cast<unsigned>(__ffs(peers) - 1);
+    RowPart part;
+    part.n = __reduce_add_sync(peers, run.n);
+    part.sxr = __reduce_add_sync(peers, run.sxr);
+    part.mnx = __reduce_min_sync(peers, run.mnx);
+    part.mxx = __reduce_max_sync(peers, run.mxx);
+    unsigned in_carry = __ballot_sync(kFull, leader && run_lab == carry_lab);
+    if (!in_carry) {  // the carry label is not in this segment: the largest group becomes the carry
+      const unsigned best = __reduce_max_sync(kFull, leader ? (part.n << 5 | lane) : 0u);
+      if (best) {
+        if (lane == 0 && carry_lab) add_to_record(st[carry_lab - 1], carry);
+        carry_lab = __shfl_sync(kFull, run_lab, best & 31u);
+        if (lane == 0) carry = Acc{};
+        in_carry = 1u << (best & 31u);
+      }
+    }
+    if (in_carry) {
+      const int src = __ffs(in_carry) - 1;
+      RowPart c;
+      c.n = __shfl_sync(kFull, part.n, src);
+      c.sxr = __shfl_sync(kFull, part.sxr, src);
+      c.mnx = __shfl_sync(kFull, part.mnx, src);
+      c.mxx = __shfl_sync(kFull, part.mxx, src);
+      if (lane == 0) merge_acc(carry, to_acc(c, x0, y, z));
+    }
+    if (leader && !(in_carry >> lane & 1u)) add_to_record(st[run_lab - 1], to_acc(part, x0, y, z));
+  }
+  if (lane == 0 && carry_lab) add_to_record(st[carry_lab - 1], carry);
+}
+
+// ---- host side ----------------------------------------------------------------------------------
+
+std::size_t align256(std::size_t v) { return (v + 255) & ~std::size_t{255}; }
+
+struct VolumePlan {
+  VolGeo g{};
+  int conn = 26;
+  bool multilabel = false;
+  std::uint64_t n = 0;
+  std::uint32_t nchunks = 0;
+  std::size_t scan_bytes = 0;
+  std::size_t off_P = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+};
+
+VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const LabelOptions& o) {
+  VolumePlan p;
+  p.conn = o.connectivity == 0 ? 26 : o.connectivity;
+  if (p.conn != 6 && p.conn != 18 && p.conn != 26)
+    throw InputError("label: connectivity of a volume must be 6, 18 or 26, not " + std::to_string(o.connectivity));
+  if (o.algorithm != LabelAlgorithm::automatic && o.algorithm != LabelAlgorithm::tile_merge)
+    throw BackendError("labeling algorithm '" + std::string(to_string(o.algorithm)) +
+                       "' is not available for volumes on the cuda backend");
+  if (nx < 0 || ny < 0 || nz < 0)
+    throw InputError("label: negative volume size " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
+  p.multilabel = o.multilabel;
+  if (nx == 0 || ny == 0 || nz == 0) return p;  // n = 0: nothing to label
+  // Guard the product against overflow before forming it.
+  constexpr std::uint64_t kMaxVoxels = 0xFFFFFFFFull;  // keys < 2^32 - 1; 0xFFFFFFFF is background
+  const auto ux = static_cast<std::uint64_t>(nx), uy = static_cast<std::uint64_t>(ny), uz = static_cast<std::uint64_t>(nz);
+  // Sides below 2^31 keep a brick's coordinates (side + 31) within 32 bits.
+  constexpr std::uint64_t kMaxSide = std::uint64_t{1} << 31;
+  if (ux >= kMaxSide || uy >= kMaxSide || uz >= kMaxSide || uy > kMaxVoxels / ux || uz > kMaxVoxels / (ux * uy))
+    throw Error("label: a volume of " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
+                " voxels is beyond one CUDA call's 32-bit keys (fewer than 2^32 voxels, sides below 2^31)");
+  p.n = ux * uy * uz;
+  p.g.nx = static_cast<std::uint32_t>(nx);
+  p.g.ny = static_cast<std::uint32_t>(ny);
+  p.g.nz = static_cast<std::uint32_t>(nz);
+  p.g.sxy = static_cast<std::uint32_t>(ux * uy);
+  p.g.n = static_cast<std::uint32_t>(p.n);
+  p.g.nbx = static_cast<std::uint32_t>((ux + kBX - 1) / kBX);
+  p.g.nby = static_cast<std::uint32_t>((uy + kBY - 1) / kBY);
+  // Every brick holds a voxel of the volume, so there are at most n of them.
+  p.g.nbricks = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * p.g.nby * ((uz + kBZ - 1) / kBZ));
+  p.nchunks = static_cast<std::uint32_t>((p.n + kChunk - 1) / kChunk);
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
+                                                  static_cast<std::uint32_t*>(nullptr), static_cast<int>(p.nchunks)));
+  p.off_P = 0;
+  p.off_counts = align256(p.off_P + p.n * 4);
+  p.off_offsets = align256(p.off_counts + std::size_t{p.nchunks} * 4);
+  p.off_scan = align256(p.off_offsets + std::size_t{p.nchunks} * 4);
+  p.total = align256(p.off_scan + p.scan_bytes);
+  return p;
+}
+
+// Thread blocks for grid-stride passes: enough to fill the device (8 blocks of 256 per SM).
+unsigned resident_blocks(std::uint64_t wanted) {
+  int device = 0, sms = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
+  WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, std::uint64_t{8} * sms)));
+}
+
+template <class T, int Conn>
+void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, cudaStream_t s) {
+  const unsigned grid = resident_blocks(p.g.nbricks);
+  local_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, p.g, p.multilabel);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  merge_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, p.g, p.multilabel);
+  WINNOW_CUDA_CHECK_LAUNCH();
+}
+
+// Passes 1-4: the forest, the roots counted and scanned, N in *d_count.
+template <class T>
+void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint32_t* d_count, cudaStream_t s) {
+  if (p.n == 0) {
+    WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint32_t), s));
+    return;
+  }
+  auto* base = static_cast<char*>(d_temp);
+  auto* P = reinterpret_cast<std::uint32_t*>(base + p.off_P);
+  auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
+  auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
+  if (p.conn == 6) launch_link<T, 6>(p, d_vol, P, s);
+  else if (p.conn == 18) launch_link<T, 18>(p, d_vol, P, s);
+  else launch_link<T, 26>(p, d_vol, P, s);
+  count_roots_kernel<<<p.nchunks, kThreads, 0, s>>>(P, p.g, counts);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  std::size_t scan_bytes = p.scan_bytes;
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + p.off_scan, scan_bytes, counts, offsets,
+                                                  static_cast<int>(p.nchunks), s));
+  total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.nchunks, d_count);
+  WINNOW_CUDA_CHECK_LAUNCH();
+}
+
+// Passes 5-6: numbers, labels, and the statistics of labels <= cap when st.
+template <class T>
+void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint32_t* d_labels,
+                      RawVolumeComponentStats* st, std::uint64_t cap, cudaStream_t s) {
+  if (p.n == 0) return;
+  if (!cap) st = nullptr;
+  auto* base = static_cast<char*>(d_temp);
+  const auto* P = reinterpret_cast<const std::uint32_t*>(base + p.off_P);
+  const auto* offsets = reinterpret_cast<const std::uint32_t*>(base + p.off_offsets);
+  assign_kernel<T><<<p.nchunks, kThreads, 0, s>>>(d_vol, P, p.g, offsets, d_labels, st, cap, p.multilabel);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  if (st) {
+    const std::uint64_t items = (p.g.nx + std::uint64_t{kSeg} - 1) / kSeg * p.g.ny * p.g.nz;
+    stats_kernel<<<resident_blocks((items + kThreads / 32 - 1) / (kThreads / 32)), kThreads, 0, s>>>(P, d_labels, p.g, st, cap);
+  } else {
+    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads), kThreads, 0, s>>>(P, d_labels, p.g);
+  }
+  WINNOW_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void device_label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volume, std::int64_t nx, std::int64_t ny,
+                         std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count,
+                         RawVolumeComponentStats* d_stats, std::uint64_t stats_capacity, const LabelOptions& options,
+                         cudaStream_t stream) {
+  if (options.min_area > 1 || options.largest_k != 0)
+    throw InputError("winnow::cuda::label_volume: min_area and largest_k need the count on the host; use winnow::label");
+  const VolumePlan p = make_volume_plan(nx, ny, nz, options);
+  if (!d_temp) {
+    temp_bytes = std::max<std::size_t>(p.total, 1);
+    return;
+  }
+  if (temp_bytes < p.total) throw InputError("winnow::cuda::label_volume: temporary storage too small");
+  run_link_count(p, d_temp, d_volume, d_count, stream);
+  run_number_label(p, d_temp, d_volume, d_labels, d_stats, d_stats ? stats_capacity : 0, stream);
+}
+
+}  // namespace
+
+template <class T>
+std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
+  if (sums) sums->clear();
+  const VolumeView<const T>& v = req.volume;
+  if (v.empty()) return 0;
+  if (!req.labels32.data) throw Error("label: the CUDA backend writes 32-bit labels only");
+  using clock = std::chrono::steady_clock;
+  auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
+  StageTimes times;
+  auto t = clock::now();
+  LabelOptions o;
+  o.connectivity = req.connectivity;
+  o.multilabel = req.multilabel;
+  const VolumePlan p = make_volume_plan(v.nx, v.ny, v.nz, o);
+  WINNOW_CUDA_CHECK(cudaFree(nullptr));  // the context, if this is the process's first CUDA call
+  note_device_started();
+  cudaStream_t s = nullptr;
+  const auto n = static_cast<std::size_t>(p.n);
+  DeviceBuffer<T> d_vol(n, s);
+  DeviceBuffer<std::uint32_t> d_labels(n, s);
+  DeviceBuffer<char> d_temp(p.total, s);
+  DeviceBuffer<std::uint32_t> d_count(1, s);
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.device_setup = since(t);
+  t = clock::now();
+  const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * sizeof(T);
+  if (v.slice_stride == v.row_stride * v.ny)  // rows evenly spaced: one pitched copy
+    copy_to_device(d_vol.get(), row_bytes, v.data, static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes,
+                   static_cast<std::size_t>(v.ny * v.nz), s);
+  else
+    for (std::int64_t z = 0; z < v.nz; ++z)
+      copy_to_device(d_vol.get() + static_cast<std::size_t>(z * v.nx * v.ny), row_bytes, v.row(0, z),
+                     static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes, static_cast<std::size_t>(v.ny), s);
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.transfers = since(t);
+  t = clock::now();
+  run_link_count(p, d_temp.get(), d_vol.get(), d_count.get(), s);
+  std::uint32_t count = 0;
+  WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  DeviceBuffer<RawVolumeComponentStats> d_stats(sums && count ? count : 0, s);
+  run_number_label(p, d_temp.get(), d_vol.get(), d_labels.get(), d_stats.get(), d_stats.size(), s);
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.compute = since(t);
+  t = clock::now();
+  const VolumeView<std::uint32_t>& out = req.labels32;
+  const std::size_t label_row_bytes = static_cast<std::size_t>(v.nx) * 4;
+  if (out.slice_stride == out.row_stride * out.ny)
+    copy_to_host(out.data, static_cast<std::size_t>(out.row_stride) * 4, d_labels.get(), label_row_bytes,
+                 label_row_bytes, static_cast<std::size_t>(v.ny * v.nz), s);
+  else
+    for (std::int64_t z = 0; z < v.nz; ++z)
+      copy_to_host(out.row(0, z), static_cast<std::size_t>(out.row_stride) * 4,
+                   d_labels.get() + static_cast<std::size_t>(z * v.nx * v.ny), label_row_bytes, label_row_bytes,
+                   static_cast<std::size_t>(v.ny), s);
+  if (sums && count) {
+    std::vector<RawVolumeComponentStats> raw(count);
+    copy_to_host(raw.data(), raw.size() * sizeof(raw[0]), d_stats.get(), raw.size() * sizeof(raw[0]),
+                 raw.size() * sizeof(raw[0]), 1, s);
+    sums->resize(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const RawVolumeComponentStats& r = raw[i];
+      VolumeComponentSums& m = (*sums)[i];
+      m.voxels = r.voxels;
+      m.sum_x = r.sum_x, m.sum_y = r.sum_y, m.sum_z = r.sum_z;
+      m.min_x = r.min_x, m.min_y = r.min_y, m.min_z = r.min_z;
+      m.max_x = r.max_x, m.max_y = r.max_y, m.max_z = r.max_z;
+      m.value = r.value;
+    }
+  }
+  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  times.transfers += since(t);
+  if (req.times) {
+    req.times->device_setup += times.device_setup;
+    req.times->transfers += times.transfers;
+    req.times->compute += times.compute;
+  }
+  return count;
+}
+
+template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&, std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint16_t>(const VolumeLabelRequest<std::uint16_t>&, std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint32_t>(const VolumeLabelRequest<std::uint32_t>&, std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&, std::vector<VolumeComponentSums>*);
+
+}  // namespace winnow::detail::cuda
+
+namespace winnow::cuda {
+
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
+  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
+                                    options, stream);
+}
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint16_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
+  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
+                                    options, stream);
+}
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
+  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
+                                    options, stream);
+}
+void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint64_t* d_volume, std::int64_t nx, std::int64_t ny,
+                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
+                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
+  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
+                                    options, stream);
+}
+
+}  // namespace winnow::cuda

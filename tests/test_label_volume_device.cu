@@ -1,0 +1,376 @@
+// CUDA labeling of volumes (winnow::cuda::label_volume and the host-memory backend function
+// detail::cuda::label_volume) against the BFS oracle of tests/common/volume_label_oracle.hpp:
+// 6/18/26-connectivity, binary and multi-label, u8/u16/u32/u64 voxels, random volumes at
+// densities 0.1/0.5/0.9, sizes around the brick (32 x 8 x 8) and warp boundaries, 1-voxel-thick
+// volumes, staircases and lattices that connect only through edges or corners, statistics (and a
+// capacity below the count), strided host views. Outputs are poisoned before every run, and every
+// case runs twice: a race shows as a difference between the runs.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/device_buffer.cuh"
+#include "common/gpu_guard.hpp"
+#include "common/volume_label_oracle.hpp"
+#include "label/backends.hpp"
+#include "winnow/cuda/label.hpp"
+#include "winnow/error.hpp"
+#include "winnow/label.hpp"
+
+namespace winnow {
+namespace {
+
+using test::Dev;
+using RawStats = cuda::RawVolumeComponentStats;
+
+struct Dims {
+  std::int64_t nx, ny, nz;
+};
+std::string describe(const Dims& d, int conn, bool multilabel, const char* what) {
+  return std::string(what) + " " + std::to_string(d.nx) + "x" + std::to_string(d.ny) + "x" + std::to_string(d.nz) +
+         " conn " + std::to_string(conn) + (multilabel ? " multilabel" : " binary");
+}
+
+struct DeviceResult {
+  std::uint32_t count = 0;
+  std::vector<std::uint32_t> labels;
+  std::vector<RawStats> stats;  // stats_records entries, read back whole (poison included)
+};
+
+// One device-API call on freshly poisoned outputs.
+template <class T>
+DeviceResult run_device(const Dev<T>& d_vol, const Dims& d, int conn, bool multilabel, std::size_t stats_records,
+                        std::uint64_t stats_capacity) {
+  DeviceResult r;
+  const auto n = static_cast<std::size_t>(d.nx * d.ny * d.nz);
+  LabelOptions o;
+  o.connectivity = conn;
+  o.multilabel = multilabel;
+  std::size_t temp_bytes = 0;
+  cuda::label_volume(nullptr, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, nullptr, nullptr, nullptr, 0, o, nullptr);
+  EXPECT_GT(temp_bytes, 0u);
+  Dev<char> d_temp(temp_bytes);
+  Dev<std::uint32_t> d_labels(n), d_count(1);
+  Dev<RawStats> d_stats(stats_records);
+  d_temp.poison();  // no reset of the temporary storage is needed
+  d_labels.poison();
+  d_count.poison();
+  d_stats.poison();
+  cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, d_labels.p, d_count.p,
+                     stats_records ? d_stats.p : nullptr, stats_capacity, o, nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  r.count = d_count.download(1)[0];
+  r.labels = d_labels.download(n);
+  r.stats = d_stats.download(stats_records);
+  return r;
+}
+
+void expect_stats_equal(const RawStats& got, const test::OracleComponent& want, std::uint64_t label) {
+  SCOPED_TRACE("label " + std::to_string(label));
+  EXPECT_EQ(got.voxels, want.voxels);
+  EXPECT_EQ(got.sum_x, want.sum_x);
+  EXPECT_EQ(got.sum_y, want.sum_y);
+  EXPECT_EQ(got.sum_z, want.sum_z);
+  EXPECT_EQ(std::int64_t{got.min_x}, want.min_x);
+  EXPECT_EQ(std::int64_t{got.min_y}, want.min_y);
+  EXPECT_EQ(std::int64_t{got.min_z}, want.min_z);
+  EXPECT_EQ(std::int64_t{got.max_x}, want.max_x);
+  EXPECT_EQ(std::int64_t{got.max_y}, want.max_y);
+  EXPECT_EQ(std::int64_t{got.max_z}, want.max_z);
+  EXPECT_EQ(got.value, want.value);
+}
+
+// Labels, count and statistics (capacity = count) against the oracle; twice, equal both times.
+template <class T>
+void check_volume(const std::vector<T>& host, const Dims& d, int conn, bool multilabel) {
+  const test::OracleLabeling want =
+      test::oracle_label_volume(VolumeView<const T>(host.data(), d.nx, d.ny, d.nz), conn, multilabel);
+  const std::uint64_t count = want.components.size();
+  Dev<T> d_vol(host.size());
+  d_vol.upload(host);
+  const DeviceResult first = run_device(d_vol, d, conn, multilabel, count, count);
+  ASSERT_EQ(first.count, count);
+  for (std::size_t i = 0; i < host.size(); ++i)
+    ASSERT_EQ(first.labels[i], want.labels[i]) << "voxel (" << i % d.nx << "," << i / d.nx % d.ny << ","
+                                               << i / (d.nx * d.ny) << ")";
+  for (std::uint64_t l = 0; l < count; ++l) {
+    expect_stats_equal(first.stats[l], want.components[l], l + 1);
+    if (::testing::Test::HasFailure()) return;
+  }
+  const DeviceResult second = run_device(d_vol, d, conn, multilabel, count, count);
+  EXPECT_EQ(second.count, first.count);
+  EXPECT_TRUE(second.labels == first.labels) << "the second run's labels differ (a race)";
+  EXPECT_EQ(std::memcmp(second.stats.data(), first.stats.data(), count * sizeof(RawStats)), 0)
+      << "the second run's statistics differ (a race)";
+}
+
+template <class T>
+std::vector<T> random_volume(const Dims& d, double density, std::uint32_t seed, int distinct_values, T base) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution on(density);
+  std::vector<T> v(static_cast<std::size_t>(d.nx * d.ny * d.nz));
+  for (T& x : v) x = on(rng) ? static_cast<T>(base + static_cast<T>(rng() % distinct_values)) : T{};
+  return v;
+}
+
+const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},   {33, 9, 9},  {65, 17, 3}, {64, 16, 16},
+                       {1, 64, 65}, {64, 1, 33}, {97, 33, 1}, {2, 2, 200}, {100, 23, 19}};
+
+TEST(LabelVolumeDevice, RandomBinaryEveryConnectivity) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::uint32_t seed = 1;
+  for (const Dims& d : kSizes)
+    for (double density : {0.1, 0.5, 0.9})
+      for (int conn : {6, 18, 26}) {
+        SCOPED_TRACE(describe(d, conn, false, "random") + " density " + std::to_string(density));
+        // Values 1..255: binary means any non-zero value, not only 1.
+        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 255, 1), d, conn, false);
+        if (HasFailure()) return;
+      }
+}
+
+TEST(LabelVolumeDevice, RandomMultilabelEveryType) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::uint32_t seed = 100;
+  const Dims sizes[] = {{33, 9, 9}, {65, 17, 10}, {40, 3, 31}};
+  for (const Dims& d : sizes)
+    for (double density : {0.5, 0.9})
+      for (int conn : {6, 18, 26}) {
+        SCOPED_TRACE(describe(d, conn, true, "random") + " density " + std::to_string(density));
+        // Three values, so equal neighbours are common; bases that need each type's full width.
+        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 3, 200), d, conn, true);
+        check_volume<std::uint16_t>(random_volume<std::uint16_t>(d, density, seed++, 3, 60000), d, conn, true);
+        check_volume<std::uint32_t>(random_volume<std::uint32_t>(d, density, seed++, 3, 4000000000u), d, conn, true);
+        check_volume<std::uint64_t>(random_volume<std::uint64_t>(d, density, seed++, 3, std::uint64_t{1} << 40), d, conn,
+                                    true);
+        if (HasFailure()) return;
+      }
+}
+
+TEST(LabelVolumeDevice, BinaryWideTypesHighBitsOnly) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  // Voxels whose only set bits are high ones are foreground: a truncating comparison would lose them.
+  const Dims d{45, 12, 11};
+  std::mt19937 rng(7);
+  std::vector<std::uint16_t> v16(static_cast<std::size_t>(d.nx * d.ny * d.nz));
+  std::vector<std::uint32_t> v32(v16.size());
+  std::vector<std::uint64_t> v64(v16.size());
+  for (std::size_t i = 0; i < v16.size(); ++i) {
+    const bool on = rng() % 100 < 35;
+    v16[i] = on ? std::uint16_t{0x8000} : 0;
+    v32[i] = on ? 0x80000000u : 0;
+    v64[i] = on ? (std::uint64_t{1} << (32 + rng() % 32)) : 0;
+  }
+  for (int conn : {6, 26}) {
+    SCOPED_TRACE(describe(d, conn, false, "high bits"));
+    check_volume(v16, d, conn, false);
+    check_volume(v32, d, conn, false);
+    check_volume(v64, d, conn, false);
+  }
+}
+
+TEST(LabelVolumeDevice, OneVoxelThick) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const Dims sizes[] = {{300, 70, 1}, {300, 1, 70}, {1, 300, 70}, {1000, 1, 1}, {1, 1000, 1}, {1, 1, 1000}};
+  std::uint32_t seed = 300;
+  for (const Dims& d : sizes)
+    for (int conn : {6, 18, 26}) {
+      SCOPED_TRACE(describe(d, conn, false, "thin"));
+      check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, 0.5, seed++, 1, 1), d, conn, false);
+      SCOPED_TRACE("multilabel");
+      check_volume<std::uint16_t>(random_volume<std::uint16_t>(d, 0.8, seed++, 2, 1), d, conn, true);
+    }
+}
+
+// Patterns where 6, 18 and 26 differ: the 3D chessboard (edges join it under 18 and 26), spirals
+// climbing one slice per step through edges (18, 26) or corners (26 only), and a lattice of
+// diagonal rods, across brick boundaries.
+std::vector<std::uint8_t> edge_corner_patterns(const Dims& d, int pattern) {
+  std::vector<std::uint8_t> v(static_cast<std::size_t>(d.nx * d.ny * d.nz), 0);
+  auto set = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    if (x >= 0 && y >= 0 && z >= 0 && x < d.nx && y < d.ny && z < d.nz) v[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)] = 1;
+  };
+  if (pattern == 0) {  // chessboard
+    for (std::int64_t z = 0; z < d.nz; ++z)
+      for (std::int64_t y = 0; y < d.ny; ++y)
+        for (std::int64_t x = 0; x < d.nx; ++x)
+          if ((x + y + z) % 2 == 0) set(x, y, z);
+  } else if (pattern == 1 || pattern == 2) {  // square spirals, one slice up per step
+    const bool corners = pattern == 2;
+    for (std::int64_t start = 0; start < 4; ++start) {
+      std::int64_t x = 2 + 9 * start, y = 3 + 5 * start;
+      int dir = static_cast<int>(start);
+      for (std::int64_t z = 0; z < d.nz; ++z) {
+        set(x, y, z);
+        if (z % 6 == 5) dir = (dir + 1) % 4;
+        const int dx[] = {1, 0, -1, 0}, dy[] = {0, 1, 0, -1};
+        if (corners) x += dx[dir] + dy[dir], y += dy[dir] - dx[dir];  // diagonal in xy, +1 in z: corner steps
+        else x += dx[dir], y += dy[dir];                              // one axis in xy, +1 in z: edge steps
+      }
+    }
+  } else {  // lattice of rods along (1,1,1) and (1,-1,0)
+    for (std::int64_t s = -d.nz; s < d.nx; s += 7)
+      for (std::int64_t t = 0; t < d.nz; ++t) set(s + t, ((t + 3 * s) % d.ny + d.ny) % d.ny, t);
+    for (std::int64_t s = 0; s < d.ny + d.nx; s += 5)
+      for (std::int64_t t = 0; t < d.nx; ++t) set(t, s - t, (s / 5) % d.nz);
+  }
+  return v;
+}
+
+TEST(LabelVolumeDevice, EdgeAndCornerPatterns) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const Dims sizes[] = {{70, 40, 30}, {33, 17, 9}};
+  for (const Dims& d : sizes)
+    for (int pattern = 0; pattern < 4; ++pattern)
+      for (int conn : {6, 18, 26}) {
+        SCOPED_TRACE(describe(d, conn, false, "pattern") + " " + std::to_string(pattern));
+        const auto v = edge_corner_patterns(d, pattern);
+        check_volume(v, d, conn, false);
+        // Multi-label: the same shapes, with the values alternating along x (only equal values join).
+        std::vector<std::uint32_t> m(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) m[i] = v[i] ? 1 + static_cast<std::uint32_t>(i % d.nx % 2) : 0;
+        check_volume(m, d, conn, true);
+      }
+  // The patterns do tell the connectivities apart (the oracle's counts differ).
+  const Dims d = sizes[0];
+  const auto spiral_edges = edge_corner_patterns(d, 1), spiral_corners = edge_corner_patterns(d, 2);
+  auto count = [&](const std::vector<std::uint8_t>& v, int conn) {
+    return test::oracle_label_volume(VolumeView<const std::uint8_t>(v.data(), d.nx, d.ny, d.nz), conn, false).components.size();
+  };
+  EXPECT_GT(count(spiral_edges, 6), count(spiral_edges, 18));
+  EXPECT_GT(count(spiral_corners, 18), count(spiral_corners, 26));
+}
+
+TEST(LabelVolumeDevice, EmptyFullAndLargerRandom) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const Dims d{67, 45, 38};
+  const std::vector<std::uint8_t> empty(static_cast<std::size_t>(d.nx * d.ny * d.nz), 0);
+  const std::vector<std::uint8_t> full(empty.size(), 9);
+  for (int conn : {6, 18, 26}) {
+    SCOPED_TRACE(describe(d, conn, false, "empty/full"));
+    check_volume(empty, d, conn, false);
+    check_volume(full, d, conn, false);
+  }
+  // Near the percolation thresholds (26: ~0.1, 18: ~0.14, 6: ~0.31): large, branching components.
+  const Dims big{130, 129, 70};
+  std::uint32_t seed = 900;
+  for (int conn : {6, 18, 26})
+    for (double density : {0.12, 0.2, 0.31}) {
+      SCOPED_TRACE(describe(big, conn, false, "larger") + " density " + std::to_string(density));
+      check_volume<std::uint8_t>(random_volume<std::uint8_t>(big, density, seed++, 1, 1), big, conn, false);
+    }
+}
+
+TEST(LabelVolumeDevice, StatsCapacityBelowCount) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const Dims d{50, 30, 20};
+  const auto host = random_volume<std::uint8_t>(d, 0.2, 77, 1, 1);
+  const auto want = test::oracle_label_volume(VolumeView<const std::uint8_t>(host.data(), d.nx, d.ny, d.nz), 6, false);
+  const std::uint64_t count = want.components.size();
+  ASSERT_GT(count, 10u);
+  Dev<std::uint8_t> d_vol(host.size());
+  d_vol.upload(host);
+  const std::uint64_t cap = count / 3;
+  const DeviceResult r = run_device(d_vol, d, 6, false, count, cap);
+  ASSERT_EQ(r.count, count);
+  for (std::uint64_t l = 0; l < cap; ++l) expect_stats_equal(r.stats[l], want.components[l], l + 1);
+  std::vector<unsigned char> poison(sizeof(RawStats), 0xA5);
+  for (std::uint64_t l = cap; l < count; ++l)
+    ASSERT_EQ(std::memcmp(&r.stats[l], poison.data(), poison.size()), 0) << "record " << l + 1 << " beyond the capacity was written";
+  // No statistics at all: labels only.
+  const DeviceResult bare = run_device(d_vol, d, 6, false, 0, 0);
+  ASSERT_EQ(bare.count, count);
+  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(bare.labels[i], want.labels[i]);
+}
+
+// The host-memory backend function: strided views in and out, sums, stage times.
+TEST(LabelVolumeDevice, HostBackendStridedViews) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const Dims d{37, 21, 13};
+  const std::int64_t rs = 41, ss = rs * 23 + 5;  // padded rows and slices
+  std::mt19937 rng(11);
+  std::vector<std::uint16_t> padded(static_cast<std::size_t>(ss * d.nz), 0);
+  std::vector<std::uint16_t> dense(static_cast<std::size_t>(d.nx * d.ny * d.nz));
+  for (std::int64_t z = 0; z < d.nz; ++z)
+    for (std::int64_t y = 0; y < d.ny; ++y)
+      for (std::int64_t x = 0; x < rs; ++x) {
+        const std::uint16_t v = rng() % 100 < 45 ? static_cast<std::uint16_t>(1 + rng() % 2) : 0;
+        padded[static_cast<std::size_t>(z * ss + y * rs + x)] = x < d.nx ? v : 7;  // padding is foreground: must be ignored
+        if (x < d.nx) dense[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)] = v;
+      }
+  for (bool multilabel : {false, true})
+    for (int conn : {6, 18, 26}) {
+      SCOPED_TRACE(describe(d, conn, multilabel, "host backend"));
+      const auto want = test::oracle_label_volume(VolumeView<const std::uint16_t>(dense.data(), d.nx, d.ny, d.nz), conn, multilabel);
+      const std::int64_t lrs = d.nx + 3, lss = lrs * d.ny + 2;
+      std::vector<std::uint32_t> labels(static_cast<std::size_t>(lss * d.nz), 0xDEADBEEFu);
+      detail::VolumeLabelRequest<std::uint16_t> req;
+      req.volume = VolumeView<const std::uint16_t>(padded.data(), d.nx, d.ny, d.nz, rs, ss);
+      req.labels32 = VolumeView<std::uint32_t>(labels.data(), d.nx, d.ny, d.nz, lrs, lss);
+      req.connectivity = conn;
+      req.multilabel = multilabel;
+      StageTimes times;
+      req.times = &times;
+      std::vector<detail::VolumeComponentSums> sums;
+      const std::uint64_t count = detail::cuda::label_volume(req, &sums);
+      ASSERT_EQ(count, want.components.size());
+      EXPECT_GT(times.compute, 0.0);
+      for (std::int64_t z = 0; z < d.nz; ++z)
+        for (std::int64_t y = 0; y < d.ny; ++y)
+          for (std::int64_t x = 0; x < lrs; ++x) {
+            const std::uint32_t got = labels[static_cast<std::size_t>(z * lss + y * lrs + x)];
+            if (x >= d.nx) ASSERT_EQ(got, 0xDEADBEEFu) << "padding written at row " << y << " slice " << z;
+            else ASSERT_EQ(got, want.labels[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)]) << x << "," << y << "," << z;
+          }
+      ASSERT_EQ(sums.size(), count);
+      for (std::uint64_t l = 0; l < count; ++l) {
+        const auto& s = sums[l];
+        const auto& w = want.components[l];
+        ASSERT_EQ(s.voxels, w.voxels);
+        ASSERT_EQ(s.sum_x, w.sum_x);
+        ASSERT_EQ(s.sum_y, w.sum_y);
+        ASSERT_EQ(s.sum_z, w.sum_z);
+        ASSERT_EQ(s.min_x, w.min_x);
+        ASSERT_EQ(s.max_x, w.max_x);
+        ASSERT_EQ(s.min_y, w.min_y);
+        ASSERT_EQ(s.max_y, w.max_y);
+        ASSERT_EQ(s.min_z, w.min_z);
+        ASSERT_EQ(s.max_z, w.max_z);
+        ASSERT_EQ(s.value, w.value);
+      }
+    }
+}
+
+// Bad options and sizes are refused before any device work (these run without a GPU too).
+TEST(LabelVolumeDeviceInput, RefusesBadOptionsAndSizes) {
+  std::size_t temp_bytes = 0;
+  const std::uint8_t* no_volume = nullptr;
+  auto call = [&](std::int64_t nx, std::int64_t ny, std::int64_t nz, LabelOptions o) {
+    cuda::label_volume(nullptr, temp_bytes, no_volume, nx, ny, nz, nullptr, nullptr, nullptr, 0, o, nullptr);
+  };
+  for (int conn : {4, 8, 5, 27, -6}) EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = conn}), InputError) << conn;
+  EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = 6, .min_area = 2}), InputError);
+  EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = 6, .largest_k = 1}), InputError);
+  EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = 26, .algorithm = LabelAlgorithm::block_union_find}), BackendError);
+  EXPECT_THROW(call(-1, 8, 8, LabelOptions{}), InputError);
+  // 2^32 voxels and more: beyond the 32-bit keys (the front end decides what to do).
+  try {
+    call(65536, 65536, 1, LabelOptions{});
+    ADD_FAILURE() << "2^32 voxels accepted";
+  } catch (const InputError&) {
+    ADD_FAILURE() << "an Error, not an InputError, was expected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("2^32"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(call(std::int64_t{1} << 31, 1, 1, LabelOptions{}), Error);
+  EXPECT_THROW(call(std::int64_t{1} << 40, std::int64_t{1} << 40, 1 << 20, LabelOptions{}), Error);  // no overflow
+}
+
+}  // namespace
+}  // namespace winnow
