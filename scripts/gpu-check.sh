@@ -72,6 +72,7 @@ if want sanitize; then
     [test_puzzle]='PuzzleExhaustive.GpuEqualsCpu:PuzzleCompat.GpuMatchesCpu:Backends/Puzzle*/cuda'
     [test_histopyramid]='*cuda*:ExpandDevice.*'
     [test_label_volume_device]='LabelVolumeDevice*'
+    [test_isosurface]='IsosurfaceDevice.*:IsosurfaceBackends.*'
   )
   # racecheck is the slowest (every shared-memory access): the kernels with shared memory, on
   # fewer sizes (the shared-memory and ring compaction kernels, both labeling algorithms).
@@ -80,10 +81,11 @@ if want sanitize; then
     [test_label]='Variants/Label.RandomDensities/cuda_*:Variants/Label.Patterns/cuda_*:LabelDevice.*'
     [test_histopyramid]='ExpandDevice.CapacityAndEmpty:ExpandDevice.CapturedIntoAGraph:Backends/Expand.CapacityBelowTotal/cuda:Backends/Expand.EmptyInput/cuda'
     [test_label_volume_device]='LabelVolumeDevice.RandomBinaryEveryConnectivity:LabelVolumeDevice.EdgeAndCornerPatterns:LabelVolumeDevice.StatsCapacityBelowCount'
+    [test_isosurface]='IsosurfaceDevice.MatchesCpuBitForBit:IsosurfaceDevice.SlabbedHostPathEqualsOnePass'
   )
   for t in ${WINNOW_SANITIZE_EXTRA:-}; do filter[$t]='*'; done  # more test programs, whole (e.g. a new capability's)
   for tool in ${WINNOW_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in test_compact test_label test_label_volume_device test_puzzle test_histopyramid ${WINNOW_SANITIZE_EXTRA:-}; do
+    for t in test_compact test_label test_label_volume_device test_isosurface test_puzzle test_histopyramid ${WINNOW_SANITIZE_EXTRA:-}; do
       log="$logs/sanitize-$tool-$t.log"
       f=${filter[$t]}
       [ "$tool" = racecheck ] && [ -n "${race_filter[$t]:-}" ] && f=${race_filter[$t]}
