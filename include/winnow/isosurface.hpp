@@ -11,7 +11,9 @@
 /// - Welded: one vertex per crossing, shared by every triangle that uses it. When the non-above
 ///   end of an edge equals the level exactly, the crossing lies on that voxel: all such crossings
 ///   at one voxel are the one vertex of that voxel, and triangles that collapse are dropped
-///   (unless `allow_degenerate`). No two vertices share a position.
+///   (unless `allow_degenerate`). No two vertices share a position, except where float rounding
+///   puts a crossing within about 1e-7 (relative) of a voxel: it can then coincide with that
+///   voxel's own vertex or with another crossing rounded onto the same voxel.
 /// - Watertight: ambiguous cell faces (two above corners on a diagonal) are decided by one rule
 ///   that depends on the face alone (the above corners are kept apart), so the two cells that
 ///   share a face cut it the same way; every mesh edge away from the volume border is used by two
@@ -22,7 +24,9 @@
 ///   within a voxel: its own vertex (level on the voxel), then its +x, +y, +z edges; triangles in
 ///   raster order of their cell (the cell at voxel (x, y, z) spans x..x+1, y..y+1, z..z+1), then
 ///   in the order of the case table.
-/// - NaN voxels count as not above; a crossing with a NaN end lies at the edge's midpoint.
+/// - NaN voxels count as not above; a crossing with a NaN end lies at the edge's midpoint, and
+///   a normal whose gradient is not finite (a NaN neighbour) is (0, 0, 0).
+/// - A volume with fewer than 2 voxels along an axis has no cells: the mesh is empty.
 ///
 /// Voxel types: u8, u16, i16, f32, f64 (compared and interpolated in double; positions stored as
 /// float). Any strides. Sizes: 64-bit voxel counts; more than 2^32 - 1 vertices switch the

@@ -1,0 +1,262 @@
+#pragma once
+// The per-voxel and per-cell evaluation of marching cubes, shared by the CPU and CUDA backends so
+// both build the same mesh bit for bit: voxel classes, which vertices a voxel owns, the local
+// vertex id of each cell edge, the non-degenerate triangles of a cell, and each vertex's position,
+// value and normal. Plain values in, plain values out (no std:: containers), every function
+// WINNOW_HD. The rules are the ones src/isosurface/isosurface.cpp's essay states.
+//
+// Precision: comparisons and interpolation in double, each operation rounded on its own. The
+// library compiles C++ with -ffp-contract=off; under nvcc the helpers below use the _rn
+// intrinsics, which are never fused into multiply-adds, so both sides round the same way.
+#include <cstdint>
+#ifndef __CUDACC__
+#include <cmath>
+#endif
+
+#include "isosurface/cases.hpp"
+
+#if defined(__CUDACC__)
+#define WINNOW_HD __host__ __device__
+#else
+#define WINNOW_HD
+#endif
+
+namespace winnow::detail::iso {
+
+// ---- arithmetic that rounds the same on host and device ----------------------------------------
+WINNOW_HD inline double add(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+WINNOW_HD inline double sub(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+WINNOW_HD inline double mul(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+WINNOW_HD inline double div(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+WINNOW_HD inline double sqrt_rn(double a) {
+#ifdef __CUDA_ARCH__
+  return __dsqrt_rn(a);
+#else
+  return std::sqrt(a);  // IEEE 754: correctly rounded
+#endif
+}
+WINNOW_HD inline bool is_nan(double v) { return v != v; }
+WINNOW_HD inline double abs_of(double v) { return v < 0 ? -v : v; }
+
+// ---- voxels ------------------------------------------------------------------------------------
+
+/// A voxel's class. `kOutside` stands for a neighbour beyond the volume: not above, and no edge
+/// leads to it.
+inline constexpr std::uint8_t kBelow = 0, kOnLevel = 1, kAbove = 2, kOutside = 3;
+
+/// value > level (NaN is never above).
+WINNOW_HD inline bool above(double value, double level) { return value > level; }
+/// The value equals the level exactly: a crossing whose non-above end this is lies on the voxel.
+WINNOW_HD inline bool on_level(double value, double level) { return value == level; }
+WINNOW_HD inline std::uint8_t classify(double value, double level) {
+  return above(value, level) ? kAbove : (on_level(value, level) ? kOnLevel : kBelow);
+}
+/// An edge between two voxels of the volume is crossed when exactly one end is above.
+WINNOW_HD inline bool crossed(std::uint8_t a, std::uint8_t b) {
+  return a != kOutside && b != kOutside && (a == kAbove) != (b == kAbove);
+}
+
+/// Slots of a voxel's vertices, in the order the voxel numbers them.
+enum VertexSlot : int { kOwnSlot = 0, kEdgeXSlot = 1, kEdgeYSlot = 2, kEdgeZSlot = 3 };
+
+/// Which vertices a voxel owns: bit 0, its own vertex (it is on the level and a 6-neighbour is
+/// above); bit 1 + axis, the crossing of its +x / +y / +z edge when that edge is crossed and its
+/// non-above end is not on the level (else the crossing is the non-above end's own vertex).
+/// Arguments: the voxel's class and its neighbours' (kOutside beyond the volume).
+WINNOW_HD inline unsigned owner_mask(std::uint8_t self, std::uint8_t xm, std::uint8_t xp, std::uint8_t ym,
+                                     std::uint8_t yp, std::uint8_t zm, std::uint8_t zp) {
+  unsigned mask = 0;
+  if (self == kOnLevel &&
+      (xm == kAbove || xp == kAbove || ym == kAbove || yp == kAbove || zm == kAbove || zp == kAbove))
+    mask |= 1u;
+  const std::uint8_t plus[3] = {xp, yp, zp};
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::uint8_t other = plus[axis];
+    if (!crossed(self, other)) continue;
+    const std::uint8_t non_above = self == kAbove ? other : self;
+    if (non_above != kOnLevel) mask |= 2u << axis;
+  }
+  return mask;
+}
+WINNOW_HD inline int popcount4(unsigned mask) {
+  return static_cast<int>((mask & 1u) + ((mask >> 1) & 1u) + ((mask >> 2) & 1u) + ((mask >> 3) & 1u));
+}
+/// Position of `slot` among the voxel's vertices (those of lower slots it owns come first).
+WINNOW_HD inline int rank_in_voxel(unsigned mask, int slot) { return popcount4(mask & ((1u << slot) - 1u)); }
+
+// ---- cells -------------------------------------------------------------------------------------
+
+/// The case of a cell from its corners' classes (bit i: corner i above).
+WINNOW_HD inline unsigned cell_case(const std::uint8_t (&corner)[8]) {
+  unsigned c = 0;
+  for (int i = 0; i < 8; ++i) c |= static_cast<unsigned>(corner[i] == kAbove) << i;
+  return c;
+}
+
+/// The local vertex id of crossed edge `edge`: the edge itself (0..11), or 12 + corner when the
+/// crossing lies on its non-above corner (that corner is on the level).
+WINNOW_HD inline int local_vertex(const CaseTable& table, const std::uint8_t (&corner)[8], int edge) {
+  const int a = table.edge_corner[edge][0], b = table.edge_corner[edge][1];
+  const int non_above = corner[a] == kAbove ? b : a;
+  return corner[non_above] == kOnLevel ? 12 + non_above : edge;
+}
+
+/// The triangles of a cell as local vertex ids, written to `out` (room for kMaxTriangles),
+/// in the table's order, wound for `flip`; triangles with a repeated id are dropped unless
+/// `allow_degenerate`. Returns how many were written.
+WINNOW_HD inline int cell_triangles(const CaseTable& table, const std::uint8_t (&corner)[8], bool allow_degenerate,
+                                    bool flip, std::uint8_t (*out)[3]) {
+  const unsigned c = cell_case(corner);
+  int n = 0;
+  for (int t = 0; t < table.triangle_count[c]; ++t) {
+    const int v0 = local_vertex(table, corner, table.triangle[c][t][0]);
+    const int v1 = local_vertex(table, corner, table.triangle[c][t][1]);
+    const int v2 = local_vertex(table, corner, table.triangle[c][t][2]);
+    if (!allow_degenerate && (v0 == v1 || v1 == v2 || v0 == v2)) continue;
+    out[n][0] = static_cast<std::uint8_t>(v0);
+    out[n][1] = static_cast<std::uint8_t>(flip ? v2 : v1);
+    out[n][2] = static_cast<std::uint8_t>(flip ? v1 : v2);
+    ++n;
+  }
+  return n;
+}
+
+/// The number of triangles cell_triangles writes.
+WINNOW_HD inline int cell_triangle_count(const CaseTable& table, const std::uint8_t (&corner)[8],
+                                         bool allow_degenerate) {
+  std::uint8_t scratch[kMaxTriangles][3];
+  return cell_triangles(table, corner, allow_degenerate, false, scratch);
+}
+
+/// Where a local vertex id lives: the owning voxel's offset from the cell's origin and its slot.
+struct VertexHome {
+  int dx, dy, dz, slot;
+};
+WINNOW_HD inline VertexHome vertex_home(const CaseTable& table, int local) {
+  if (local >= 12) {
+    const int c = local - 12;
+    return {table.corner[c][0], table.corner[c][1], table.corner[c][2], kOwnSlot};
+  }
+  const int lower = table.edge_corner[local][0];
+  return {table.corner[lower][0], table.corner[lower][1], table.corner[lower][2], 1 + table.edge_axis[local]};
+}
+
+// ---- vertex attributes -------------------------------------------------------------------------
+
+/// The crossing's parameter from the non-above end a toward the above end b:
+/// t = (level - a) / (b - a); 0.5 when either is NaN.
+WINNOW_HD inline double crossing_t(double a, double b, double level) {
+  if (is_nan(a) || is_nan(b)) return 0.5;
+  return div(sub(level, a), sub(b, a));
+}
+
+/// One component of the field's gradient at a voxel: central difference, one-sided at the
+/// border (has_minus / has_plus: the neighbours exist), divided by the spacing.
+WINNOW_HD inline double gradient_component(double minus, double self, double plus, bool has_minus, bool has_plus,
+                                           double spacing) {
+  if (has_minus && has_plus) return div(sub(plus, minus), mul(2.0, spacing));
+  if (has_plus) return div(sub(plus, self), spacing);
+  if (has_minus) return div(sub(self, minus), spacing);
+  return 0.0;
+}
+
+/// The unit normal for a gradient g: -g / |g| (g / |g| with `flip`), scaled by its largest
+/// component first so no square overflows; (0, 0, 0) for a zero or non-finite gradient.
+WINNOW_HD inline void unit_normal(double gx, double gy, double gz, bool flip, float (&out)[3]) {
+  double largest = abs_of(gx);
+  if (abs_of(gy) > largest) largest = abs_of(gy);
+  if (abs_of(gz) > largest) largest = abs_of(gz);
+  if (!(largest > 0) || !(largest <= 1.7976931348623157e308)) {
+    out[0] = out[1] = out[2] = 0.0f;
+    return;
+  }
+  const double x = div(gx, largest), y = div(gy, largest), z = div(gz, largest);
+  const double length = sqrt_rn(add(add(mul(x, x), mul(y, y)), mul(z, z)));
+  const double sign = flip ? 1.0 : -1.0;
+  out[0] = static_cast<float>(mul(sign, div(x, length)));
+  out[1] = static_cast<float>(mul(sign, div(y, length)));
+  out[2] = static_cast<float>(mul(sign, div(z, length)));
+}
+
+/// A volume's shape and spacing, for the attribute functions.
+struct Grid {
+  std::int64_t nx, ny, nz;
+  double sx, sy, sz;
+};
+
+/// The gradient at voxel (x, y, z); `value(x, y, z)` returns a voxel as double.
+template <class Value>
+WINNOW_HD inline void voxel_gradient(const Value& value, const Grid& g, std::int64_t x, std::int64_t y,
+                                     std::int64_t z, double (&out)[3]) {
+  const double self = value(x, y, z);
+  const bool xm = x > 0, xp = x + 1 < g.nx, ym = y > 0, yp = y + 1 < g.ny, zm = z > 0, zp = z + 1 < g.nz;
+  out[0] = gradient_component(xm ? value(x - 1, y, z) : self, self, xp ? value(x + 1, y, z) : self, xm, xp, g.sx);
+  out[1] = gradient_component(ym ? value(x, y - 1, z) : self, self, yp ? value(x, y + 1, z) : self, ym, yp, g.sy);
+  out[2] = gradient_component(zm ? value(x, y, z - 1) : self, self, zp ? value(x, y, z + 1) : self, zm, zp, g.sz);
+}
+
+/// Position, value and (with `want_normal`) normal of the vertex in `slot` of voxel (x, y, z).
+/// Position: the own vertex at (x sx, y sy, z sz); an edge's crossing at the non-above end's
+/// coordinate plus or minus t along the edge, float((c + t) s) or float((c + 1 - t) s), the
+/// other two components float(c s). Value: a + t (b - a), the level itself for the own vertex and
+/// for NaN ends. Normal: the ends' gradients interpolated by t from the non-above end, normalised.
+template <class Value>
+WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, double level, std::int64_t x,
+                                        std::int64_t y, std::int64_t z, int slot, bool want_normal, bool flip,
+                                        float (&position)[3], float& vertex_value, float (&normal)[3]) {
+  const double spacing[3] = {g.sx, g.sy, g.sz};
+  const double coord[3] = {static_cast<double>(x), static_cast<double>(y), static_cast<double>(z)};
+  for (int i = 0; i < 3; ++i) position[i] = static_cast<float>(mul(coord[i], spacing[i]));
+  double gradient[3];
+  if (slot == kOwnSlot) {
+    vertex_value = static_cast<float>(level);
+    if (want_normal) {
+      voxel_gradient(value, g, x, y, z, gradient);
+      unit_normal(gradient[0], gradient[1], gradient[2], flip, normal);
+    }
+    return;
+  }
+  const int axis = slot - 1;
+  const std::int64_t x1 = x + (axis == 0), y1 = y + (axis == 1), z1 = z + (axis == 2);
+  const double lo = value(x, y, z), hi = value(x1, y1, z1);
+  const bool lo_is_non_above = !above(lo, level);
+  const double a = lo_is_non_above ? lo : hi, b = lo_is_non_above ? hi : lo;
+  const double t = crossing_t(a, b, level);
+  const double along = lo_is_non_above ? add(coord[axis], t) : sub(add(coord[axis], 1.0), t);
+  position[axis] = static_cast<float>(mul(along, spacing[axis]));
+  vertex_value = static_cast<float>(is_nan(a) || is_nan(b) ? level : add(a, mul(t, sub(b, a))));
+  if (!want_normal) return;
+  double g_lo[3], g_hi[3];
+  voxel_gradient(value, g, x, y, z, g_lo);
+  voxel_gradient(value, g, x1, y1, z1, g_hi);
+  const double* ga = lo_is_non_above ? g_lo : g_hi;
+  const double* gb = lo_is_non_above ? g_hi : g_lo;
+  for (int i = 0; i < 3; ++i) gradient[i] = add(ga[i], mul(t, sub(gb[i], ga[i])));
+  unit_normal(gradient[0], gradient[1], gradient[2], flip, normal);
+}
+
+}  // namespace winnow::detail::iso

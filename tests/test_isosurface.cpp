@@ -1,0 +1,560 @@
+// Isosurfaces (winnow::isosurface) against this file's own oracles: analytic fields (sphere,
+// torus, gyroid, two touching spheres, levels on grid values, random noise that reaches all 256
+// cases and every ambiguous face) checked for watertightness and orientation (every directed edge
+// once, its reverse once), welding (no two vertices at one position), no degenerate triangles,
+// Euler characteristic, area and enclosed volume against the analytic values, vertex positions and
+// order against an interpolation written here, outward normals; slabbed = one pass bit for bit;
+// thin, empty, NaN, strided, spaced and every voxel type; CPU = CUDA (skipped without a device).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "common/gpu_guard.hpp"
+#include "winnow/backend.hpp"
+#include "winnow/error.hpp"
+#include "winnow/isosurface.hpp"
+#include "winnow/volume.hpp"
+
+using namespace winnow;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+template <class T, class F>
+Volume<T> sample(std::int64_t nx, std::int64_t ny, std::int64_t nz, F&& field) {
+  Volume<T> v(nx, ny, nz);
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) v(x, y, z) = static_cast<T>(field(double(x), double(y), double(z)));
+  return v;
+}
+
+using Point = std::array<double, 3>;
+Point point(const Mesh& m, std::uint64_t i) { return {m.vertices[i][0], m.vertices[i][1], m.vertices[i][2]}; }
+Point minus(Point a, Point b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Point cross(Point a, Point b) { return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}; }
+double dot(Point a, Point b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+// Directed edges of all triangles, with their multiplicity.
+std::map<std::pair<std::uint64_t, std::uint64_t>, int> directed_edges(const Mesh& m) {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> edges;
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    for (int k = 0; k < 3; ++k) ++edges[{v[k], v[(k + 1) % 3]}];
+  }
+  return edges;
+}
+
+// Closed and consistently oriented: every directed edge once and its reverse once.
+void expect_closed_and_oriented(const Mesh& m) {
+  const auto edges = directed_edges(m);
+  int bad = 0;
+  for (const auto& [e, n] : edges) {
+    const auto reverse = edges.find({e.second, e.first});
+    if (n != 1 || reverse == edges.end() || reverse->second != 1) ++bad;
+  }
+  EXPECT_EQ(bad, 0) << "directed edges not used once each way, of " << edges.size();
+}
+
+// Welded: two vertices share a position only where float rounding put a crossing within half an
+// ulp of a voxel (t below about 1e-7 of the coordinate), which the contract allows; and no
+// triangle repeats a vertex or points past the vertices.
+void expect_welded_and_valid(const Mesh& m, Point spacing = {1, 1, 1}) {
+  std::map<std::array<float, 3>, int> positions;
+  for (const auto& v : m.vertices) ++positions[v];
+  int shared_off_grid = 0, shared = 0;
+  for (const auto& [p, count] : positions) {
+    if (count == 1) continue;
+    ++shared;
+    for (int k = 0; k < 3; ++k)
+      shared_off_grid += p[k] != static_cast<float>(std::round(p[k] / spacing[k]) * spacing[k]);
+  }
+  EXPECT_EQ(shared_off_grid, 0) << "vertices share a position away from the voxels";
+  EXPECT_LT(shared * 500, static_cast<int>(positions.size()) + 500) << "too many shared positions: " << shared;
+  int degenerate = 0, out_of_range = 0;
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    degenerate += v[0] == v[1] || v[1] == v[2] || v[0] == v[2];
+    for (auto i : v) out_of_range += i >= m.vertex_count();
+  }
+  EXPECT_EQ(degenerate, 0);
+  EXPECT_EQ(out_of_range, 0);
+}
+
+// V - E + F over the vertices the triangles use.
+std::int64_t euler_characteristic(const Mesh& m) {
+  std::set<std::pair<std::uint64_t, std::uint64_t>> undirected;
+  std::set<std::uint64_t> used;
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    for (int k = 0; k < 3; ++k) {
+      used.insert(v[k]);
+      undirected.insert({std::min(v[k], v[(k + 1) % 3]), std::max(v[k], v[(k + 1) % 3])});
+    }
+  }
+  return static_cast<std::int64_t>(used.size()) - static_cast<std::int64_t>(undirected.size()) +
+         static_cast<std::int64_t>(m.triangle_count());
+}
+
+double area(const Mesh& m) {
+  double a = 0;
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    const Point n = cross(minus(point(m, v[1]), point(m, v[0])), minus(point(m, v[2]), point(m, v[0])));
+    a += std::sqrt(dot(n, n)) / 2;
+  }
+  return a;
+}
+// Signed volume enclosed (divergence theorem): positive when the normals point out of it.
+double enclosed_volume(const Mesh& m) {
+  double vol = 0;
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    vol += dot(point(m, v[0]), cross(point(m, v[1]), point(m, v[2]))) / 6;
+  }
+  return vol;
+}
+
+// The contract's vertices, written out independently: raster order of the owning voxel, then its
+// own vertex (on the level, a 6-neighbour above), then its +x, +y, +z crossings (when crossed and
+// the non-above end is not on the level), interpolated from the lower voxel in long double.
+template <class T>
+std::vector<Point> expected_vertices(const VolumeView<T>& v, double level) {
+  std::vector<Point> out;
+  if (v.nx < 2 || v.ny < 2 || v.nz < 2) return out;
+  const long double L = level;
+  const auto val = [&](std::int64_t x, std::int64_t y, std::int64_t z) { return static_cast<long double>(v(x, y, z)); };
+  const auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    return x >= 0 && y >= 0 && z >= 0 && x < v.nx && y < v.ny && z < v.nz;
+  };
+  const double s[3] = {v.sx, v.sy, v.sz};
+  for (std::int64_t z = 0; z < v.nz; ++z)
+    for (std::int64_t y = 0; y < v.ny; ++y)
+      for (std::int64_t x = 0; x < v.nx; ++x) {
+        const long double f = val(x, y, z);
+        const std::int64_t c[3] = {x, y, z};
+        if (f == L) {
+          bool near_above = false;
+          for (int axis = 0; axis < 3; ++axis)
+            for (int d : {-1, 1}) {
+              std::int64_t q[3] = {x, y, z};
+              q[axis] += d;
+              near_above |= inside(q[0], q[1], q[2]) && val(q[0], q[1], q[2]) > L;
+            }
+          if (near_above) out.push_back({x * s[0], y * s[1], z * s[2]});
+        }
+        for (int axis = 0; axis < 3; ++axis) {
+          std::int64_t q[3] = {x, y, z};
+          q[axis] += 1;
+          if (!inside(q[0], q[1], q[2])) continue;
+          const long double g = val(q[0], q[1], q[2]);
+          if ((f > L) == (g > L)) continue;
+          const long double non_above = f > L ? g : f;
+          if (non_above == L) continue;
+          const long double u = (std::isnan(f) || std::isnan(g)) ? 0.5L : (L - f) / (g - f);
+          Point p = {x * s[0], y * s[1], z * s[2]};
+          p[axis] = static_cast<double>((c[axis] + u) * s[axis]);
+          out.push_back(p);
+        }
+      }
+  return out;
+}
+
+template <class T>
+void expect_vertices_match(const Mesh& m, const VolumeView<T>& v, double level) {
+  const auto expected = expected_vertices(v, level);
+  ASSERT_EQ(m.vertex_count(), expected.size());
+  int far = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    for (int k = 0; k < 3; ++k) {
+      const double tolerance = 1e-6 * std::max(1.0, std::abs(expected[i][k]));
+      far += std::abs(m.vertices[i][k] - expected[i][k]) > tolerance;
+    }
+  EXPECT_EQ(far, 0) << "vertex components away from the interpolation";
+}
+
+void expect_same_mesh(const Mesh& a, const Mesh& b) {
+  EXPECT_TRUE(a.vertices == b.vertices);
+  EXPECT_TRUE(a.triangles == b.triangles);
+  EXPECT_TRUE(a.triangles64 == b.triangles64);
+  EXPECT_TRUE(a.normals == b.normals);
+  EXPECT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));  // NaN-safe
+}
+
+// Normals and winding point away from `centre` (outward for a surface around it).
+void expect_outward(const Mesh& m, Point centre) {
+  ASSERT_EQ(m.normals.size(), m.vertex_count());
+  int inward_normals = 0, inward_triangles = 0;
+  for (std::uint64_t i = 0; i < m.vertex_count(); ++i) {
+    const Point r = minus(point(m, i), centre);
+    const Point n = {m.normals[i][0], m.normals[i][1], m.normals[i][2]};
+    inward_normals += dot(n, r) < 0.9 * std::sqrt(dot(r, r)) || std::abs(dot(n, n) - 1) > 1e-5;
+  }
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    const Point n = cross(minus(point(m, v[1]), point(m, v[0])), minus(point(m, v[2]), point(m, v[0])));
+    inward_triangles += dot(n, minus(point(m, v[0]), centre)) <= 0;
+  }
+  EXPECT_EQ(inward_normals, 0);
+  EXPECT_EQ(inward_triangles, 0);
+}
+
+// Distance to the nearest face of the volume, in voxels.
+double border_distance(double x, double y, double z, double n) {
+  return std::min({x, y, z, n - 1 - x, n - 1 - y, n - 1 - z});
+}
+
+const IsosurfaceOptions kCpuNormals{.normals = true, .values = true, .backend = Backend::cpu};
+
+// ---- analytic fields --------------------------------------------------------------------------
+
+TEST(Isosurface, SphereIsClosedWithOutwardNormalsAndAnalyticAreaAndVolume) {
+  const double R = 15, cx = 23.3, cy = 24.1, cz = 22.7;
+  const auto vol = sample<float>(48, 48, 48, [&](double x, double y, double z) {
+    return R - std::sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz));
+  });
+  const Mesh m = isosurface(vol.view(), 0.0, kCpuNormals);
+  ASSERT_GT(m.triangle_count(), 1000u);
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  EXPECT_EQ(euler_characteristic(m), 2);
+  EXPECT_NEAR(area(m), 4 * kPi * R * R, 0.01 * 4 * kPi * R * R);
+  EXPECT_NEAR(enclosed_volume(m), 4.0 / 3 * kPi * R * R * R, 0.01 * 4.0 / 3 * kPi * R * R * R);
+  expect_vertices_match(m, vol.view(), 0.0);
+  expect_outward(m, {cx, cy, cz});
+  for (float v : m.values) EXPECT_NEAR(v, 0.0, 1e-5);
+}
+
+TEST(Isosurface, TorusHasEulerZeroAndAnalyticAreaAndVolume) {
+  const double R = 14, r = 5, c = 24.4;
+  const auto vol = sample<double>(50, 50, 30, [&](double x, double y, double z) {
+    const double q = std::sqrt((x - c) * (x - c) + (y - c) * (y - c)) - R;
+    return r - std::sqrt(q * q + (z - 14.6) * (z - 14.6));
+  });
+  const Mesh m = isosurface(vol.view(), 0.0, {.backend = Backend::cpu});
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  EXPECT_EQ(euler_characteristic(m), 0);
+  EXPECT_NEAR(area(m), 4 * kPi * kPi * R * r, 0.01 * 4 * kPi * kPi * R * r);
+  EXPECT_NEAR(enclosed_volume(m), 2 * kPi * kPi * R * r * r, 0.015 * 2 * kPi * kPi * R * r * r);
+  expect_vertices_match(m, vol.view(), 0.0);
+}
+
+TEST(Isosurface, ClosedGyroidIsWatertightAndOpenGyroidPairsItsInnerEdges) {
+  const double n = 40, k = 2 * kPi / 13;
+  const auto gyroid = [&](double x, double y, double z) {
+    return std::sin(k * x) * std::cos(k * y) + std::sin(k * y) * std::cos(k * z) + std::sin(k * z) * std::cos(k * x);
+  };
+  const auto closed = sample<float>(40, 40, 40, [&](double x, double y, double z) {
+    return std::min(gyroid(x, y, z), 0.25 * border_distance(x, y, z, n) - 0.3);
+  });
+  const Mesh m = isosurface(closed.view(), 0.0, kCpuNormals);
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  EXPECT_EQ(euler_characteristic(m) % 2, 0);
+  expect_vertices_match(m, closed.view(), 0.0);
+
+  // Left open at the border: an edge is unpaired only where both its ends lie on one face.
+  const auto open = sample<float>(40, 40, 40, gyroid);
+  const Mesh o = isosurface(open.view(), 0.1, {.backend = Backend::cpu});
+  const auto edges = directed_edges(o);
+  const auto on_one_face = [&](std::uint64_t a, std::uint64_t b) {
+    for (int axis = 0; axis < 3; ++axis)
+      for (float face : {0.0f, 39.0f})
+        if (o.vertices[a][axis] == face && o.vertices[b][axis] == face) return true;
+    return false;
+  };
+  int bad = 0, border = 0;
+  for (const auto& [e, count] : edges) {
+    const bool paired = edges.count({e.second, e.first}) == 1 && edges.at({e.second, e.first}) == 1;
+    if (count != 1) ++bad;
+    else if (!paired && on_one_face(e.first, e.second)) ++border;
+    else if (!paired) ++bad;
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_GT(border, 100);
+  expect_welded_and_valid(o);
+}
+
+TEST(Isosurface, TwoTouchingSpheresAreWatertight) {
+  const double R = 8;
+  const auto vol = sample<float>(42, 28, 28, [&](double x, double y, double z) {
+    const double d1 = std::sqrt((x - 12.6) * (x - 12.6) + (y - 13.3) * (y - 13.3) + (z - 13.8) * (z - 13.8));
+    const double d2 = std::sqrt((x - 28.6) * (x - 28.6) + (y - 13.3) * (y - 13.3) + (z - 13.8) * (z - 13.8));
+    return std::max(R - d1, R - d2);
+  });
+  const Mesh m = isosurface(vol.view(), 0.0, kCpuNormals);
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  const auto chi = euler_characteristic(m);
+  EXPECT_TRUE(chi == 2 || chi == 4) << chi;  // joined at the touching point or two spheres
+  EXPECT_NEAR(enclosed_volume(m), 2 * 4.0 / 3 * kPi * R * R * R, 0.02 * 2 * 4.0 / 3 * kPi * R * R * R);
+}
+
+// ---- every case, ambiguous faces, levels on grid values ------------------------------------------
+
+TEST(Isosurface, RandomNoiseReachesEveryCaseAndStaysWatertight) {
+  std::mt19937 rng(15);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  const std::int64_t n = 26;
+  Volume<float> vol(n, n, n);
+  for (std::int64_t z = 0; z < n; ++z)
+    for (std::int64_t y = 0; y < n; ++y)
+      for (std::int64_t x = 0; x < n; ++x)
+        vol(x, y, z) = border_distance(double(x), double(y), double(z), double(n)) < 1 ? 0.0f : uniform(rng);
+  // The oracle's own classification of the cells: all 256 cases, so every ambiguous face.
+  std::set<int> cases;
+  for (std::int64_t z = 0; z + 1 < n; ++z)
+    for (std::int64_t y = 0; y + 1 < n; ++y)
+      for (std::int64_t x = 0; x + 1 < n; ++x) {
+        int c = 0, bit = 0;
+        for (auto [dx, dy, dz] : {std::array{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}})
+          c |= (vol(x + dx, y + dy, z + dz) > 0.5f) << bit++;
+        cases.insert(c);
+      }
+  ASSERT_EQ(cases.size(), 256u);
+  const Mesh m = isosurface(vol.view(), 0.5, kCpuNormals);
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  EXPECT_EQ(euler_characteristic(m) % 2, 0);
+  expect_vertices_match(m, vol.view(), 0.5);
+}
+
+TEST(Isosurface, LevelOnGridValuesWeldsCrossingsOntoVoxels) {
+  // Small integers, level 2: many voxels lie on the level, so crossings land on them.
+  std::mt19937 rng(16);
+  std::uniform_int_distribution<int> values(0, 4);
+  const std::int64_t n = 24;
+  Volume<std::uint8_t> vol(n, n, n);
+  for (std::int64_t z = 0; z < n; ++z)
+    for (std::int64_t y = 0; y < n; ++y)
+      for (std::int64_t x = 0; x < n; ++x)
+        vol(x, y, z) = border_distance(double(x), double(y), double(z), double(n)) < 1 ? 0 : std::uint8_t(values(rng));
+  const Mesh m = isosurface(vol.view(), 2.0, kCpuNormals);
+  ASSERT_GT(m.triangle_count(), 1000u);
+  expect_welded_and_valid(m);
+  expect_vertices_match(m, vol.view(), 2.0);
+  // Collapsed triangles are dropped; each edge's uses still balance in both directions.
+  const auto edges = directed_edges(m);
+  int unbalanced = 0;
+  for (const auto& [e, count] : edges) {
+    const auto reverse = edges.find({e.second, e.first});
+    unbalanced += reverse == edges.end() || reverse->second != count;
+  }
+  EXPECT_EQ(unbalanced, 0);
+  // Kept, the collapsed triangles show up as repeated indices.
+  IsosurfaceOptions keep = kCpuNormals;
+  keep.allow_degenerate = true;
+  const Mesh d = isosurface(vol.view(), 2.0, keep);
+  std::uint64_t repeated = 0;
+  for (std::uint64_t t = 0; t < d.triangle_count(); ++t) {
+    const auto v = d.triangle(t);
+    repeated += v[0] == v[1] || v[1] == v[2] || v[0] == v[2];
+  }
+  EXPECT_GT(repeated, 0u);
+  EXPECT_EQ(d.triangle_count(), m.triangle_count() + repeated);
+  EXPECT_TRUE(d.vertices == m.vertices);
+}
+
+TEST(Isosurface, SphereWithLevelOnGridValuesIsClosed) {
+  // Integer squared distances, level on one of them: a sphere whose surface passes through voxels.
+  const auto vol = sample<std::int16_t>(30, 30, 30, [](double x, double y, double z) {
+    return 100 - ((x - 15) * (x - 15) + (y - 14) * (y - 14) + (z - 15) * (z - 15));
+  });
+  const Mesh m = isosurface(vol.view(), 19.0, kCpuNormals);  // 100 - 81: radius 9 hits grid points
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  EXPECT_EQ(euler_characteristic(m), 2);
+  expect_vertices_match(m, vol.view(), 19.0);
+  expect_outward(m, {15, 14, 15});
+}
+
+// ---- slabs, shapes, special values -------------------------------------------------------------
+
+TEST(Isosurface, SlabbedIsOnePassBitForBit) {
+  const double k = 2 * kPi / 11;
+  const auto vol = sample<float>(37, 29, 31, [&](double x, double y, double z) {
+    return std::sin(k * x) * std::cos(k * y) + std::sin(k * y) * std::cos(k * z) + std::sin(k * z) * std::cos(k * x);
+  });
+  const Mesh whole = isosurface(vol.view(), 0.2, kCpuNormals);
+  ASSERT_GT(whole.triangle_count(), 1000u);
+  for (std::int64_t slab : std::vector<std::int64_t>{1, 37 * 29 - 1, 37 * 29, 2 * 37 * 29 + 5, 7 * 37 * 29, 30 * 37 * 29}) {
+    IsosurfaceOptions o = kCpuNormals;
+    o.max_slab_voxels = slab;
+    SCOPED_TRACE(slab);
+    expect_same_mesh(isosurface(vol.view(), 0.2, o), whole);
+  }
+}
+
+TEST(Isosurface, OneCellHasOneTriangle) {
+  Volume<float> vol(2, 2, 2, 0.0f);
+  vol(0, 0, 0) = 1;
+  const Mesh m = isosurface(vol.view(), 0.25, kCpuNormals);
+  ASSERT_EQ(m.vertex_count(), 3u);
+  ASSERT_EQ(m.triangle_count(), 1u);
+  // Owner (0,0,0): +x, +y, +z edges, each 0.25 from the non-above end (the far corner).
+  EXPECT_EQ(m.vertices[0], (std::array<float, 3>{0.75f, 0, 0}));
+  EXPECT_EQ(m.vertices[1], (std::array<float, 3>{0, 0.75f, 0}));
+  EXPECT_EQ(m.vertices[2], (std::array<float, 3>{0, 0, 0.75f}));
+  EXPECT_EQ(m.triangles[0], (std::array<std::uint32_t, 3>{0, 1, 2}));  // normal (1,1,1): away from the above corner
+  for (const auto& n : m.normals) EXPECT_TRUE(n[0] > 0 && n[1] > 0 && n[2] > 0 && n[0] + n[1] + n[2] > 1.3f);
+  IsosurfaceOptions flip = kCpuNormals;
+  flip.flip = true;
+  const Mesh f = isosurface(vol.view(), 0.25, flip);
+  EXPECT_EQ(f.triangles[0], (std::array<std::uint32_t, 3>{0, 2, 1}));
+  for (std::size_t i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(f.normals[i][k], -m.normals[i][k]);
+}
+
+TEST(Isosurface, ThinEmptyAndUniformVolumes) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  Volume<float> slab(9, 7, 2);
+  for (float& v : slab.voxels()) v = uniform(rng);
+  const Mesh m = isosurface(slab.view(), 0.5, {.backend = Backend::cpu});
+  EXPECT_GT(m.triangle_count(), 0u);
+  expect_welded_and_valid(m);
+  expect_vertices_match(m, slab.view(), 0.5);
+  for (const auto& [e, count] : directed_edges(m)) EXPECT_EQ(count, 1);
+  for (auto [nx, ny, nz] : {std::array<std::int64_t, 3>{9, 7, 1}, {1, 7, 9}, {9, 1, 7}}) {
+    Volume<float> flat(nx, ny, nz);
+    for (float& v : flat.voxels()) v = uniform(rng);
+    const Mesh e = isosurface(flat.view(), 0.5, {.backend = Backend::cpu});
+    EXPECT_EQ(e.vertex_count(), 0u);  // no cells
+    EXPECT_EQ(e.triangle_count(), 0u);
+  }
+  Volume<std::uint16_t> uniform_volume(5, 6, 7, 300);
+  for (double level : {299.5, 300.0, 300.5}) {
+    const Mesh u = isosurface(uniform_volume.view(), level, {.backend = Backend::cpu});
+    EXPECT_EQ(u.vertex_count(), 0u) << level;
+    EXPECT_EQ(u.triangle_count(), 0u) << level;
+  }
+}
+
+TEST(Isosurface, NanVoxelsAreNotAboveAndCrossAtTheMidpoint) {
+  Volume<float> cell(2, 2, 2, 0.0f);
+  cell(0, 0, 0) = 1;
+  cell(1, 0, 0) = std::numeric_limits<float>::quiet_NaN();
+  cell(0, 1, 0) = 0.25f;
+  const Mesh m = isosurface(cell.view(), 0.5, kCpuNormals);
+  ASSERT_EQ(m.vertex_count(), 3u);
+  EXPECT_EQ(m.vertices[0], (std::array<float, 3>{0.5f, 0, 0}));  // the NaN end: midpoint
+  EXPECT_FLOAT_EQ(m.vertices[1][1], 1.0f - 1.0f / 3);            // t = (0.5 - 0.25) / (1 - 0.25) from y = 1
+  EXPECT_EQ(m.vertices[2], (std::array<float, 3>{0, 0, 0.5f}));
+  EXPECT_EQ(m.values[0], 0.5f);
+
+  // Isolated NaN voxels inside a sphere: each is a small closed bubble, oriented into it.
+  const double R = 11, c = 15.4;
+  auto vol = sample<float>(32, 32, 32, [&](double x, double y, double z) {
+    return R - std::sqrt((x - c) * (x - c) + (y - c) * (y - c) + (z - c) * (z - c));
+  });
+  vol(15, 15, 15) = vol(11, 17, 14) = std::numeric_limits<float>::quiet_NaN();
+  const Mesh s = isosurface(vol.view(), 0.0, kCpuNormals);
+  expect_closed_and_oriented(s);
+  expect_welded_and_valid(s);
+  EXPECT_EQ(euler_characteristic(s), 2 + 2 + 2);
+  expect_vertices_match(s, vol.view(), 0.0);
+}
+
+TEST(Isosurface, StridedViewsGiveTheSameMesh) {
+  const auto vol = sample<std::uint16_t>(21, 17, 19, [](double x, double y, double z) {
+    return 1000 + 400 * std::sin(x * 0.5) * std::cos(y * 0.4) + 300 * std::sin(z * 0.3 + x * 0.1);
+  });
+  const Mesh dense = isosurface(vol.view(), 1100.5, kCpuNormals);
+  ASSERT_GT(dense.triangle_count(), 100u);
+  const std::int64_t row = 21 + 5, slice = row * 17 + 11;
+  std::vector<std::uint16_t> padded(static_cast<std::size_t>(slice * 19), 7);
+  for (std::int64_t z = 0; z < 19; ++z)
+    for (std::int64_t y = 0; y < 17; ++y)
+      for (std::int64_t x = 0; x < 21; ++x) padded[z * slice + y * row + x] = vol(x, y, z);
+  const VolumeView<const std::uint16_t> view(padded.data(), 21, 17, 19, row, slice);
+  expect_same_mesh(isosurface(view, 1100.5, kCpuNormals), dense);
+}
+
+TEST(Isosurface, SpacingScalesPositionsAndKeepsNormalsOutward) {
+  const double sx = 0.8, sy = 1.1, sz = 1.3, R = 12, c[3] = {16.3, 17.2, 18.1};
+  auto vol = sample<float>(42, 32, 29, [&](double x, double y, double z) {
+    const double p[3] = {x * sx - c[0], y * sy - c[1], z * sz - c[2]};
+    return R - std::sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+  });
+  vol.set_spacing(sx, sy, sz);
+  const Mesh m = isosurface(vol.view(), 0.0, kCpuNormals);
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m, {sx, sy, sz});
+  expect_vertices_match(m, vol.view(), 0.0);
+  EXPECT_NEAR(area(m), 4 * kPi * R * R, 0.01 * 4 * kPi * R * R);
+  EXPECT_NEAR(enclosed_volume(m), 4.0 / 3 * kPi * R * R * R, 0.01 * 4.0 / 3 * kPi * R * R * R);
+  expect_outward(m, {c[0], c[1], c[2]});
+}
+
+TEST(Isosurface, EveryVoxelTypeGivesTheSameMeshForTheSameValues) {
+  const auto field = [](double x, double y, double z) {
+    return std::round(100 + 9 * (9.5 - std::sqrt((x - 12.2) * (x - 12.2) + (y - 11.7) * (y - 11.7) + (z - 10.9) * (z - 10.9))));
+  };
+  for (double level : {100.0, 100.5}) {
+    SCOPED_TRACE(level);
+    const Mesh reference = isosurface(sample<double>(25, 24, 23, field).view(), level, kCpuNormals);
+    ASSERT_GT(reference.triangle_count(), 500u);
+    expect_closed_and_oriented(reference);
+    expect_same_mesh(isosurface(sample<float>(25, 24, 23, field).view(), level, kCpuNormals), reference);
+    expect_same_mesh(isosurface(sample<std::uint8_t>(25, 24, 23, field).view(), level, kCpuNormals), reference);
+    expect_same_mesh(isosurface(sample<std::uint16_t>(25, 24, 23, field).view(), level, kCpuNormals), reference);
+    expect_same_mesh(isosurface(sample<std::int16_t>(25, 24, 23, field).view(), level, kCpuNormals), reference);
+  }
+}
+
+TEST(Isosurface, BadInputIsAnError) {
+  Volume<float> vol(4, 4, 4, 1.0f);
+  EXPECT_THROW(isosurface(vol.view(), std::nan(""), {.backend = Backend::cpu}), InputError);
+  EXPECT_THROW(isosurface(Volume<float>().view(), 0.0, {.backend = Backend::cpu}), InputError);
+  auto zero_spacing = vol.view();
+  zero_spacing.sy = 0;
+  EXPECT_THROW(isosurface(zero_spacing, 0.0, {.backend = Backend::cpu}), InputError);
+  const VolumeView<const float> short_rows(vol.data(), 4, 4, 4, 3, 16);
+  EXPECT_THROW(isosurface(short_rows, 0.0, {.backend = Backend::cpu}), InputError);
+  if (!cuda_available()) EXPECT_THROW(isosurface(vol.view(), 0.0, {.backend = Backend::cuda}), BackendError);
+}
+
+// ---- backends ----------------------------------------------------------------------------------
+
+TEST(IsosurfaceBackends, CudaMeshIsTheCpuMeshBitForBit) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::mt19937 rng(18);
+  std::uniform_int_distribution<int> values(0, 255);
+  Volume<std::uint8_t> noise(33, 30, 29);
+  for (auto& v : noise.voxels()) v = static_cast<std::uint8_t>(values(rng));
+  const double k = 2 * kPi / 17;
+  auto gyroid = sample<float>(70, 66, 61, [&](double x, double y, double z) {
+    return std::sin(k * x) * std::cos(k * y) + std::sin(k * y) * std::cos(k * z) + std::sin(k * z) * std::cos(k * x);
+  });
+  gyroid(5, 5, 5) = std::numeric_limits<float>::quiet_NaN();
+  gyroid.set_spacing(0.7, 1.0, 1.3);
+  for (bool flip : {false, true})
+    for (bool degenerate : {false, true}) {
+      SCOPED_TRACE(flip * 2 + degenerate);
+      IsosurfaceOptions cpu{.normals = true, .values = true, .flip = flip, .allow_degenerate = degenerate,
+                            .backend = Backend::cpu};
+      IsosurfaceOptions gpu = cpu;
+      gpu.backend = Backend::cuda;
+      const Mesh a = isosurface(noise.view(), 128.0, gpu);
+      EXPECT_EQ(a.backend, Backend::cuda);
+      expect_same_mesh(a, isosurface(noise.view(), 128.0, cpu));
+      expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
+      gpu.max_slab_voxels = 70 * 66 * 4;
+      expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
+    }
+}
+
+}  // namespace
