@@ -45,8 +45,8 @@ void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat 
 /// How render_mesh_preview looks at a mesh.
 struct MeshPreviewOptions {
   /// Direction from the mesh toward the viewer (any length): by default a three-quarter view
-  /// from +x, -y and above (+z is up in the picture; +y when looking along z).
-  std::array<double, 3> view_from = {1.0, -1.4, 0.9};
+  /// from +x, +y and above (+z is up in the picture; +y when looking along z).
+  std::array<double, 3> view_from = {1.0, 1.4, 0.9};
   Rgba8 colour = {214, 196, 170, 255};      ///< the surface's colour where it faces the light
   Rgba8 background = {255, 255, 255, 255};  ///< where no triangle is
   double ambient = 0.25;                    ///< the share of the colour that unlit surfaces keep
@@ -54,7 +54,7 @@ struct MeshPreviewOptions {
 };
 
 /// A `width` x `height` picture of `mesh`: an orthographic projection along `view_from` scaled
-/// so the mesh's bounding box fills the picture (with a small margin), drawn with a z-buffer and
+/// so the mesh's bounding rectangle in the picture fills it (less a 4 % margin), drawn with a z-buffer and
 /// shaded by Lambert's law plus ambient light, the light coming from the viewer. Shading is
 /// two-sided (a surface seen from its back is lit the same) and smooth (vertex normals are the
 /// area-weighted sums of their triangles' normals). An empty mesh gives the background.

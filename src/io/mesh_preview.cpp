@@ -5,9 +5,9 @@
 // Practice", z-buffer and Gouraud/Phong chapters; Pineda, "A Parallel Algorithm for Polygon
 // Rasterization", SIGGRAPH 1988, for the edge functions):
 // 1. Camera: an orthographic projection along `view_from`. The picture's right and up axes are
-//    built from the world's +z (or +y when looking along z). The 8 corners of the mesh's bounding
-//    box are projected, and the projection is scaled and centred so they fill the picture less a
-//    4 % margin: any mesh, any units, is framed the same way.
+//    built from the world's +z (or +y when looking along z). The projection is scaled and centred
+//    so the bounding rectangle of the projected vertices fills the picture less a 4 % margin:
+//    any mesh, any units, is framed the same way.
 // 2. Vertex normals: each triangle adds its cross product (b - a) x (c - a), whose length is
 //    twice its area, to its three corners; the sums, normalised per pixel, shade the surface
 //    smoothly whatever the mesh carries (Mesh::normals are not needed).
@@ -87,17 +87,10 @@ Image<Rgba8> render_mesh_preview(const Mesh& mesh, std::int64_t width, std::int6
   const int k = options.samples_per_axis;
   const std::int64_t sw = width * k, sh = height * k;  // the supersampled raster
 
-  // Fit: the projected bounding box of the vertices fills the raster less the margin.
-  Vec3 lo{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
-          std::numeric_limits<double>::infinity()};
-  Vec3 hi = -1.0 * lo;
-  for (const auto& p : mesh.vertices) {
-    lo = {std::min(lo.x, double(p[0])), std::min(lo.y, double(p[1])), std::min(lo.z, double(p[2]))};
-    hi = {std::max(hi.x, double(p[0])), std::max(hi.y, double(p[1])), std::max(hi.z, double(p[2]))};
-  }
+  // Fit: the bounding rectangle of the projected vertices fills the raster less the margin.
   double u_lo = std::numeric_limits<double>::infinity(), u_hi = -u_lo, v_lo = u_lo, v_hi = -u_lo;
-  for (int corner = 0; corner < 8; ++corner) {
-    const Vec3 p{corner & 1 ? hi.x : lo.x, corner & 2 ? hi.y : lo.y, corner & 4 ? hi.z : lo.z};
+  for (const auto& vertex : mesh.vertices) {
+    const Vec3 p = vec(vertex);
     u_lo = std::min(u_lo, dot(p, camera.right)), u_hi = std::max(u_hi, dot(p, camera.right));
     v_lo = std::min(v_lo, dot(p, camera.up)), v_hi = std::max(v_hi, dot(p, camera.up));
   }
