@@ -51,5 +51,12 @@ for b in "${backends[@]}"; do
 done
 
 echo
+echo "== isosurface: the grey-matter surface of the MNI152 brain map (probability 0.5: level 127.5 of 255)"
+for b in "${backends[@]}"; do
+  "$winnow" isosurface "$data/volumes/mni152_gm.nii.gz" --level 127.5 --normals --backend "$b" \
+    --out "$out/$b/mni152-gm-surface.ply" --preview "$out/$b/mni152-gm-surface.png"
+done
+
+echo
 echo "outputs in $out/:"
 find "$out" -type f | sort | sed 's/^/  /'

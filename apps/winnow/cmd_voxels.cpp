@@ -14,12 +14,12 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
 
 #include "commands.hpp"
+#include "volume_input.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 #include "winnow/volume_io.hpp"
@@ -30,14 +30,12 @@ namespace {
 
 struct VoxelsCli {
   CommonOptions common;
-  std::string input;
+  VolumeArguments volume;
   std::string level;
   bool level_given = false;
   bool below = false;
   bool nonzero = false;
   std::string out;
-  std::string dims;   // raw volumes: "X,Y,Z"
-  std::string dtype;  // raw volumes: u8 ... f64
 };
 
 enum class PointFormat { csv, ply };
@@ -48,42 +46,6 @@ PointFormat format_of(const std::string& out) {
   if (ext == ".csv") return PointFormat::csv;
   if (ext == ".ply") return PointFormat::ply;
   throw InputError(out + ": voxels are written as CSV (.csv) or PLY (.ply); name the output so");
-}
-
-double parse_level(const std::string& text) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  const double level = std::strtod(begin, &end);
-  // A finite decimal number; strtod would also take leading blanks, hex, "inf" and "nan". Its
-  // ERANGE is not an error here: an overflow shows as infinite, an underflow is a subnormal or
-  // zero level, which f64 voxels can hold.
-  const bool plain = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
-  if (!plain || end != begin + text.size() || !std::isfinite(level))
-    throw InputError("--level '" + text + "' is not a finite number");
-  return level;
-}
-
-// "X,Y,Z" of --dims: three positive integers.
-std::array<std::int64_t, 3> parse_dims(const std::string& text) {
-  std::array<std::int64_t, 3> dims{};
-  const char* p = text.data();
-  const char* end = text.data() + text.size();
-  for (std::size_t axis = 0; axis < 3; ++axis) {
-    const auto [next, ec] = std::from_chars(p, end, dims[axis]);
-    const bool separator_ok = axis < 2 ? (next < end && *next == ',') : next == end;
-    if (ec != std::errc() || dims[axis] <= 0 || !separator_ok)
-      throw InputError("--dims '" + text + "' is not X,Y,Z (three positive integers)");
-    p = next + 1;
-  }
-  return dims;
-}
-
-io::VoxelType parse_dtype(const std::string& text) {
-  using io::VoxelType;
-  for (VoxelType t : {VoxelType::u8, VoxelType::i8, VoxelType::u16, VoxelType::i16, VoxelType::u32, VoxelType::i32,
-                      VoxelType::u64, VoxelType::i64, VoxelType::f32, VoxelType::f64})
-    if (text == io::voxel_type_name(t)) return t;
-  throw InputError("--dtype '" + text + "' is not one of u8 i8 u16 i16 u32 i32 u64 i64 f32 f64");
 }
 
 // The value as CSV text: integers exactly, floating point in the shortest form that reads back
@@ -166,7 +128,7 @@ std::string selection_text(const VoxelSelection& s, const std::string& level_tex
 
 void run(const VoxelsCli& o) {
   // Everything the arguments can get wrong is checked before the volume is read.
-  if (!o.level_given && !o.nonzero) throw InputError(o.input + ": give --level L (with --below for < L) or --nonzero");
+  if (!o.level_given && !o.nonzero) throw InputError(o.volume.input + ": give --level L (with --below for < L) or --nonzero");
   VoxelSelection selection;
   if (o.nonzero) {
     selection.mode = VoxelMode::nonzero;
@@ -174,20 +136,13 @@ void run(const VoxelsCli& o) {
     selection.level = parse_level(o.level);
     selection.mode = o.below ? VoxelMode::below : VoxelMode::above;
   }
-  if (o.dims.empty() != o.dtype.empty()) throw InputError(o.input + ": a raw volume needs both --dims and --dtype");
-  std::optional<std::array<std::int64_t, 3>> raw_dims;
-  io::VoxelType raw_type = io::VoxelType::u8;
-  if (!o.dims.empty()) {
-    raw_dims = parse_dims(o.dims);
-    raw_type = parse_dtype(o.dtype);
-  }
+  const VolumeSource source(o.volume);
   const PointFormat format = format_of(o.out);
   io::check_writable(o.out);
   VoxelOptions options;
   options.backend = o.common.requested();
 
-  const io::AnyVolume volume = raw_dims ? io::read_raw_volume(o.input, (*raw_dims)[0], (*raw_dims)[1], (*raw_dims)[2], raw_type)
-                                        : io::read_volume(o.input);
+  const io::AnyVolume volume = source.read();
   const io::VolumeInfo info = io::describe(volume);
   std::visit(
       [&](const auto& vol) {
@@ -198,7 +153,7 @@ void run(const VoxelsCli& o) {
         if (o.common.quiet) return;
         const auto total = static_cast<std::uint64_t>(vol.size());
         std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, kept %zu of %" PRIu64 " voxels (%.2f%%, %s), backend %s, %.2f ms\n",
-                    o.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), voxels.values.size(),
+                    o.volume.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), voxels.values.size(),
                     total, 100.0 * static_cast<double>(voxels.values.size()) / static_cast<double>(total),
                     selection_text(selection, o.level).c_str(), std::string(to_string(voxels.backend)).c_str(),
                     voxels.milliseconds);
@@ -211,7 +166,7 @@ void run(const VoxelsCli& o) {
 void register_voxels(CLI::App& app) {
   auto o = std::make_shared<VoxelsCli>();
   auto* cmd = app.add_subcommand("voxels", "write the voxels of a volume above a level (or below, or non-zero) as points");
-  cmd->add_option("volume", o->input, "input volume (NIfTI, NRRD, npy, TIFF stack; raw with --dims and --dtype)")
+  cmd->add_option("volume", o->volume.input, "input volume (NIfTI, NRRD, npy, TIFF stack; raw with --dims and --dtype)")
       ->required()
       ->check(kFileName);
   // Parsed and checked in run() so the message names the argument.
@@ -221,8 +176,7 @@ void register_voxels(CLI::App& app) {
   cmd->add_option("--out", o->out, "voxels.csv (x,y,z,value) or voxels.ply (binary point cloud, spacing applied)")
       ->required()
       ->check(kFileName);
-  cmd->add_option("--dims", o->dims, "raw volume: X,Y,Z voxels");
-  cmd->add_option("--dtype", o->dtype, "raw volume: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 (little-endian)");
+  add_raw_volume_options(cmd, o->volume);
   add_common_options(cmd, o->common);
   cmd->callback([o, level] {
     o->level_given = level->count() > 0;

@@ -45,5 +45,6 @@ void register_compact(CLI::App& app);
 void register_label(CLI::App& app);
 void register_puzzle(CLI::App& app);  // scramble, unscramble, puzzle-score
 void register_voxels(CLI::App& app);
+void register_isosurface(CLI::App& app);
 
 }  // namespace winnow::cli

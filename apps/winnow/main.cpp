@@ -101,7 +101,7 @@ void check_output_name(const std::string& path, std::initializer_list<const char
 }  // namespace winnow::cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"winnow: fast data-parallel image primitives (compaction, labeling, puzzles, voxels) on CPU and GPU"};
+  CLI::App app{"winnow: fast data-parallel image primitives (compaction, labeling, puzzles, voxels, isosurfaces) on CPU and GPU"};
   app.require_subcommand(1);
   winnow::io::remove_temporaries_on_signals();
   app.set_version_flag("--version", "winnow 0.1.0");
@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   winnow::cli::register_label(app);
   winnow::cli::register_puzzle(app);
   winnow::cli::register_voxels(app);
+  winnow::cli::register_isosurface(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
