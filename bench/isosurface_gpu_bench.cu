@@ -269,6 +269,7 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
     CK(cudaGetLastError());
     // the welded peer must build our mesh exactly
     std::vector<std::uint32_t> a(3 * T), b(3 * T);
+    CK(cudaStreamSynchronize(s));
     CK(cudaMemcpy(a.data(), tri, 12 * T, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(b.data(), out.d_triangles, 12 * T, cudaMemcpyDeviceToHost));
     if (a != b) {
@@ -294,8 +295,9 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
       classify_cells<<<132 * 16, 256, 0, s>>>(f, g, level, verts, occ);
       CK(cub::DeviceScan::ExclusiveSum(st, sb, verts, voff, static_cast<std::int64_t>(n), s));
       std::uint32_t last_off = 0, last = 0;
-      CK(cudaMemcpy(&last_off, voff + n - 1, 4, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(&last, verts + n - 1, 4, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpyAsync(&last_off, voff + n - 1, 4, cudaMemcpyDeviceToHost, s));  // s does not block with the
+      CK(cudaMemcpyAsync(&last, verts + n - 1, 4, cudaMemcpyDeviceToHost, s));     // legacy stream: copy in it
+      CK(cudaStreamSynchronize(s));
       raw_tris = (std::uint64_t(last_off) + last) / 3;
     }
     auto* pos = dalloc<float>(9 * raw_tris);

@@ -7,20 +7,25 @@
 // triangles), i.e. stream expansions, and this file does them the way the HistoPyramid capability
 // does (src/histopyramid/cuda/histopyramid.cu): by output range, with the counts never stored.
 //
-//   count     (one thread per voxel, tiles of 256 voxels in raster order) classifies the voxel and
-//             its cell, and writes per tile the sums of its vertex and triangle counts (16 bytes
-//             per tile; the counts themselves are recomputed, never written);
+//   count     (one thread per voxel; tiles of 256 voxels, pieces of rows in raster order)
+//             classifies the voxel and its cell in the voxel's own type, stores one byte per voxel
+//             (owner mask, triangle count), and writes per tile the sums of its vertex and
+//             triangle counts (16 bytes per tile);
 //   top       an exclusive scan of the tile sums (cub::DeviceScan), whose end holds the totals;
 //             a one-thread kernel copies them out (device, and host-mapped memory) and decides
 //             whether the outputs have room;
-//   vertices  re-classifies each tile, scans its vertex counts in the block (cub::BlockScan), and
-//             writes every owned vertex's position / normal / value at tile offset + block prefix;
-//             it also leaves, per voxel, its first vertex's number and its owner mask (5 bytes per
-//             voxel), which is how a triangle finds the vertex of an edge owned by another voxel;
-//   triangles re-classifies each cell, scans its triangle counts in the block, and writes each
-//             triangle's three vertex numbers (first number of the owning voxel + rank of the slot).
-// The volume is read three times (cached: a voxel's neighbours are its warp's voxels), the counts
-// never leave registers, and each output is written once, coalesced within a tile.
+//   keys      two passes over the bytes (one thread per voxel, cub::BlockScan in the tile): the
+//             first leaves per voxel its first vertex's number (4 bytes per voxel: how a triangle
+//             finds the vertex of an edge owned by another voxel) and writes each vertex's key
+//             (voxel, slot) into its output slot; the second writes each triangle's key (cell,
+//             rank) into its slot;
+//   dense     one thread per output reads its key and computes the output in place: positions,
+//             normals and values (double arithmetic, gradients), and triangles (the cell's table
+//             entry, three vertex numbers). A surface touches a voxel or two per warp, so doing
+//             this work in the voxel passes would run warps with one lane in 32 busy: measured
+//             on the H200, the vertex pass alone took 0.48 ms of a 0.82 ms call (256^3 sphere).
+// The volume is read by the count pass (a voxel's neighbours are its warp's and its block's
+// voxels, cached) and again only around the surface; every output is written twice (key, value).
 //
 // Why not a descent of a stored pyramid per output key (HP5): a triangle needs the numbers of up
 // to three vertices owned by other voxels, which a key descent cannot give without a second
@@ -78,10 +83,9 @@ struct Slab {
   iso::Grid grid;
   std::int64_t z0 = 0, z1 = 0;
   std::uint64_t own_voxels = 0, extra_voxels = 0;
-  unsigned own_tiles = 0, tiles = 0;
+  unsigned own_tiles = 0, tiles = 0, chunks = 1;  // chunks: tiles per row
   double level = 0;
   bool allow_degenerate = false, flip = false, normals = false, values = false;
-  bool index32 = false;  // every voxel index of the slab (tiles' padding included) fits 32 bits
 };
 
 struct Sums {
@@ -93,35 +97,23 @@ struct AddSums {
   }
 };
 
-/// Voxel v of tile t's thread j (valid == false past the region's end).
+/// Voxel of tile `tile`'s thread (valid == false past the row's end). Tiles are pieces of rows:
+/// row r (own layers' rows first, then the extra layer's) is cut into `chunks` tiles of kThreads
+/// voxels, so tiles follow raster order and a thread finds its voxel without dividing its index.
 struct Locus {
   bool valid;
-  std::uint64_t v;
+  std::uint64_t v;  ///< ((z - z0) ny + y) nx + x: own layers, then the extra layer
   std::int64_t x, y, z;
 };
 __device__ __forceinline__ Locus locate(const Slab& s, unsigned tile) {
   Locus l{};
-  std::uint64_t v;
-  if (tile < s.own_tiles) {
-    v = static_cast<std::uint64_t>(tile) * kThreads + threadIdx.x;
-    l.valid = v < s.own_voxels;
-  } else {
-    const std::uint64_t i = static_cast<std::uint64_t>(tile - s.own_tiles) * kThreads + threadIdx.x;
-    l.valid = i < s.extra_voxels;
-    v = s.own_voxels + i;
-  }
-  l.v = v;
-  if (s.index32) {  // 32-bit division: a fraction of the 64-bit one's instructions
-    const unsigned nx = static_cast<unsigned>(s.grid.nx), nxy = nx * static_cast<unsigned>(s.grid.ny);
-    const unsigned v32 = static_cast<unsigned>(v), layer = v32 / nxy, rest = v32 - layer * nxy, row = rest / nx;
-    l.z = s.z0 + layer, l.y = row, l.x = rest - row * nx;
-    return l;
-  }
-  const std::uint64_t nx = static_cast<std::uint64_t>(s.grid.nx), nxy = nx * static_cast<std::uint64_t>(s.grid.ny);
-  const std::uint64_t layer = v / nxy, rest = v - layer * nxy, row = rest / nx;
-  l.z = s.z0 + static_cast<std::int64_t>(layer);
-  l.y = static_cast<std::int64_t>(row);
-  l.x = static_cast<std::int64_t>(rest - row * nx);
+  const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;  // the same in every thread
+  const unsigned layer = row / static_cast<unsigned>(s.grid.ny);
+  l.x = static_cast<std::int64_t>(chunk) * kThreads + threadIdx.x;
+  l.y = row - layer * static_cast<unsigned>(s.grid.ny);
+  l.z = s.z0 + layer;
+  l.valid = l.x < s.grid.nx;
+  l.v = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(s.grid.nx) + static_cast<std::uint64_t>(l.x);
   return l;
 }
 
@@ -197,6 +189,11 @@ __device__ __forceinline__ Neighbourhood neighbourhood(const DeviceField<T>& f, 
 
 /// Owner mask (bits 0-3) and, for a cell this slab emits, its triangle count (bits 4-6).
 __device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Slab& s, const Locus& l) {
+  // Most voxels lie in a uniform region: every class the same, no crossing, nothing owned.
+  const std::uint8_t c = h.corner[0];
+  if ((h.corner[1] == c) & (h.corner[2] == c) & (h.corner[3] == c) & (h.corner[4] == c) & (h.corner[5] == c) &
+      (h.corner[6] == c) & (h.corner[7] == c) & (h.xm == c) & (h.ym == c) & (h.zm == c))
+    return 0;
   unsigned info = iso::owner_mask(h.corner[0], h.xm, h.corner[1], h.ym, h.corner[3], h.zm, h.corner[4]);
   const bool cell = l.z < s.z1 && l.x + 1 < s.grid.nx && l.y + 1 < s.grid.ny && l.z + 1 < s.grid.nz;
   if (cell && g_table.triangle_count[iso::cell_case(h.corner)] != 0)
@@ -247,12 +244,28 @@ __global__ void zero_totals_kernel(std::uint64_t* d_totals, std::uint64_t* h_tot
   if (h_totals != nullptr) reinterpret_cast<volatile std::uint64_t*>(h_totals)[0] = 0, reinterpret_cast<volatile std::uint64_t*>(h_totals)[1] = 0;
 }
 
-/// Writes the own layers' vertices, and for every voxel that owns one (extra layer too) its first
-/// vertex's slab-local number.
-template <class T>
-__global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab s, const std::uint8_t* info,
-                                                          const Sums* offsets, const int* fits,
-                                                          std::uint32_t* first_vertex, winnow::cuda::DeviceMesh out) {
+// The vertex and triangle passes are two kernels each. A pass over the voxels (one thread per
+// voxel, most of them idle: a surface touches a few voxels per warp) only scans and writes each
+// output's key -- its voxel or cell and its rank -- into the output slot itself; a dense pass (one
+// thread per output) then reads the key and computes the output in place. The expensive work
+// (interpolation and gradients in double, the cell's triangles) so runs on full warps.
+
+/// Vertex key in a vertex's 12 bytes: x | slot << 30, y, z.
+__device__ __forceinline__ void put_vertex_key(float* at, std::int64_t x, std::int64_t y, std::int64_t z, int slot) {
+  reinterpret_cast<uint3*>(at)[0] = make_uint3(static_cast<unsigned>(x) | static_cast<unsigned>(slot) << 30,
+                                              static_cast<unsigned>(y), static_cast<unsigned>(z));
+}
+/// Triangle key in a triangle's first 12 bytes: x, y, z << 3 | rank in its cell.
+__device__ __forceinline__ void put_triangle_key(void* at, std::int64_t x, std::int64_t y, std::int64_t z, int rank) {
+  unsigned* p = static_cast<unsigned*>(at);
+  p[0] = static_cast<unsigned>(x), p[1] = static_cast<unsigned>(y), p[2] = static_cast<unsigned>(z) << 3 | rank;
+}
+
+/// Numbers the vertices: for every voxel that owns one (extra layer too), its first vertex's
+/// slab-local number; for the own layers, each vertex's key in its output slot.
+__global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
+                                                               const int* fits, std::uint32_t* first_vertex,
+                                                               float* d_vertices) {
   if (*fits == 0) return;  // the same for every thread
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage temp;
@@ -265,23 +278,31 @@ __global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab
   first_vertex[l.v] = static_cast<std::uint32_t>(first);
   if (l.v >= s.own_voxels) return;  // the extra layer: numbered here, written by the next slab
   std::uint64_t k = first;
-  for (int slot = 0; slot < 4; ++slot) {
-    if ((mask & (1u << slot)) == 0) continue;
+  for (int slot = 0; slot < 4; ++slot)
+    if (mask & (1u << slot)) put_vertex_key(d_vertices + 3 * k++, l.x, l.y, l.z, slot);
+}
+
+/// Dense: vertex k's position, normal and value from its key.
+template <class T>
+__global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab s, const Sums* offsets,
+                                                          const int* fits, winnow::cuda::DeviceMesh out) {
+  if (*fits == 0) return;
+  const std::uint64_t count = offsets[s.own_tiles].vertices;
+  for (std::uint64_t k = blockIdx.x * std::uint64_t{kThreads} + threadIdx.x; k < count;
+       k += std::uint64_t{gridDim.x} * kThreads) {
+    const uint3 key = reinterpret_cast<const uint3*>(out.d_vertices + 3 * k)[0];
     float position[3], value, normal[3];
-    iso::vertex_attributes(f, s.grid, s.level, l.x, l.y, l.z, slot, s.normals, s.flip, position, value, normal);
+    iso::vertex_attributes(f, s.grid, s.level, key.x & 0x3fffffffu, key.y, key.z, static_cast<int>(key.x >> 30),
+                           s.normals, s.flip, position, value, normal);
     out.d_vertices[3 * k] = position[0], out.d_vertices[3 * k + 1] = position[1], out.d_vertices[3 * k + 2] = position[2];
     if (s.normals) out.d_normals[3 * k] = normal[0], out.d_normals[3 * k + 1] = normal[1], out.d_normals[3 * k + 2] = normal[2];
     if (s.values) out.d_values[k] = value;
-    ++k;
   }
 }
 
-/// Writes the own cells' triangles; vertex numbers are index_base + the slab-local ones.
-template <class T>
-__global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Classifier<T> classify, Slab s,
-                                                            const std::uint8_t* info, const Sums* offsets,
-                                                            const int* fits, const std::uint32_t* first_vertex,
-                                                            std::uint64_t index_base, winnow::cuda::DeviceMesh out) {
+/// Numbers the own cells' triangles: each triangle's key (its cell, its rank) in its output slot.
+__global__ void __launch_bounds__(kThreads) triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
+                                                                 const int* fits, winnow::cuda::DeviceMesh out) {
   if (*fits == 0) return;
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage temp;
@@ -289,21 +310,44 @@ __global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Cl
   const unsigned count = l.valid ? info[l.v] >> 4 : 0u;
   unsigned before = 0;
   Scan(temp).ExclusiveSum(count, before);
-  if (count == 0) return;
-  std::uint8_t local[iso::kMaxTriangles][3];
-  const int n = iso::cell_triangles(g_table, neighbourhood(f, classify, s, l).corner, s.allow_degenerate, s.flip, local);
+  const std::uint64_t k = offsets[blockIdx.x].triangles + before;
+  for (unsigned t = 0; t < count; ++t) {
+    void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * (k + t))
+                                            : static_cast<void*>(out.d_triangles + 3 * (k + t));
+    put_triangle_key(at, l.x, l.y, l.z, static_cast<int>(t));
+  }
+}
+
+/// Dense: triangle k's vertex numbers (index_base + the slab-local ones) from its key.
+template <class T>
+__global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Classifier<T> classify, Slab s,
+                                                            const std::uint8_t* info, const Sums* offsets,
+                                                            const int* fits, const std::uint32_t* first_vertex,
+                                                            std::uint64_t index_base, winnow::cuda::DeviceMesh out) {
+  if (*fits == 0) return;
+  const std::uint64_t count = offsets[s.own_tiles].triangles;
   const std::uint64_t nx = static_cast<std::uint64_t>(s.grid.nx), nxy = nx * static_cast<std::uint64_t>(s.grid.ny);
-  std::uint64_t k = offsets[blockIdx.x].triangles + before;
-  for (int t = 0; t < n; ++t, ++k) {
+  const bool wide = out.d_triangles64 != nullptr;
+  for (std::uint64_t k = blockIdx.x * std::uint64_t{kThreads} + threadIdx.x; k < count;
+       k += std::uint64_t{gridDim.x} * kThreads) {
+    const unsigned* key = wide ? reinterpret_cast<const unsigned*>(out.d_triangles64 + 3 * k) : out.d_triangles + 3 * k;
+    Locus l;
+    l.x = key[0], l.y = key[1], l.z = key[2] >> 3;
+    const int rank = static_cast<int>(key[2] & 7u);
+    l.valid = true;
+    l.v = (static_cast<std::uint64_t>(l.z - s.z0) * static_cast<std::uint64_t>(s.grid.ny) + static_cast<std::uint64_t>(l.y)) * nx +
+          static_cast<std::uint64_t>(l.x);
+    std::uint8_t local[iso::kMaxTriangles][3];
+    iso::cell_triangles(g_table, neighbourhood(f, classify, s, l).corner, s.allow_degenerate, s.flip, local);
     std::uint64_t index[3];
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
-      const iso::VertexHome h = iso::vertex_home(g_table, local[t][j]);
+      const iso::VertexHome h = iso::vertex_home(g_table, local[rank][j]);
       const std::uint64_t owner = l.v + static_cast<std::uint64_t>(h.dz) * nxy + static_cast<std::uint64_t>(h.dy) * nx +
                                   static_cast<std::uint64_t>(h.dx);
       index[j] = index_base + first_vertex[owner] + static_cast<std::uint64_t>(iso::rank_in_voxel(info[owner] & 15u, h.slot));
     }
-    if (out.d_triangles64 != nullptr) {
+    if (wide) {
       out.d_triangles64[3 * k] = index[0], out.d_triangles64[3 * k + 1] = index[1], out.d_triangles64[3 * k + 2] = index[2];
     } else {
       out.d_triangles[3 * k] = static_cast<std::uint32_t>(index[0]);
@@ -322,12 +366,15 @@ Slab make_slab(const iso::Grid& grid, std::int64_t z0, std::int64_t z1, double l
   const std::uint64_t layer = static_cast<std::uint64_t>(grid.nx) * static_cast<std::uint64_t>(grid.ny);
   s.own_voxels = layer * static_cast<std::uint64_t>(z1 - z0);
   s.extra_voxels = z1 < grid.nz ? layer : 0;
-  const std::uint64_t own_tiles = (s.own_voxels + kThreads - 1) / kThreads;
-  const std::uint64_t tiles = own_tiles + (s.extra_voxels + kThreads - 1) / kThreads;
-  if (tiles >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+  s.chunks = static_cast<unsigned>((grid.nx + kThreads - 1) / kThreads);
+  const std::uint64_t own_rows = static_cast<std::uint64_t>(grid.ny) * static_cast<std::uint64_t>(z1 - z0);
+  const std::uint64_t rows = own_rows + (s.extra_voxels != 0 ? static_cast<std::uint64_t>(grid.ny) : 0);
+  const std::uint64_t own_tiles = own_rows * s.chunks, tiles = rows * s.chunks;
+  if (tiles >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) || grid.nx >= (std::int64_t{1} << 31))
     throw InputError("isosurface: a slab of " + std::to_string(s.own_voxels) + " voxels is too large for one grid");
+  if (grid.nx >= (std::int64_t{1} << 30) || grid.ny >= (std::int64_t{1} << 32) || grid.nz >= (std::int64_t{1} << 29))
+    throw InputError("isosurface: the CUDA backend takes at most 2^30 x 2^32 x 2^29 voxels");
   s.own_tiles = static_cast<unsigned>(own_tiles), s.tiles = static_cast<unsigned>(tiles);
-  s.index32 = (s.own_voxels + tiles * kThreads) < (std::uint64_t{1} << 32);
   s.level = level;
   s.allow_degenerate = o.allow_degenerate, s.flip = o.flip, s.normals = o.normals, s.values = o.values;
   return s;
@@ -356,6 +403,18 @@ Layout layout_for(const Slab& s) {
   return l;
 }
 
+/// The current device's multiprocessors (asked once per device).
+int multiprocessors() {
+  static thread_local int device = -1, count = 0;
+  int now = 0;
+  WINNOW_CUDA_CHECK(cudaGetDevice(&now));
+  if (now != device) {
+    WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, now));
+    device = now;
+  }
+  return count;
+}
+
 /// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`.
 template <class T>
 void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s, char* temp, const Layout& l, const winnow::cuda::DeviceMesh& out,
@@ -379,13 +438,17 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, s, info, offsets, fits, first, out);
+  vertex_keys_kernel<<<s.tiles, kThreads, 0, stream>>>(s, info, offsets, fits, first, out.d_vertices);
   WINNOW_CUDA_CHECK_LAUNCH();
-  if (s.own_tiles != 0) {
-    triangle_kernel<T><<<s.own_tiles, kThreads, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base,
-                                                             out);
-    WINNOW_CUDA_CHECK_LAUNCH();
-  }
+  if (s.own_tiles == 0) return;
+  triangle_keys_kernel<<<s.own_tiles, kThreads, 0, stream>>>(s, info, offsets, fits, out);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  // The dense passes: enough blocks to fill the device, each looping over the outputs.
+  const unsigned dense_blocks = std::min<unsigned>(s.own_tiles, static_cast<unsigned>(multiprocessors()) * 8);
+  vertex_kernel<T><<<dense_blocks, kThreads, 0, stream>>>(f, s, offsets, fits, out);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  triangle_kernel<T><<<dense_blocks, kThreads, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base, out);
+  WINNOW_CUDA_CHECK_LAUNCH();
 }
 
 iso::Grid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, double sx, double sy, double sz) {
