@@ -266,7 +266,9 @@ __device__ __forceinline__ void put_triangle_key(void* at, std::int64_t x, std::
 __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                const int* fits, std::uint32_t* first_vertex,
                                                                float* d_vertices) {
-  if (*fits == 0) return;  // the same for every thread
+  // Nothing to number in the tile (most tiles, away from the surface), or no room: the whole
+  // block returns (the same for every thread).
+  if (*fits == 0 || offsets[blockIdx.x + 1].vertices == offsets[blockIdx.x].vertices) return;
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage temp;
   const Locus l = locate(s, blockIdx.x);
@@ -303,7 +305,7 @@ __global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab
 /// Numbers the own cells' triangles: each triangle's key (its cell, its rank) in its output slot.
 __global__ void __launch_bounds__(kThreads) triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                  const int* fits, winnow::cuda::DeviceMesh out) {
-  if (*fits == 0) return;
+  if (*fits == 0 || offsets[blockIdx.x + 1].triangles == offsets[blockIdx.x].triangles) return;
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage temp;
   const Locus l = locate(s, blockIdx.x);
