@@ -4,6 +4,7 @@
 // writers are checked by reading their output back and by parsing their headers here. Voxels are
 // random and every one is compared.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <zlib.h>
 
@@ -784,6 +785,33 @@ TEST(VolumeIo, TiffStackClaimingMoreThanItsFileHolds) {
   expect_input_error([&] { (void)io::read_volume(path); }, path, "more than its data in the file can hold");
 #else
   GTEST_SKIP() << "built without TIFF";
+#endif
+}
+
+// A fuzzed .nii.gz (1.8 MB) whose damaged gzip trailer claims 2 GB: the reader must find the
+// corruption without first allocating what the trailer claims. Run in a child process limited to
+// 1 GiB of address space: an allocation of the claimed size fails there, and the error would then
+// be the out-of-memory one instead of the corrupt-data one. (Sanitizers reserve terabytes of
+// address space, so the child cannot be limited under them.)
+TEST(VolumeIo, GzipTrailerClaimingGigabytesIsNotAllocated) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit does not work under sanitizers";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/volume-gzip-trailer-claims-2GB.nii.gz");
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto read_in_1GiB = [&] {
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = rlim_t{1} << 30;
+    if (setrlimit(RLIMIT_AS, &limit) != 0) std::exit(3);
+    try {
+      (void)io::read_volume(path);
+    } catch (const winnow::InputError& e) {
+      std::exit(std::string(e.what()).find("corrupt gzip data") != std::string::npos ? 0 : 1);
+    }
+    std::exit(2);
+  };
+  EXPECT_EXIT(read_in_1GiB(),
+      ::testing::ExitedWithCode(0), "");
 #endif
 }
 
