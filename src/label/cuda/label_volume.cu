@@ -10,26 +10,46 @@
 //
 // Passes (one kernel each, stream order between them):
 //   1. local: one thread block per brick of 32 x 8 x 8 voxels (the tile idea of the 2D tile_merge
-//      in 3D) loads the brick's values into shared memory and unites every voxel with its
-//      backward neighbours inside the brick (shared-memory union-find: atomicMin links, path
-//      halving by atomicMin), then writes each foreground voxel's brick-local root as a global
-//      key. Most unions never touch global memory.
+//      in 3D) loads the brick's values into shared memory. A warp holds one brick row, and a
+//      ballot of "joins my left neighbour" splits it into x-runs: every voxel's parent starts as
+//      its run's first voxel (no atomic). Each run then unites (shared-memory union-find:
+//      atomicMin links, path halving by atomicMin) with the first voxel of each stretch of
+//      joining voxels in its backward rows' windows -- one union per run and stretch instead of
+//      one per voxel and offset (a dense 26-connected row of 32 voxels: a handful instead of 160,
+//      and far fewer colliding atomics on the brick's root). Each foreground voxel's brick-local
+//      root is written as a global key, and the brick-local roots are marked, a bit per voxel.
 //   2. merge: the voxels on brick faces unite with their backward neighbours in other bricks,
-//      union-find on global memory (atomicMin links, path halving by atomicMin).
+//      union-find on global memory (atomicMin links, path halving by atomicMin). Threads map to
+//      face slots only (z0, y0, y7, x0, x31; a crossing pair belongs to exactly one), so warps are
+//      full, and a pair is replaced by its voxels' parents and de-duplicated per lane and per warp
+//      (__match_any_sync) before any find: across a face of a dense component the pairs are
+//      nearly all (brick root, brick root) of the same two bricks, and one union suffices.
 //      Backward neighbours: those before the voxel in raster order (3, 9, 13 of them for 6, 18,
 //      26); every adjacent pair is seen once, from its later voxel, by pass 1 when both lie in one
 //      brick and by pass 2 otherwise. 26-connectivity drops redundant pairs: when the voxel's
 //      left neighbour joins it, every backward neighbour with dx <= 0 is also a neighbour of that
 //      left voxel, so the pair is implied (by induction over raster order) and only the left pair
 //      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes.
+//   2b. flatten: every marked brick-local root points at its final root (nodes above the first
+//      level of the forest are all brick-local roots), so later finds take at most two hops
+//      instead of walking the merge's chains once per voxel.
 //   3. count: per chunk of 2048 consecutive keys, the roots (voxels that are their own parent).
 //   4. an exclusive scan of the chunk counts (CUB), and N.
 //   5. assign: each chunk ranks its roots with a block scan and writes the root's number into its
 //      own label, and initialises the root's statistics record (its value read from the volume).
-//   6. final: every other foreground voxel takes its root's label (read-only find, one to three
+//   6. final: every other foreground voxel takes its root's label (read-only find, at most two
 //      hops), background 0; with statistics, per-lane runs along rows, warp aggregation
 //      (__match_any_sync + __reduce_*_sync) and a per-warp carry of its dominant label across
 //      rows, so a giant component costs a few atomics per warp rather than per voxel.
+//
+// Cost model (512^3, dense, 26-connected, one component; before these changes 68 ms on an H200):
+// the per-voxel unions of pass 1 (5 per voxel, all onto one root per brick) and, above all, the
+// merge's ~0.4 face voxels per voxel with up to 5 global unions each (two dependent find walks
+// through chains of brick roots, atomics colliding on the few roots) and the final pass's find
+// per voxel through the same unflattened chains. Now pass 1 does a few shared unions per run,
+// pass 2 a few global unions per warp and face, pass 2b one find per brick-local root, and the
+// remaining passes are streaming reads/writes of the forest (4 bytes per voxel, ~0.1 ms each).
+// The benchmark's --breakdown prints each phase's time (set_volume_phase_events).
 //
 // Races: every load of a parent another thread may store concurrently is a volatile load, and
 // every such store an atomicMin that writes an ancestor (a smaller key) over a descendant: it
@@ -43,7 +63,8 @@
 // "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
-// memory: 4 bytes per voxel of temporary storage (the forest) plus 8 bytes per 2048 voxels.
+// memory: 4 bytes per voxel of temporary storage (the forest), 1 bit per brick voxel (the
+// brick-local roots) and 8 bytes per 2048 voxels.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
@@ -197,6 +218,10 @@ __device__ __forceinline__ unsigned joins_left_ballot(const T* values, int li, b
   return __ballot_sync(kFull, v != T{} && lx > 0 && joins(v, values[li - 1], multilabel));
 }
 
+// The first column of lane lx's run: the nearest column at or before lx that does not join its
+// left neighbour (bit 0 of `left` is always clear).
+__device__ __forceinline__ int run_first_column(unsigned left, int lx) { return 31 - __clz(~left & (kFull >> (31 - lx))); }
+
 // Rows of x-runs. A warp holds one brick row (kBX = 32 lanes), so a ballot of "joins my left
 // neighbour" gives every lane its run's first and last column with bit arithmetic, and a run is
 // united internally without any atomic: every voxel's parent starts as its run's first voxel.
@@ -222,8 +247,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
       const unsigned left = joins_left_ballot(values, li, multilabel);
       const int lx = li % kBX;
-      const int first = 31 - __clz(~left & (kFull >> (31 - lx)));  // bit 0 of `left` is always clear
-      parent[li] = static_cast<std::uint32_t>(li - lx + first);
+      parent[li] = static_cast<std::uint32_t>(li - lx + run_first_column(left, lx));
     }
     __syncthreads();
     // Unions between runs and their backward rows inside the brick (the rest: the merge pass).
@@ -234,7 +258,7 @@ __global__ void __launch_bounds__(kThreads)
       const int lx = li % kBX, ly = (li / kBX) % kBY, lz = li / (kBX * kBY);
       const bool run_first = !(left >> lx & 1u);
       const bool run_last = lx == kBX - 1 || !(left >> (lx + 1) & 1u);
-      const int s = static_cast<int>(parent[li]) - (li - lx);  // the run's first column
+      const int s = run_first_column(left, lx);  // not parent[li]: a union may have lowered it
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         if (!back_row_used(r, Conn)) continue;
