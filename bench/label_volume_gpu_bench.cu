@@ -1,7 +1,7 @@
 // GPU volume labeling benchmark: winnow::cuda::label_volume (device-resident u8 volume, labels +
 // count, with and without statistics) on random volumes, beside the copy floor.
 //
-//   bench_label_volume_gpu [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all]
+//   bench_label_volume_gpu [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown]
 //
 // Random volumes: voxel i (linear index, x fastest) is foreground when
 // fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, seed 12345 -- bench/label_volume_peers.py
@@ -10,6 +10,9 @@
 // Timing: CUDA events, 3 warm-ups, median of N runs (bench/gpu_timing.cuh).
 // Copy floor: a kernel that reads the u8 volume and writes a u32 per voxel (what labeling must at
 // least move); `x floor` is our time over it.
+// --breakdown: after each case, the median milliseconds of each phase of the run with statistics
+// (local bricks, merge across faces, flatten, count + scan, assign, labels + statistics), timed by
+// events that the library records at its phase boundaries (detail::cuda::set_volume_phase_events).
 // Verification: every case's two timed configurations must agree (count, labels, and the
 // labels-only run against the run with statistics); the 256^3 cases (all with --verify-all) are
 // also checked against the BFS oracle of tests/common, statistics included. Exit status 1 when
@@ -29,6 +32,11 @@
 #include "winnow/label.hpp"
 
 using namespace winnow;
+
+namespace winnow::detail::cuda {
+void set_volume_phase_events(cudaEvent_t* events);  // src/label/cuda/label_volume.cu
+}
+
 
 namespace {
 
@@ -68,17 +76,19 @@ struct Buf {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, verify_all = false;
+  bool quick = false, verify_all = false, breakdown = false;
   int reps = 20, only_conn = 0;
   std::string only_case;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--verify-all")) verify_all = true;
+    else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -156,6 +166,31 @@ int main(int argc, char** argv) {
         any_mismatch |= !ok;
         std::printf("%-18s %4d %10.4f %10.4f %10.4f %8.1f %8.2f %12u%s\n", name.c_str(), conn, ms_labels, ms_stats, floor_ms,
                     ms_stats / floor_ms, n / (ms_stats * 1e6), count2, ok ? "  ok" : "  MISMATCH");
+        if (breakdown) {
+          constexpr int kEvents = 7;
+          const char* phase_names[kEvents - 1] = {"local", "merge", "flatten", "count", "assign", "labels+stats"};
+          cudaEvent_t ev[kEvents];
+          for (cudaEvent_t& e : ev) CK(cudaEventCreate(&e));
+          detail::cuda::set_volume_phase_events(ev);
+          std::vector<std::vector<float>> phase_ms(kEvents - 1);
+          for (int r = 0; r < reps + 3; ++r) {
+            cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, d_stats.p, count, o, s);
+            CK(cudaEventSynchronize(ev[kEvents - 1]));
+            for (int k = 0; r >= 3 && k + 1 < kEvents; ++k) {  // 3 warm-ups
+              float ms = 0;
+              CK(cudaEventElapsedTime(&ms, ev[k], ev[k + 1]));
+              phase_ms[k].push_back(ms);
+            }
+          }
+          detail::cuda::set_volume_phase_events(nullptr);
+          for (cudaEvent_t e : ev) CK(cudaEventDestroy(e));
+          std::printf("  phases ms:");
+          for (int k = 0; k + 1 < kEvents; ++k) {
+            std::sort(phase_ms[k].begin(), phase_ms[k].end());
+            std::printf(" %s %.4f", phase_names[k], phase_ms[k][phase_ms[k].size() / 2]);
+          }
+          std::printf("\n");
+        }
         std::fflush(stdout);
       }
     }

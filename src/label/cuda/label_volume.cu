@@ -10,26 +10,46 @@
 //
 // Passes (one kernel each, stream order between them):
 //   1. local: one thread block per brick of 32 x 8 x 8 voxels (the tile idea of the 2D tile_merge
-//      in 3D) loads the brick's values into shared memory and unites every voxel with its
-//      backward neighbours inside the brick (shared-memory union-find: atomicMin links, path
-//      halving by atomicMin), then writes each foreground voxel's brick-local root as a global
-//      key. Most unions never touch global memory.
+//      in 3D) loads the brick's values into shared memory. A warp holds one brick row, and a
+//      ballot of "joins my left neighbour" splits it into x-runs: every voxel's parent starts as
+//      its run's first voxel (no atomic). Each run then unites (shared-memory union-find:
+//      atomicMin links, path halving by atomicMin) with the first voxel of each stretch of
+//      joining voxels in its backward rows' windows -- one union per run and stretch instead of
+//      one per voxel and offset (a dense 26-connected row of 32 voxels: a handful instead of 160,
+//      and far fewer colliding atomics on the brick's root). Each foreground voxel's brick-local
+//      root is written as a global key, and the brick-local roots are marked, a bit per voxel.
 //   2. merge: the voxels on brick faces unite with their backward neighbours in other bricks,
-//      union-find on global memory (atomicMin links, path halving by atomicMin).
+//      union-find on global memory (atomicMin links, path halving by atomicMin). Threads map to
+//      face slots only (z0, y0, y7, x0, x31; a crossing pair belongs to exactly one), so warps are
+//      full, and a pair is replaced by its voxels' parents and de-duplicated per lane and per warp
+//      (__match_any_sync) before any find: across a face of a dense component the pairs are
+//      nearly all (brick root, brick root) of the same two bricks, and one union suffices.
 //      Backward neighbours: those before the voxel in raster order (3, 9, 13 of them for 6, 18,
 //      26); every adjacent pair is seen once, from its later voxel, by pass 1 when both lie in one
 //      brick and by pass 2 otherwise. 26-connectivity drops redundant pairs: when the voxel's
 //      left neighbour joins it, every backward neighbour with dx <= 0 is also a neighbour of that
 //      left voxel, so the pair is implied (by induction over raster order) and only the left pair
 //      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes.
+//   2b. flatten: every marked brick-local root points at its final root (nodes above the first
+//      level of the forest are all brick-local roots), so later finds take at most two hops
+//      instead of walking the merge's chains once per voxel.
 //   3. count: per chunk of 2048 consecutive keys, the roots (voxels that are their own parent).
 //   4. an exclusive scan of the chunk counts (CUB), and N.
 //   5. assign: each chunk ranks its roots with a block scan and writes the root's number into its
 //      own label, and initialises the root's statistics record (its value read from the volume).
-//   6. final: every other foreground voxel takes its root's label (read-only find, one to three
+//   6. final: every other foreground voxel takes its root's label (read-only find, at most two
 //      hops), background 0; with statistics, per-lane runs along rows, warp aggregation
 //      (__match_any_sync + __reduce_*_sync) and a per-warp carry of its dominant label across
 //      rows, so a giant component costs a few atomics per warp rather than per voxel.
+//
+// Cost model (512^3, dense, 26-connected, one component; before these changes 68 ms on an H200):
+// the per-voxel unions of pass 1 (5 per voxel, all onto one root per brick) and, above all, the
+// merge's ~0.4 face voxels per voxel with up to 5 global unions each (two dependent find walks
+// through chains of brick roots, atomics colliding on the few roots) and the final pass's find
+// per voxel through the same unflattened chains. Now pass 1 does a few shared unions per run,
+// pass 2 a few global unions per warp and face, pass 2b one find per brick-local root, and the
+// remaining passes are streaming reads/writes of the forest (4 bytes per voxel, ~0.1 ms each).
+// The benchmark's --breakdown prints each phase's time (set_volume_phase_events).
 //
 // Races: every load of a parent another thread may store concurrently is a volatile load, and
 // every such store an atomicMin that writes an ancestor (a smaller key) over a descendant: it
@@ -43,7 +63,8 @@
 // "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
-// memory: 4 bytes per voxel of temporary storage (the forest) plus 8 bytes per 2048 voxels.
+// memory: 4 bytes per voxel of temporary storage (the forest), 1 bit per brick voxel (the
+// brick-local roots) and 8 bytes per 2048 voxels.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
@@ -64,6 +85,14 @@
 #include "winnow/error.hpp"
 
 namespace winnow::detail::cuda {
+
+/// Benchmark hook, not for concurrent use: with `events` (7 CUDA events, or null to stop), every
+/// labeling records events[0..6] in its stream at its phase boundaries -- 0 start, 1 after the
+/// local pass, 2 merge, 3 flatten, 4 roots counted and scanned, 5 numbers assigned, 6 labels (and
+/// statistics) written -- so a benchmark can time each phase (bench/label_volume_gpu_bench.cu
+/// --breakdown). Declared here and by that benchmark only.
+void set_volume_phase_events(cudaEvent_t* events);
+
 namespace {
 
 using winnow::cuda::RawVolumeComponentStats;
@@ -166,8 +195,44 @@ __device__ __forceinline__ void brick_origin(std::uint32_t brick, const VolGeo& 
 
 // ---- pass 1: bricks in shared memory ------------------------------------------------------------
 
+// A backward row of the row (y, z): the row (y + dy, z + dz) and how far a run's window reaches
+// past its ends there (1 when the diagonal dx = +-1 neighbours count for Conn, else 0).
+struct BackRow {
+  int dy, dz, ext;
+};
+// The four candidate rows, in the order of backward_offset: (y-1, z-1), (y, z-1), (y+1, z-1), (y-1, z).
+__host__ __device__ constexpr BackRow back_row(int r, int conn) {
+  return r == 0 ? BackRow{-1, -1, conn == 26 ? 1 : 0}
+       : r == 1 ? BackRow{0, -1, conn == 6 ? 0 : 1}
+       : r == 2 ? BackRow{1, -1, conn == 26 ? 1 : 0}
+                : BackRow{-1, 0, conn == 6 ? 0 : 1};
+}
+// Whether the row reaches the voxel at all: (dy, dz) both moving needs 18 or 26.
+__host__ __device__ constexpr bool back_row_used(int r, int conn) { return conn != 6 || r == 1 || r == 3; }
+
+// The lanes (brick columns) of a warp's row whose voxel joins its left neighbour, as a ballot.
+template <class T>
+__device__ __forceinline__ unsigned joins_left_ballot(const T* values, int li, bool multilabel) {
+  const T v = values[li];
+  const int lx = li % kBX;
+  return __ballot_sync(kFull, v != T{} && lx > 0 && joins(v, values[li - 1], multilabel));
+}
+
+// The first column of lane lx's run: the nearest column at or before lx that does not join its
+// left neighbour (bit 0 of `left` is always clear).
+__device__ __forceinline__ int run_first_column(unsigned left, int lx) { return 31 - __clz(~left & (kFull >> (31 - lx))); }
+
+// Rows of x-runs. A warp holds one brick row (kBX = 32 lanes), so a ballot of "joins my left
+// neighbour" gives every lane its run's first and last column with bit arithmetic, and a run is
+// united internally without any atomic: every voxel's parent starts as its run's first voxel.
+// A run R = [s, e] of value v then needs one union per backward row r' -- not one per voxel and
+// offset -- for each maximal stretch of consecutive voxels of r' that join v inside its window
+// W = [s - ext, e + ext]: the voxels of one stretch are 6-adjacent and all join v, so they are
+// one set already, and every neighbour of R in r' lies in W. The first voxel t of each stretch
+// (t = lo or t - 1 does not join v) is united by the thread of column clamp(t, s, e).
 template <class T, int Conn>
-__global__ void __launch_bounds__(kThreads) local_kernel(const T* vol, std::uint32_t* P, VolGeo g, bool multilabel) {
+__global__ void __launch_bounds__(kThreads)
+    local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* root_rows, VolGeo g, bool multilabel) {
   __shared__ T values[kBrick];
   __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kBY + ly) * kBX + lx
   for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
@@ -175,38 +240,55 @@ __global__ void __launch_bounds__(kThreads) local_kernel(const T* vol, std::uint
     brick_origin(brick, g, x0, y0, z0);
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
       const std::uint32_t x = x0 + (li % kBX), y = y0 + (li / kBX) % kBY, z = z0 + li / (kBX * kBY);
-      const T v = (x < g.nx && y < g.ny && z < g.nz) ? vol[key_of(x, y, z, g)] : T{};
-      values[li] = v;
-      parent[li] = li;
+      values[li] = (x < g.nx && y < g.ny && z < g.nz) ? vol[key_of(x, y, z, g)] : T{};
     }
     __syncthreads();
+    // Runs: each voxel's parent is its run's first voxel (background: itself, never read).
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
+      const unsigned left = joins_left_ballot(values, li, multilabel);
+      const int lx = li % kBX;
+      parent[li] = static_cast<std::uint32_t>(li - lx + run_first_column(left, lx));
+    }
+    __syncthreads();
+    // Unions between runs and their backward rows inside the brick (the rest: the merge pass).
+    for (int li = threadIdx.x; li < kBrick; li += kThreads) {
+      const unsigned left = joins_left_ballot(values, li, multilabel);  // every lane takes part
       const T v = values[li];
       if (v == T{}) continue;
       const int lx = li % kBX, ly = (li / kBX) % kBY, lz = li / (kBX * kBY);
-      const bool left_joins = lx > 0 && joins(v, values[li - 1], multilabel);
+      const bool run_first = !(left >> lx & 1u);
+      const bool run_last = lx == kBX - 1 || !(left >> (lx + 1) & 1u);
+      const int s = run_first_column(left, lx);  // not parent[li]: a union may have lowered it
 #pragma unroll
-      for (int k = 0; k < 13; ++k) {
-        const Offset d = backward_offset(k);
-        if (!in_connectivity(d, Conn) || implied_by_left(d, Conn, left_joins)) continue;
-        const int nx_ = lx + d.dx, ny_ = ly + d.dy, nz_ = lz + d.dz;
-        if (nx_ < 0 || nx_ >= kBX || ny_ < 0 || ny_ >= kBY || nz_ < 0) continue;  // outside the brick: the merge pass
-        const int lb = (nz_ * kBY + ny_) * kBX + nx_;
-        if (joins(v, values[lb], multilabel)) unite(parent, static_cast<std::uint32_t>(li), static_cast<std::uint32_t>(lb));
+      for (int r = 0; r < 4; ++r) {
+        if (!back_row_used(r, Conn)) continue;
+        const BackRow b = back_row(r, Conn);
+        const int ry = ly + b.dy, rz = lz + b.dz;
+        if (ry < 0 || ry >= kBY || rz < 0) continue;  // the row lies in another brick
+        const int row = (rz * kBY + ry) * kBX;
+        const int lo = max(s - b.ext, 0);  // the window's first column inside the brick
+        const int t_begin = run_first ? max(lx - b.ext, 0) : lx;
+        const int t_end = run_last ? min(lx + b.ext, kBX - 1) : lx;
+        for (int t = t_begin; t <= t_end; ++t) {
+          if (!joins(v, values[row + t], multilabel)) continue;
+          if (t > lo && joins(v, values[row + t - 1], multilabel)) continue;  // not a stretch's first voxel
+          unite(parent, static_cast<std::uint32_t>(li), static_cast<std::uint32_t>(row + t));
+        }
       }
     }
     __syncthreads();
-    // Every link is in place: a read-only walk to the brick-local root.
+    // Every link is in place: a read-only walk to the brick-local root; the roots are marked, a
+    // bit per voxel, for the flatten pass.
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
       const std::uint32_t x = x0 + (li % kBX), y = y0 + (li / kBX) % kBY, z = z0 + li / (kBX * kBY);
-      if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
-      std::uint32_t key = kNone;
+      std::uint32_t key = kNone, r = static_cast<std::uint32_t>(li);
       if (values[li] != T{}) {
-        std::uint32_t r = static_cast<std::uint32_t>(li);
         for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
         key = key_of(x0 + r % kBX, y0 + (r / kBX) % kBY, z0 + r / (kBX * kBY), g);
       }
-      P[key_of(x, y, z, g)] = key;
+      const unsigned roots = __ballot_sync(kFull, values[li] != T{} && r == static_cast<std::uint32_t>(li));
+      if ((li % kBX) == 0) root_rows[std::size_t{brick} * (kBrick / kBX) + li / kBX] = roots;
+      if (x < g.nx && y < g.ny && z < g.nz) P[key_of(x, y, z, g)] = key;
     }
     __syncthreads();  // the shared arrays are refilled for the next brick
   }
@@ -214,35 +296,123 @@ __global__ void __launch_bounds__(kThreads) local_kernel(const T* vol, std::uint
 
 // ---- pass 2: across brick faces -----------------------------------------------------------------
 
+// A pair (voxel, backward neighbour) that leaves the brick crosses exactly one face slot group:
+// the slice before (z0: the neighbour's lz < 0), else the row before (y0: ly < 0), else the row
+// after in the slice before (y7: ly >= kBY, 18/26 only), else the left or right column (x0, x31).
+enum Face : int { kZ0, kY0, kY7, kX0, kX31, kInside };
+__host__ __device__ constexpr Face face_of(int nx, int ny, int nz) {
+  return nz < 0 ? kZ0 : ny < 0 ? kY0 : ny >= kBY ? kY7 : nx < 0 ? kX0 : nx >= kBX ? kX31 : kInside;
+}
+// Slots per brick: 256 for z0 (lx, ly), y0 and y7 (lx, lz), 64 for x0 and x31 (ly, lz); every slot
+// group is a multiple of 32, so a warp works on one group. 6-connectivity has no y7 and no x31
+// pairs (their offsets need dx = +1 or dy = +1).
+constexpr int kFaceXY = kBX * kBY, kFaceXZ = kBX * kBZ, kFaceYZ = kBY * kBZ;
+template <int Conn>
+constexpr int face_slots() {
+  return Conn == 6 ? kFaceXY + kFaceXZ + kFaceYZ : kFaceXY + 2 * kFaceXZ + 2 * kFaceYZ;
+}
+// Slot -> face group and brick-local voxel.
+template <int Conn>
+__device__ __forceinline__ Face slot_voxel(int slot, int& lx, int& ly, int& lz) {
+  if (slot < kFaceXY) {
+    lx = slot % kBX, ly = slot / kBX, lz = 0;
+    return kZ0;
+  }
+  slot -= kFaceXY;
+  if (slot < kFaceXZ) {
+    lx = slot % kBX, ly = 0, lz = slot / kBX;
+    return kY0;
+  }
+  slot -= kFaceXZ;
+  if (Conn != 6) {
+    if (slot < kFaceXZ) {
+      lx = slot % kBX, ly = kBY - 1, lz = slot / kBX;
+      return kY7;
+    }
+    slot -= kFaceXZ;
+  }
+  ly = slot % kBY, lz = (slot / kBY) % kBZ;
+  if (slot < kFaceYZ) {
+    lx = 0;
+    return kX0;
+  }
+  lx = kBX - 1;
+  return kX31;
+}
+
+// Every slot's voxel unites with its backward neighbours across that face. Before a union the
+// pair is replaced by its voxels' parents (each an ancestor, so the same sets), and a pair that
+// the same lane just united, or that a lower lane of the warp holds for the same offset
+// (__match_any_sync), is skipped: across a face of a dense component nearly every pair is
+// (brick root, brick root) of the same two bricks, and one union of them is enough.
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint32_t* P, VolGeo g, bool multilabel) {
+  constexpr int kSlots = face_slots<Conn>();
+  static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
   for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
     std::uint32_t x0, y0, z0;
     brick_origin(brick, g, x0, y0, z0);
-    for (int li = threadIdx.x; li < kBrick; li += kThreads) {
-      const int lx = li % kBX, ly = (li / kBX) % kBY, lz = li / (kBX * kBY);
-      // Only voxels on the brick's faces have backward neighbours in another brick.
-      if (lx != 0 && lx != kBX - 1 && ly != 0 && ly != kBY - 1 && lz != 0) continue;
+    for (int slot = threadIdx.x; slot < (kSlots + kThreads - 1) / kThreads * kThreads; slot += kThreads) {
+      // Every lane of the warp reaches the __match_any_sync calls below: the voxel's checks only
+      // clear `active`.
+      int lx = 0, ly = 0, lz = 0;
+      const Face face = slot < kSlots ? slot_voxel<Conn>(slot, lx, ly, lz) : kInside;
       const std::uint32_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
-      if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
-      const std::uint32_t a = key_of(x, y, z, g);
-      const T v = vol[a];
-      if (v == T{}) continue;
-      const bool left_joins = x > 0 && joins(v, vol[a - 1], multilabel);
+      bool active = face != kInside && x < g.nx && y < g.ny && z < g.nz;
+      const std::uint32_t a = active ? key_of(x, y, z, g) : 0u;
+      const T v = active ? vol[a] : T{};
+      active = active && v != T{};
+      const bool left_joins = active && x > 0 && joins(v, vol[a - 1], multilabel);
+      const std::uint32_t parent_a = active ? load_parent(P, a) : kNone;
+      unsigned long long last_pair = ~0ull;
 #pragma unroll
       for (int k = 0; k < 13; ++k) {
         const Offset d = backward_offset(k);
-        if (!in_connectivity(d, Conn) || implied_by_left(d, Conn, left_joins)) continue;
-        const int bx = lx + d.dx, by = ly + d.dy, bz = lz + d.dz;
-        if (bx >= 0 && bx < kBX && by >= 0 && by < kBY && bz >= 0) continue;  // inside the brick: pass 1
+        if (!in_connectivity(d, Conn)) continue;  // compile-time: uniform over the warp
+        bool pair = active && face_of(lx + d.dx, ly + d.dy, lz + d.dz) == face && !implied_by_left(d, Conn, left_joins);
         const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
                         tz = static_cast<long long>(z) + d.dz;
-        if (tx < 0 || ty < 0 || tz < 0 || tx >= g.nx || ty >= g.ny) continue;  // tz <= z < nz
-        const std::uint32_t b = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty),
-                                       static_cast<std::uint32_t>(tz), g);
-        if (joins(v, vol[b], multilabel)) unite(P, a, b);
+        pair = pair && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx && ty < g.ny;  // tz <= z < nz
+        std::uint32_t b = 0;
+        if (pair) {
+          b = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g);
+          pair = joins(v, vol[b], multilabel);
+        }
+        const unsigned long long both =
+            pair ? (static_cast<unsigned long long>(parent_a) << 32 | load_parent(P, b)) : ~0ull;
+        const unsigned peers = __match_any_sync(kFull, both);
+        const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
+        if (pair && first_in_warp && both != last_pair) {
+          unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both));
+          last_pair = both;
+        }
       }
     }
+  }
+}
+
+// ---- pass 2b: flatten ---------------------------------------------------------------------------
+
+// Every brick-local root (marked by pass 1) points at its component's root afterwards. Nodes above
+// the first level of the forest are all brick-local roots (links join roots only), so after this
+// every voxel is at most two hops from its root: voxel -> brick-local root -> root. Concurrent
+// flatteners store only ancestors over their own entries, so a walk reads either the old parent
+// or the root, both ancestors; nobody links any more.
+__global__ void __launch_bounds__(kThreads) flatten_kernel(std::uint32_t* P, const std::uint32_t* root_rows, VolGeo g) {
+  const std::uint64_t rows = std::uint64_t{g.nbricks} * (kBrick / kBX);
+  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < rows;
+       w += static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32)) {
+    const std::uint32_t lane = threadIdx.x & 31u;
+    if (!(root_rows[w] >> lane & 1u)) continue;
+    const auto brick = static_cast<std::uint32_t>(w / (kBrick / kBX));
+    const auto row = static_cast<std::uint32_t>(w % (kBrick / kBX));
+    std::uint32_t x0, y0, z0;
+    brick_origin(brick, g, x0, y0, z0);
+    const std::uint32_t k = key_of(x0 + lane, y0 + row % kBY, z0 + row / kBY, g);
+    std::uint32_t r = load_parent(P, k);
+    if (r == k) continue;  // still a root
+    for (std::uint32_t p = load_parent(P, r); p != r; p = load_parent(P, r)) r = p;
+    P[k] = r;
   }
 }
 
@@ -442,7 +612,7 @@ struct VolumePlan {
   std::uint64_t n = 0;
   std::uint32_t nchunks = 0;
   std::size_t scan_bytes = 0;
-  std::size_t off_P = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t off_P = 0, off_root_rows = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
 };
 
 VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const LabelOptions& o) {
@@ -479,7 +649,8 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), static_cast<int>(p.nchunks)));
   p.off_P = 0;
-  p.off_counts = align256(p.off_P + p.n * 4);
+  p.off_root_rows = align256(p.off_P + p.n * 4);
+  p.off_counts = align256(p.off_root_rows + std::size_t{p.g.nbricks} * (kBrick / kBX) * 4);
   p.off_offsets = align256(p.off_counts + std::size_t{p.nchunks} * 4);
   p.off_scan = align256(p.off_offsets + std::size_t{p.nchunks} * 4);
   p.total = align256(p.off_scan + p.scan_bytes);
@@ -494,13 +665,26 @@ unsigned resident_blocks(std::uint64_t wanted) {
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, std::uint64_t{8} * sms)));
 }
 
+// Phase timing for the benchmark (set_volume_phase_events): null, or 7 events recorded in the
+// labeling's stream at the phase boundaries.
+cudaEvent_t* g_phase_events = nullptr;
+void mark_phase(int boundary, cudaStream_t s) {
+  if (g_phase_events) WINNOW_CUDA_CHECK(cudaEventRecord(g_phase_events[boundary], s));
+}
+
 template <class T, int Conn>
-void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, cudaStream_t s) {
+void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* root_rows, cudaStream_t s) {
   const unsigned grid = resident_blocks(p.g.nbricks);
-  local_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, p.g, p.multilabel);
+  local_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, root_rows, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
+  mark_phase(1, s);
   merge_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
+  mark_phase(2, s);
+  const std::uint64_t rows = std::uint64_t{p.g.nbricks} * (kBrick / kBX);
+  flatten_kernel<<<resident_blocks((rows + kThreads / 32 - 1) / (kThreads / 32)), kThreads, 0, s>>>(P, root_rows, p.g);
+  WINNOW_CUDA_CHECK_LAUNCH();
+  mark_phase(3, s);
 }
 
 // Passes 1-4: the forest, the roots counted and scanned, N in *d_count.
@@ -512,11 +696,13 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   }
   auto* base = static_cast<char*>(d_temp);
   auto* P = reinterpret_cast<std::uint32_t*>(base + p.off_P);
+  auto* root_rows = reinterpret_cast<std::uint32_t*>(base + p.off_root_rows);
   auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
   auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
-  if (p.conn == 6) launch_link<T, 6>(p, d_vol, P, s);
-  else if (p.conn == 18) launch_link<T, 18>(p, d_vol, P, s);
-  else launch_link<T, 26>(p, d_vol, P, s);
+  mark_phase(0, s);
+  if (p.conn == 6) launch_link<T, 6>(p, d_vol, P, root_rows, s);
+  else if (p.conn == 18) launch_link<T, 18>(p, d_vol, P, root_rows, s);
+  else launch_link<T, 26>(p, d_vol, P, root_rows, s);
   count_roots_kernel<<<p.nchunks, kThreads, 0, s>>>(P, p.g, counts);
   WINNOW_CUDA_CHECK_LAUNCH();
   std::size_t scan_bytes = p.scan_bytes;
@@ -524,6 +710,7 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
                                                   static_cast<int>(p.nchunks), s));
   total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.nchunks, d_count);
   WINNOW_CUDA_CHECK_LAUNCH();
+  mark_phase(4, s);
 }
 
 // Passes 5-6: numbers, labels, and the statistics of labels <= cap when st.
@@ -537,6 +724,7 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   const auto* offsets = reinterpret_cast<const std::uint32_t*>(base + p.off_offsets);
   assign_kernel<T><<<p.nchunks, kThreads, 0, s>>>(d_vol, P, p.g, offsets, d_labels, st, cap, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
+  mark_phase(5, s);
   if (st) {
     const std::uint64_t items = (p.g.nx + std::uint64_t{kSeg} - 1) / kSeg * p.g.ny * p.g.nz;
     stats_kernel<<<resident_blocks((items + kThreads / 32 - 1) / (kThreads / 32)), kThreads, 0, s>>>(P, d_labels, p.g, st, cap);
@@ -544,6 +732,7 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
     labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads), kThreads, 0, s>>>(P, d_labels, p.g);
   }
   WINNOW_CUDA_CHECK_LAUNCH();
+  mark_phase(6, s);
 }
 
 template <class T>
@@ -564,6 +753,8 @@ void device_label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volum
 }
 
 }  // namespace
+
+void set_volume_phase_events(cudaEvent_t* events) { g_phase_events = events; }
 
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
