@@ -77,20 +77,6 @@ constexpr Idx kMask = kFlag - 1;
 // leaves its later stripes to the others (dynamic schedule); seams are cheap.
 constexpr int kStripesPerThread = 8;
 
-/// Writes v to out[a, b); may also write up to 3 elements past b, but never at or past `limit`
-/// (the caller's later writes cover the overshoot).
-inline void fill_over(std::uint32_t* out, std::uint32_t a, std::uint32_t b, std::uint32_t limit, std::uint32_t v) {
-#if defined(__SSE2__)
-  if (b + 3 < limit) {
-    const __m128i vv = _mm_set1_epi32(static_cast<int>(v));
-    for (; a < b; a += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + a), vv);
-    return;
-  }
-#endif
-  (void)limit;
-  for (; a < b; ++a) out[a] = v;
-}
-
 /// Find without path compression (the seams must leave non-roots pointing inside their stripe).
 inline Idx find_ro(const Idx* p, Idx a) {
   while (p[a] != a) a = p[a];

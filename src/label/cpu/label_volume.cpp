@@ -201,6 +201,64 @@ inline void earlier_rows(std::int64_t r, std::int64_t ny, int connectivity, Visi
   }
 }
 
+/// The slab scan's union step for one new row b (every run still its own root): each run is
+/// united with the touching runs of the earlier rows of the slab (from `first_row` on), run by
+/// run, so the run's current root is carried along instead of looked up (He, Chao, Suzuki's
+/// provisional label), and a neighbour whose parent already is that root costs one load. The
+/// connectivity is a template argument: the rows and their widening are then constants, and the
+/// loop over them unrolls.
+template <class T, bool Multi, class Idx, int Conn, class RowOf>
+inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64_t r, std::int64_t first_row,
+                                    std::int64_t ny, RowOf&& row_of) {
+  // Slots in the order of earlier_rows: (y-1, z), (y, z-1), then (y-1, z-1), (y+1, z-1) unless 6.
+  constexpr int kSlots = Conn == 6 ? 2 : 4;
+  constexpr std::uint32_t kWiden[4] = {Conn == 6 ? 0u : 1u, Conn == 6 ? 0u : 1u, Conn == 26 ? 1u : 0u,
+                                       Conn == 26 ? 1u : 0u};
+  RowRuns<T, Idx> rows[kSlots];
+  std::uint32_t j[kSlots];
+  const std::int64_t y = r % ny, z = r / ny;
+  const std::int64_t row_of_slot[4] = {y > 0 ? r - 1 : -1, z > 0 ? r - ny : -1, z > 0 && y > 0 ? r - ny - 1 : -1,
+                                       z > 0 && y + 1 < ny ? r - ny + 1 : -1};
+  bool any = false;
+  for (int t = 0; t < kSlots; ++t) {
+    j[t] = 0;
+    if (row_of_slot[t] >= first_row) {  // rows before the slab: across the seam, step 3
+      rows[t] = row_of(row_of_slot[t]);
+      any |= rows[t].n > 0;
+    } else {
+      rows[t].n = 0;
+    }
+  }
+  if (!any) return;
+  for (std::uint32_t i = 0; i < b.n; ++i) {
+    const Idx self = b.first + i;
+    Idx root = self;
+    const std::uint32_t s = b.st[i];
+#pragma GCC unroll 4
+    for (int t = 0; t < kSlots; ++t) {
+      const RowRuns<T, Idx>& a = rows[t];
+      const std::uint32_t w = kWiden[t], e = b.en[i] + w;
+      std::uint32_t q = j[t];
+      while (q < a.n && a.en[q] + w <= s) ++q;
+      j[t] = q;
+      for (; q < a.n && a.st[q] < e; ++q) {
+        if (Multi && a.value[q] != b.value[i]) continue;
+        Idx other = p[a.first + q];
+        if (other == root) continue;
+        other = find_halving(p, other);
+        if (other == root) continue;
+        if (other < root) {
+          p[root] = other;
+          root = other;
+        } else {
+          p[other] = root;
+        }
+      }
+    }
+    p[self] = root;
+  }
+}
+
 /// Statistics of the labels first seen in an earlier slab, accumulated in a zeroed side array.
 struct ForeignSums {
   std::uint64_t voxels, sx, sy, sz;
@@ -270,16 +328,11 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
       sl.st.grow_by(n), sl.en.grow_by(n), sl.parent.grow_by(n);
       sl.row_first[static_cast<std::size_t>(r - sl.row0) + 1] = k + n;
       if (n > 0) {
-        Idx* parent = sl.parent.data();
+        const auto row_of = [&](std::int64_t q) { return row_runs_of(sl, q, 0); };
         const RowRuns<T, Idx> b = row_runs_of(sl, r, 0);
-        earlier_rows(r, ny, connectivity, [&](std::int64_t q, std::uint32_t widen) {
-          if (q < sl.row0) return;  // across the seam: step 3
-          touching_runs<T, Multi, Idx>(row_runs_of(sl, q, 0), b, widen, [&](Idx ia, Idx ib) {
-            const Idx ra = find_halving(parent, ia), rb = find_halving(parent, ib);
-            if (ra < rb) parent[rb] = ra;
-            else if (rb < ra) parent[ra] = rb;
-          });
-        });
+        if (connectivity == 6) unite_with_earlier_rows<T, Multi, Idx, 6>(sl.parent.data(), b, r, sl.row0, ny, row_of);
+        else if (connectivity == 18) unite_with_earlier_rows<T, Multi, Idx, 18>(sl.parent.data(), b, r, sl.row0, ny, row_of);
+        else unite_with_earlier_rows<T, Multi, Idx, 26>(sl.parent.data(), b, r, sl.row0, ny, row_of);
       }
       k += n;
     }
@@ -385,6 +438,7 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
     const Idx lo1 = static_cast<Idx>(lo + 1);
     ForeignSums* fa = want ? foreign[static_cast<std::size_t>(s)].get() : nullptr;
     std::vector<Idx>* seen = want ? &foreign_seen[static_cast<std::size_t>(s)] : nullptr;
+    const auto nx32 = static_cast<std::uint32_t>(nx);
     for (std::int64_t r = sl.row0; r < sl.row1; ++r) {
       const RowRuns<T, Idx> runs = row_runs_of(sl, r, sl.base);
       const std::int64_t y = r % ny, z = r / ny;
@@ -396,8 +450,13 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
         const Idx L = (v & kFlag) ? static_cast<Idx>((lo1 + v) & kMask) : p[v];  // p[v]: resolved already
         p[k] = L;
         const std::uint32_t a = runs.st[i], b = runs.en[i];
-        std::fill(out + x, out + a, Label{0});
-        std::fill(out + a, out + b, static_cast<Label>(L));
+        if constexpr (std::is_same_v<Label, std::uint32_t>) {
+          fill_over(out, x, a, nx32, 0);  // 16-byte stores that may run past b, never past the row
+          fill_over(out, a, b, nx32, static_cast<std::uint32_t>(L));
+        } else {
+          std::fill(out + x, out + a, Label{0});
+          std::fill(out + a, out + b, static_cast<Label>(L));
+        }
         x = b;
         if (!want) continue;
         const std::uint64_t len = b - a;
@@ -424,7 +483,8 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
           f.sx += sx, f.sy += static_cast<std::uint64_t>(y) * len, f.sz += static_cast<std::uint64_t>(z) * len;
         }
       }
-      std::fill(out + x, out + nx, Label{0});
+      if constexpr (std::is_same_v<Label, std::uint32_t>) fill_over(out, x, nx32, nx32, 0);
+      else std::fill(out + x, out + nx, Label{0});
     }
   }
   if (want) {

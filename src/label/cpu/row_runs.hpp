@@ -1,6 +1,6 @@
 #pragma once
 // The foreground runs of one row of an 8-bit mask, 64 pixels at a time: SSE2 compares give a bit
-// row, run starts and ends are its bit transitions. Shared by the image (label_runs.cpp) and
+// row, run starts and ends are its bit transitions; and the 16-byte fills that write label rows. Shared by the image (label_runs.cpp) and
 // volume (label_volume.cpp) run-based labelings.
 #include <algorithm>
 #include <cstdint>
@@ -58,6 +58,20 @@ inline std::uint32_t row_runs(const std::uint8_t* m, std::int64_t W, std::uint32
   }
   if (ne < ns) en[ne] = static_cast<std::uint32_t>(W);
   return ns;
+}
+
+/// Writes v to out[a, b); may also write up to 3 elements past b, but never at or past `limit`
+/// (the caller's later writes cover the overshoot).
+inline void fill_over(std::uint32_t* out, std::uint32_t a, std::uint32_t b, std::uint32_t limit, std::uint32_t v) {
+#if defined(__SSE2__)
+  if (b + 3 < limit) {
+    const __m128i vv = _mm_set1_epi32(static_cast<int>(v));
+    for (; a < b; a += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + a), vv);
+    return;
+  }
+#endif
+  (void)limit;
+  for (; a < b; ++a) out[a] = v;
 }
 
 }  // namespace winnow::detail::cpu
