@@ -15,6 +15,7 @@
 
 #include "common/gpu_guard.hpp"
 #include "common/volume_label_oracle.hpp"
+#include "label/backends.hpp"
 #include "winnow/error.hpp"
 #include "winnow/label.hpp"
 #include "winnow/volume_io.hpp"
@@ -98,6 +99,22 @@ TEST(LabelVolume, RandomVolumesMatchTheOracle) {
           const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
           check_volume(v, conn, multi, name(s[0], s[1], s[2], d, conn, multi));
         }
+}
+
+// Slices too wide for the bit-row ring find touching runs with the two-pointer scan: the same
+// volumes through that path.
+TEST(LabelVolume, TwoPointerPathMatchesTheOracle) {
+  const double saved = detail::cpu::volume_run_bits_ring_limit;
+  detail::cpu::volume_run_bits_ring_limit = 0;
+  std::uint64_t seed = 3000;
+  for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
+    for (double d : {0.1, 0.5, 0.9})
+      for (int conn : {6, 18, 26})
+        for (bool multi : {false, true}) {
+          const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
+          check_volume(v, conn, multi, "two-pointer " + name(s[0], s[1], s[2], d, conn, multi));
+        }
+  detail::cpu::volume_run_bits_ring_limit = saved;
 }
 
 // Rows of one voxel, slices of one row, volumes of one slice: each large enough for several slabs.

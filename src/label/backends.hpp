@@ -154,6 +154,9 @@ namespace cpu {
 /// record per label. Instantiated for std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t.
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
+/// The largest ring of run bit rows (bytes, per slab) the volume labeling keeps; wider slices
+/// find touching runs with the two-pointer scan. A variable so that tests can take either path.
+extern double volume_run_bits_ring_limit;
 }  // namespace cpu
 
 namespace cuda {

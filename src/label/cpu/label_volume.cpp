@@ -23,8 +23,12 @@
 //      schedule, so a descheduled thread on a busy machine leaves its later slabs to the others).
 //      Each slab finds its rows' runs (for 8-bit binary input 64 voxels at a time from SSE2 bit
 //      rows, row_runs.hpp; otherwise from bit rows built by a scalar loop) and unites each run with
-//      the touching runs of the earlier rows of the same slab (two pointers per row pair), with
-//      path halving, in a slab-local parent array.
+//      the touching runs of the earlier rows of the same slab, run by run with the run's root
+//      carried along, with path halving, in a slab-local parent array. The touching runs of a
+//      row are found by rank: each of the last ny + 1 rows keeps its run starts and ends as bit
+//      rows with per-word prefix counts, so the first and last touching run are two popcounts
+//      (no loop whose exits mispredict on dense volumes: 10-20 % of the scan at density 0.5-0.9);
+//      slices too wide for that ring (16 MiB per slab) take a two-pointer scan instead.
 //   2. The slab arrays are concatenated into one parent array (prefix sum of the runs per slab).
 //   3. Seams: every row pair that crosses a slab boundary (the first ny + 1 rows of a slab with the
 //      rows before it) is united sequentially, without path compression, so every non-root still
@@ -59,6 +63,9 @@
 #include "winnow/error.hpp"
 
 namespace winnow::detail::cpu {
+
+double volume_run_bits_ring_limit = 16.0 * (1 << 20);
+
 namespace {
 
 // Slabs per thread: more than one, so a descheduled thread leaves its later slabs to the others.
@@ -153,6 +160,64 @@ struct RowRuns {
   Idx first;
 };
 
+/// A row's run bounds as bit rows with per-word prefix counts, so that "how many runs start
+/// before x" and "how many end at or before x" are a load and a popcount each: the range of runs
+/// that touch an interval is found without a data-dependent loop (whose exits mispredict on
+/// dense volumes). Bit x of `starts` is set when a run starts at x, of `ends` when one ends
+/// (exclusively) at x, so x runs up to nx.
+struct RunBits {
+  const std::uint64_t* starts;
+  const std::uint64_t* ends;
+  const std::uint32_t* starts_before;  // runs starting before word w
+  const std::uint32_t* ends_before;
+  /// Bits set before position x.
+  static std::uint32_t rank(const std::uint64_t* bits, const std::uint32_t* before, std::uint32_t x) {
+    return before[x >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(bits[x >> 6] & ((std::uint64_t{1} << (x & 63)) - 1)));
+  }
+};
+
+/// The bit rows of the last rows of a slab, a ring of ny + 2 rows (a row and the ny + 1 before
+/// it, back to (y-1, z-1)).
+class RunBitsRing {
+ public:
+  RunBitsRing(std::int64_t nx, std::int64_t ny)
+      : words_(static_cast<std::size_t>(((nx + 1) >> 6) + 1)), rows_(static_cast<std::size_t>(ny + 2)),
+        bits_(rows_ * words_ * 2), counts_(rows_ * words_ * 2) {}
+  /// Bytes a ring of this shape takes.
+  static double bytes(std::int64_t nx, std::int64_t ny) {
+    return static_cast<double>(((nx + 1) >> 6) + 1) * static_cast<double>(ny + 2) * 24.0;
+  }
+  /// Records row r's runs.
+  void set(std::int64_t r, const std::uint32_t* st, const std::uint32_t* en, std::uint32_t n) {
+    std::uint64_t* s = bits_.data() + slot(r) * words_ * 2;
+    std::uint64_t* e = s + words_;
+    std::fill(s, s + words_ * 2, 0);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      s[st[i] >> 6] |= std::uint64_t{1} << (st[i] & 63);
+      e[en[i] >> 6] |= std::uint64_t{1} << (en[i] & 63);
+    }
+    std::uint32_t* sc = counts_.data() + slot(r) * words_ * 2;
+    std::uint32_t* ec = sc + words_;
+    std::uint32_t cs = 0, ce = 0;
+    for (std::size_t w = 0; w < words_; ++w) {
+      sc[w] = cs, ec[w] = ce;
+      cs += static_cast<std::uint32_t>(__builtin_popcountll(s[w]));
+      ce += static_cast<std::uint32_t>(__builtin_popcountll(e[w]));
+    }
+  }
+  RunBits get(std::int64_t r) const {
+    const std::uint64_t* s = bits_.data() + slot(r) * words_ * 2;
+    const std::uint32_t* c = counts_.data() + slot(r) * words_ * 2;
+    return {s, s + words_, c, c + words_};
+  }
+
+ private:
+  std::size_t slot(std::int64_t r) const { return static_cast<std::size_t>(r) % rows_; }
+  std::size_t words_, rows_;
+  std::vector<std::uint64_t> bits_;
+  std::vector<std::uint32_t> counts_;
+};
+
 template <class Idx>
 inline Idx find_halving(Idx* p, Idx a) {
   while (p[a] != a) {
@@ -209,12 +274,13 @@ inline void earlier_rows(std::int64_t r, std::int64_t ny, int connectivity, Visi
 /// loop over them unrolls.
 template <class T, bool Multi, class Idx, int Conn, class RowOf>
 inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64_t r, std::int64_t first_row,
-                                    std::int64_t ny, RowOf&& row_of) {
+                                    std::int64_t ny, std::int64_t nx, const RunBitsRing* ring, RowOf&& row_of) {
   // Slots in the order of earlier_rows: (y-1, z), (y, z-1), then (y-1, z-1), (y+1, z-1) unless 6.
   constexpr int kSlots = Conn == 6 ? 2 : 4;
   constexpr std::uint32_t kWiden[4] = {Conn == 6 ? 0u : 1u, Conn == 6 ? 0u : 1u, Conn == 26 ? 1u : 0u,
                                        Conn == 26 ? 1u : 0u};
   RowRuns<T, Idx> rows[kSlots];
+  RunBits bits[kSlots];
   std::uint32_t j[kSlots];
   const std::int64_t y = r % ny, z = r / ny;
   const std::int64_t row_of_slot[4] = {y > 0 ? r - 1 : -1, z > 0 ? r - ny : -1, z > 0 && y > 0 ? r - ny - 1 : -1,
@@ -224,6 +290,7 @@ inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64
     j[t] = 0;
     if (row_of_slot[t] >= first_row) {  // rows before the slab: across the seam, step 3
       rows[t] = row_of(row_of_slot[t]);
+      if (ring) bits[t] = ring->get(row_of_slot[t]);
       any |= rows[t].n > 0;
     } else {
       rows[t].n = 0;
@@ -237,11 +304,21 @@ inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64
 #pragma GCC unroll 4
     for (int t = 0; t < kSlots; ++t) {
       const RowRuns<T, Idx>& a = rows[t];
+      if (a.n == 0) continue;  // no runs, or a row across the seam (its bits are not set)
       const std::uint32_t w = kWiden[t], e = b.en[i] + w;
-      std::uint32_t q = j[t];
-      while (q < a.n && a.en[q] + w <= s) ++q;
-      j[t] = q;
-      for (; q < a.n && a.st[q] < e; ++q) {
+      // The runs q of a that touch [s, e): en[q] > s - w and st[q] < e + w.
+      std::uint32_t q, q_end;
+      if (ring) {
+        q = RunBits::rank(bits[t].ends, bits[t].ends_before, s + 1 - w);
+        q_end = RunBits::rank(bits[t].starts, bits[t].starts_before, std::min<std::uint32_t>(e, static_cast<std::uint32_t>(nx)));
+      } else {
+        q = j[t];
+        while (q < a.n && a.en[q] + w <= s) ++q;
+        j[t] = q;
+        q_end = q;
+        while (q_end < a.n && a.st[q_end] < e) ++q_end;
+      }
+      for (; q < q_end; ++q) {
         if (Multi && a.value[q] != b.value[i]) continue;
         Idx other = p[a.first + q];
         if (other == root) continue;
@@ -305,11 +382,16 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
                            static_cast<std::uint32_t>(sl.row_first[lr + 1] - f), static_cast<Idx>(index_base + f)};
   };
 
+  // The bit rows find touching runs without data-dependent loops; a ring per slab as long as it
+  // stays small (very wide slices take the two-pointer scan instead).
+  const bool use_ring = RunBitsRing::bytes(nx, ny) <= volume_run_bits_ring_limit;
   // 1. Slabs: runs and their unions inside the slab.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
     Slab<T, Idx>& sl = slabs[static_cast<std::size_t>(s)];
     sl.row_first.resize(static_cast<std::size_t>(sl.row1 - sl.row0) + 1);
+    std::unique_ptr<RunBitsRing> ring;
+    if (use_ring) ring = std::make_unique<RunBitsRing>(nx, ny);
     Idx k = 0;
     for (std::int64_t r = sl.row0; r < sl.row1; ++r) {
       const auto room = static_cast<std::size_t>(per_row) + 1;
@@ -327,12 +409,14 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
       for (std::uint32_t i = 0; i < n; ++i) p[i] = k + i;
       sl.st.grow_by(n), sl.en.grow_by(n), sl.parent.grow_by(n);
       sl.row_first[static_cast<std::size_t>(r - sl.row0) + 1] = k + n;
+      if (ring) ring->set(r, st, en, n);
       if (n > 0) {
         const auto row_of = [&](std::int64_t q) { return row_runs_of(sl, q, 0); };
         const RowRuns<T, Idx> b = row_runs_of(sl, r, 0);
-        if (connectivity == 6) unite_with_earlier_rows<T, Multi, Idx, 6>(sl.parent.data(), b, r, sl.row0, ny, row_of);
-        else if (connectivity == 18) unite_with_earlier_rows<T, Multi, Idx, 18>(sl.parent.data(), b, r, sl.row0, ny, row_of);
-        else unite_with_earlier_rows<T, Multi, Idx, 26>(sl.parent.data(), b, r, sl.row0, ny, row_of);
+        Idx* parent = sl.parent.data();
+        if (connectivity == 6) unite_with_earlier_rows<T, Multi, Idx, 6>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
+        else if (connectivity == 18) unite_with_earlier_rows<T, Multi, Idx, 18>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
+        else unite_with_earlier_rows<T, Multi, Idx, 26>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
       }
       k += n;
     }
