@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -115,6 +116,46 @@ TEST(LabelVolume, TwoPointerPathMatchesTheOracle) {
           check_volume(v, conn, multi, "two-pointer " + name(s[0], s[1], s[2], d, conn, multi));
         }
   detail::cpu::volume_run_bits_ring_limit = saved;
+}
+
+// 64-bit run indices (volumes whose rows could hold 2^31 runs): the same volumes, the index width
+// forced, with 32- and 64-bit labels.
+TEST(LabelVolume, WideRunIndicesMatchTheOracle) {
+  const double saved = detail::cpu::volume_narrow_run_index_limit;
+  detail::cpu::volume_narrow_run_index_limit = 0;
+  std::uint64_t seed = 4000;
+  for (double d : {0.1, 0.5, 0.9})
+    for (int conn : {6, 18, 26})
+      for (bool multi : {false, true}) {
+        const auto v = random_volume<std::uint32_t>(129, 65, 33, d, multi ? 3 : 1, seed++);
+        check_volume(v, conn, multi, "64-bit runs " + name(129, 65, 33, d, conn, multi));
+        const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu}, true);
+        expect_matches_oracle<std::uint32_t>(v.view(), r, r.labels64, conn, multi, "64-bit runs and labels");
+      }
+  detail::cpu::volume_narrow_run_index_limit = saved;
+}
+
+// Beyond 2^31 voxels (opt-in, WINNOW_TEST_LARGE=1: about 11 GB of memory): planes of foreground
+// every other slice, so the components and their statistics are known without an oracle.
+TEST(LabelVolume, BeyondTwoToThe31Voxels) {
+  const char* large = std::getenv("WINNOW_TEST_LARGE");
+  if (!large || std::string(large) != "1") GTEST_SKIP() << "set WINNOW_TEST_LARGE=1 (about 11 GB of memory)";
+  const std::int64_t nx = 2048, ny = 1024, nz = 1025;  // 2^31 + 2^21 voxels
+  Volume<std::uint8_t> v(nx, ny, nz);
+  for (std::int64_t z = 0; z < nz; z += 2) std::fill_n(&v(0, 0, z), nx * ny, std::uint8_t{1});
+  v(7, 9, 1) = 1;  // joins planes 0 and 2 through a face
+  const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = 6, .backend = Backend::cpu});
+  ASSERT_EQ(r.count, static_cast<std::uint64_t>(nz / 2));  // 513 planes, two of them joined
+  EXPECT_EQ(r.stats[0].voxels, static_cast<std::uint64_t>(2 * nx * ny + 1));
+  EXPECT_EQ(r.stats[0].depth, 3);
+  for (std::size_t i = 1; i < r.stats.size(); ++i) {
+    EXPECT_EQ(r.stats[i].voxels, static_cast<std::uint64_t>(nx * ny));
+    EXPECT_EQ(r.stats[i].z, static_cast<std::int64_t>(2 * i + 2));
+    EXPECT_EQ(r.stats[i].cy, (ny - 1) / 2.0);
+  }
+  EXPECT_EQ(r.labels(nx - 1, ny - 1, nz - 1), r.count);
+  EXPECT_EQ(r.labels(7, 9, 1), 1u);
+  EXPECT_EQ(r.labels(8, 9, 1), 0u);
 }
 
 // Rows of one voxel, slices of one row, volumes of one slice: each large enough for several slabs.

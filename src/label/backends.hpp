@@ -157,6 +157,9 @@ std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<Vol
 /// The largest ring of run bit rows (bytes, per slab) the volume labeling keeps; wider slices
 /// find touching runs with the two-pointer scan. A variable so that tests can take either path.
 extern double volume_run_bits_ring_limit;
+/// Volumes whose rows could hold this many runs or more index their runs with 64 bits (else 32:
+/// 2^31, the numbering's flag bit leaves 31). A variable so that tests can take either path.
+extern double volume_narrow_run_index_limit;
 }  // namespace cpu
 
 namespace cuda {

@@ -65,6 +65,7 @@
 namespace winnow::detail::cpu {
 
 double volume_run_bits_ring_limit = 16.0 * (1 << 20);
+double volume_narrow_run_index_limit = 2147483648.0;  // 2^31: the flag bit leaves 31 bits
 
 namespace {
 
@@ -589,9 +590,9 @@ template <class T, bool Multi, class Label>
 std::uint64_t dispatch_index(const VolumeLabelRequest<T>& req, VolumeView<Label> labels,
                              std::vector<VolumeComponentSums>* sums) {
   const std::int64_t per_row = Multi ? req.volume.nx : (req.volume.nx + 1) / 2;
-  // The flag bit leaves 31 bits of run index; doubles are exact far beyond that bound.
+  // Doubles are exact far beyond the bound.
   const double bound = static_cast<double>(per_row) * static_cast<double>(req.volume.ny) * static_cast<double>(req.volume.nz);
-  if (bound < static_cast<double>(std::uint64_t{1} << 31)) return label_runs_3d<T, Multi, std::uint32_t>(req, labels, sums);
+  if (bound < volume_narrow_run_index_limit) return label_runs_3d<T, Multi, std::uint32_t>(req, labels, sums);
   return label_runs_3d<T, Multi, std::uint64_t>(req, labels, sums);
 }
 
