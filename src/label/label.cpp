@@ -200,6 +200,8 @@ Labeling label_into(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t>
   return run(mask, labels, options);
 }
 
+namespace {
+/// 16-, 32- and 64-bit images: through the volume path (one slice).
 template <class T>
 Labeling label_wide_image(ImageView<const T> image, const LabelOptions& options) {
   if (image.width < 0 || image.height < 0) throw InputError("label: negative image size");
@@ -208,6 +210,7 @@ Labeling label_wide_image(ImageView<const T> image, const LabelOptions& options)
   r.labels = std::move(labels);
   return r;
 }
+}  // namespace
 
 Labeling label(ImageView<const std::uint16_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
 Labeling label(ImageView<const std::uint32_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
