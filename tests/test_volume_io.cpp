@@ -566,11 +566,50 @@ TEST(VolumeIo, WritersTakeStridedViewsAndAnyVolume) {
   expect_voxels(io::read_volume(dir / "again.nii.gz"), 4, 3, 2, expected);
 }
 
+#ifdef WINNOW_HAVE_TIFF
+// Multi-page TIFF written and read back: every voxel type, one page per z, strided views too.
+TEST(VolumeIo, TiffStackRoundTrip) {
+  TempDir dir;
+  std::mt19937_64 rng(21);
+  auto check = [&](auto sample) {
+    using T = decltype(sample);
+    Volume<T> v(13, 7, 5);
+    for (auto& x : v.voxels()) x = static_cast<T>(rng() % 100000) - static_cast<T>(std::is_signed_v<T> ? 50 : 0);
+    for (const char* name : {"s.tif", "s.tiff"}) {
+      io::write_volume(dir / name, v.view());
+      const auto back = std::get<Volume<T>>(io::read_volume(dir / name));
+      ASSERT_EQ(back.nx(), 13);
+      ASSERT_EQ(back.ny(), 7);
+      ASSERT_EQ(back.nz(), 5);
+      EXPECT_TRUE(std::equal(v.voxels().begin(), v.voxels().end(), back.voxels().begin()));
+      EXPECT_TRUE(io::is_volume_file(dir / name));
+    }
+    // A strided view writes only its voxels.
+    const VolumeView<const T> inner(v.data() + 1, 11, 6, 4, 13, 13 * 7);
+    io::write_volume(dir / "inner.tif", inner);
+    const auto back = std::get<Volume<T>>(io::read_volume(dir / "inner.tif"));
+    for (std::int64_t z = 0; z < 4; ++z)
+      for (std::int64_t y = 0; y < 6; ++y)
+        for (std::int64_t x = 0; x < 11; ++x) ASSERT_EQ(back(x, y, z), inner(x, y, z));
+  };
+  check(std::uint8_t{}), check(std::int8_t{}), check(std::uint16_t{}), check(std::int16_t{});
+  check(std::uint32_t{}), check(std::int32_t{}), check(std::uint64_t{}), check(std::int64_t{});
+  check(float{}), check(double{});
+  // One page: an image, not a volume.
+  Volume<std::uint16_t> one(5, 4, 1, 3);
+  io::write_volume(dir / "one.tif", one.view());
+  EXPECT_FALSE(io::is_volume_file(dir / "one.tif"));
+  EXPECT_TRUE(io::is_volume_file(data_path("volumes/mni152_gm.nii.gz")));
+  EXPECT_FALSE(io::is_volume_file(data_path("coins.png")));
+}
+#endif
+
 TEST(VolumeIo, WriterRefusesOtherNamesAndLeavesNothing) {
   TempDir dir;
   Volume<float> v(3, 3, 3, 1.0f);
-  for (const char* name : {"v.nrrd", "v.tif", "v.gz", "v", "v.nii.bak"})
-    expect_input_error([&] { io::write_volume(dir / name, v.view()); }, dir / name, "name it .nii, .nii.gz or .npy");
+  for (const char* name : {"v.nrrd", "v.tif.gz", "v.gz", "v", "v.nii.bak"})
+    expect_input_error([&] { io::write_volume(dir / name, v.view()); }, dir / name,
+                       "name it .nii, .nii.gz, .npy, .tif or .tiff");
   expect_input_error([&] { io::write_volume(dir / "e.nii", Volume<float>().view()); }, dir / "e.nii", "cannot write");
   Volume<std::uint8_t> huge_axis(40000, 1, 1);
   expect_input_error([&] { io::write_volume(dir / "h.nii", huge_axis.view()); }, dir / "h.nii", "32767");

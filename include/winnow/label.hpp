@@ -57,6 +57,7 @@ struct ComponentStats {
   std::uint64_t area = 0;
   std::int64_t left = 0, top = 0, width = 0, height = 0;
   double cx = 0, cy = 0;
+  std::uint64_t value = 0;  ///< multi-label input: the component's pixel value; 0 for binary input
   friend bool operator==(const ComponentStats&, const ComponentStats&) = default;
 };
 
@@ -80,7 +81,16 @@ struct Labeling {
 
 /// Labels the non-zero pixels of `mask`. Throws InputError on a bad option, BackendError when
 /// the backend/algorithm pair does not exist, and Error when the count would not fit 32 bits.
+///
+/// Multi-label images (options.multilabel): neighbours join only when their values are equal and
+/// non-zero, and ComponentStats::value is the component's value. They are labelled by the volume
+/// path as one slice (4-connectivity is the volume's 6, 8 is its 18 = 26), on its backends and
+/// algorithms (`row_stripes` on the CPU); so are the 16-, 32- and 64-bit overloads below, binary or
+/// multi-label. Binary 8-bit masks keep the image algorithms.
 Labeling label(ImageView<const std::uint8_t> mask, const LabelOptions& options = {});
+Labeling label(ImageView<const std::uint16_t> image, const LabelOptions& options = {});
+Labeling label(ImageView<const std::uint32_t> image, const LabelOptions& options = {});
+Labeling label(ImageView<const std::uint64_t> image, const LabelOptions& options = {});
 
 /// Same, into a caller-provided label image (the mask's size, any row stride); the returned
 /// Labeling's `labels` is empty. Reusing one output avoids allocating it for every frame.
@@ -120,6 +130,15 @@ struct VolumeLabeling {
 /// Labels a volume (any strides; spacing is carried to the labels). Binary (non-zero is
 /// foreground) unless options.multilabel. Instantiated for std::uint8_t, std::uint16_t,
 /// std::uint32_t, std::uint64_t. `wide_labels` asks for 64-bit labels whatever the count.
+/// options.connectivity: 6, 18 or 26 (0: 26); InputError otherwise.
+///
+/// Backends: the CPU labels row runs in parallel slabs of rows (`row_stripes`); CUDA (`tile_merge`,
+/// bricks merged across their faces) writes 32-bit labels only. `automatic` takes CUDA when it
+/// answers, the labels can be 32-bit, and the volume has 2^22 voxels or more in a process that
+/// has started the device, or 2^28 voxels or more in any process (a device start is then small
+/// beside the CPU's time); otherwise the CPU. 64-bit labels (wide_labels, or 2^32 voxels and more
+/// with a count that does not fit 32 bits) run on the CPU; asking for CUDA with wide_labels is a
+/// BackendError. min_area and largest_k are applied on the host after the backend.
 template <class T>
 VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {}, bool wide_labels = false);
 template <class T>

@@ -1,4 +1,4 @@
-// Multi-page TIFF stacks as volumes: page k is slice z = k, its columns x and rows y. Every page
+// Multi-page TIFF stacks as volumes, read and written: page k is slice z = k, its columns x and rows y. Every page
 // must be grey (one sample per pixel, not a palette) of the same size and sample type: 8-, 16-,
 // 32- or 64-bit unsigned or signed integers, or 32- or 64-bit floats. Samples are kept as stored
 // (no min-is-white inversion, no scaling). Pages are read by libtiff (strips or tiles, any
@@ -119,8 +119,50 @@ AnyVolume read_tiff_stack(const fs::path& path) {
   }
   return v;
 }
+
+std::int64_t tiff_page_count(const fs::path& path) {
+  const TiffHandle tif = open_tiff_for_reading(path);
+  return TIFFNumberOfDirectories(tif.get());
+}
+
+void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v) {
+  TIFFSetErrorHandler(tiff_error);
+  TIFFSetWarningHandler(tiff_warning);
+  g_tiff_error.clear();
+  const int bytes = voxel_bytes(v.type);
+  // "w8": BigTIFF when the data could pass 4 GiB.
+  const bool big = static_cast<double>(v.nx) * static_cast<double>(v.ny) * static_cast<double>(v.nz) * bytes > 2e9;
+  const TiffHandle tif(TIFFOpen(temp.c_str(), big ? "w8" : "w"));
+  if (!tif) fail(path, "cannot write TIFF: " + g_tiff_error);
+  const bool is_float = v.type == VoxelType::f32 || v.type == VoxelType::f64;
+  const bool is_signed = v.type == VoxelType::i8 || v.type == VoxelType::i16 || v.type == VoxelType::i32 ||
+                         v.type == VoxelType::i64;
+  for (std::int64_t z = 0; z < v.nz; ++z) {
+    TIFF* t = tif.get();
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(v.nx));
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(v.ny));
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bytes * 8);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, is_float ? SAMPLEFORMAT_IEEEFP : is_signed ? SAMPLEFORMAT_INT : SAMPLEFORMAT_UINT);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+    TIFFSetField(t, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE);
+    TIFFSetField(t, TIFFTAG_PAGENUMBER, static_cast<std::uint16_t>(std::min<std::int64_t>(z, 65535)),
+                 static_cast<std::uint16_t>(std::min<std::int64_t>(v.nz, 65535)));
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(t, 0));
+    for (std::int64_t y = 0; y < v.ny; ++y)
+      if (TIFFWriteScanline(t, const_cast<unsigned char*>(v.row(y, z)), static_cast<std::uint32_t>(y), 0) < 0)
+        fail(path, "cannot write TIFF: " + g_tiff_error);
+    if (!TIFFWriteDirectory(t)) fail(path, "cannot write TIFF: " + g_tiff_error);
+  }
+}
 #else
 AnyVolume read_tiff_stack(const fs::path& path) { fail(path, "TIFF support is not compiled into this build"); }
+std::int64_t tiff_page_count(const fs::path& path) { fail(path, "TIFF support is not compiled into this build"); }
+void write_tiff_stack(const fs::path& path, const fs::path&, const ErasedView&) {
+  fail(path, "TIFF support is not compiled into this build");
+}
 #endif
 
 }  // namespace winnow::io::detail

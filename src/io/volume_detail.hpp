@@ -98,6 +98,11 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file);
 AnyVolume read_tiff_stack(const fs::path& path);
 void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v);
 void write_npy(const fs::path& path, Sink& sink, const ErasedView& v);
+/// Writes `v` as a multi-page TIFF (one page per z, grey samples of the voxel type, deflate) to
+/// `temp`, the temporary file of `path`'s AtomicFile (tiff_stack.cpp).
+void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v);
+/// The number of pages of the TIFF file `path` (tiff_stack.cpp).
+std::int64_t tiff_page_count(const fs::path& path);
 
 /// Reverses the byte order of `count` values of `width` bytes in place.
 void swap_bytes(unsigned char* data, std::size_t count, int width);

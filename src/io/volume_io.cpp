@@ -318,6 +318,18 @@ bool starts_with(std::span<const unsigned char> b, std::string_view s) {
 }
 }  // namespace
 
+bool is_volume_file(const std::filesystem::path& path) {
+  const FileBytes file = FileBytes::map(path);
+  auto b = file.bytes();
+  std::vector<unsigned char> head;
+  if (is_gzip(b)) {  // a .nii.gz (or .nrrd.gz ...): look inside
+    head = gunzip(b, path);
+    b = head;
+  }
+  if (starts_with(b, "NRRD000") || starts_with(b, "\x93NUMPY") || is_nifti(b)) return true;
+  return is_tiff(b) && tiff_page_count(path) > 1;
+}
+
 AnyVolume read_volume(const std::filesystem::path& path) {
   try {
     const FileBytes file = FileBytes::load(path);
@@ -390,10 +402,17 @@ class GzSink final : public Sink {
 
 template <class T>
 void write_volume(const std::filesystem::path& path, VolumeView<const T> volume) {
-  const std::string name = path.filename().string();
+  write_volume_as(path, volume, path);
+}
+
+template <class T>
+void write_volume_as(const std::filesystem::path& path, VolumeView<const T> volume,
+                     const std::filesystem::path& format_name) {
+  const std::string name = format_name.filename().string();
   const bool gz = ends_with(name, ".nii.gz");
   const bool nifti = gz || ends_with(name, ".nii"), npy = ends_with(name, ".npy");
-  if (!nifti && !npy) fail(path, "unknown volume output format (name it .nii, .nii.gz or .npy)");
+  const bool tiff = ends_with(name, ".tif") || ends_with(name, ".tiff");
+  if (!nifti && !npy && !tiff) fail(path, "unknown volume output format (name it .nii, .nii.gz, .npy, .tif or .tiff)");
   if (volume.empty()) fail(path, "cannot write a volume of " + dims_text(volume.nx, volume.ny, volume.nz) + " voxels");
   const ErasedView v{reinterpret_cast<const unsigned char*>(volume.data),
                      volume.nx,
@@ -406,6 +425,11 @@ void write_volume(const std::filesystem::path& path, VolumeView<const T> volume)
                      volume.sz,
                      type_of<T>()};
   AtomicFile file(path);
+  if (tiff) {
+    write_tiff_stack(path, file.temp_path(), v);
+    file.commit();
+    return;
+  }
   {
     GzSink sink(path, file.temp_path(), gz);
     if (nifti) write_nifti(path, sink, v);
@@ -415,7 +439,9 @@ void write_volume(const std::filesystem::path& path, VolumeView<const T> volume)
   file.commit();
 }
 
-#define WINNOW_WRITE_VOLUME(T) template void write_volume<T>(const std::filesystem::path&, VolumeView<const T>);
+#define WINNOW_WRITE_VOLUME(T)                                                          \
+  template void write_volume<T>(const std::filesystem::path&, VolumeView<const T>); \
+  template void write_volume_as<T>(const std::filesystem::path&, VolumeView<const T>, const std::filesystem::path&);
 WINNOW_WRITE_VOLUME(std::uint8_t)
 WINNOW_WRITE_VOLUME(std::int8_t)
 WINNOW_WRITE_VOLUME(std::uint16_t)

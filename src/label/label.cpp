@@ -1,6 +1,8 @@
-// Front end of connected-component labeling: validates options, resolves backend and algorithm
-// through the variant table, runs the backend, then applies min_area (renumbering the survivors
-// in the same raster order). Also Otsu's threshold and the thresholding overloads.
+// Front end of connected-component labeling of images: validates options, resolves backend and
+// algorithm through the variant table, runs the backend, then applies min_area and largest_k
+// (renumbering the survivors in the same raster order). Multi-label images and images of 16-, 32-
+// and 64-bit values go through the volume path (label_volume.cpp). Also Otsu's threshold and the
+// thresholding overloads.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -55,6 +57,8 @@ bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {
 #endif
 
 Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, const LabelOptions& asked_options) {
+  // Multi-label images take the volume path (one slice), whose runs carry their value.
+  if (asked_options.multilabel) return detail::label_image_as_volume(mask, out, asked_options);
   if (asked_options.connectivity != 0 && asked_options.connectivity != 4 && asked_options.connectivity != 8)
     throw InputError("label: connectivity must be 4 or 8 for an image, not " +
                      std::to_string(asked_options.connectivity));
@@ -104,7 +108,7 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
   req.labels = out;
   req.connectivity = options.connectivity;
   req.algorithm = algorithm;
-  const bool filter = options.min_area > 1;
+  const bool filter = options.min_area > 1 || options.largest_k > 0;
   req.want_stats = options.want_stats || filter;
   Labeling result;
   req.times = &result.stages;
@@ -118,17 +122,20 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
 #endif
     n = detail::cpu::label(req, stats);
   if (filter && n > 0) {
-    std::vector<std::uint32_t> map(n + 1, 0);
-    std::uint32_t kept = 0;
-    std::vector<ComponentStats> survivors;
-    for (std::uint64_t i = 0; i < n; ++i)
-      if (result.stats[i].area >= options.min_area) {
-        map[i + 1] = ++kept;
-        if (options.want_stats) survivors.push_back(result.stats[i]);
+    std::vector<std::uint32_t> map;
+    const std::uint64_t kept = detail::surviving_labels(n, options.min_area, options.largest_k,
+                                                        [&](std::uint64_t i) { return result.stats[i].area; }, map);
+    if (kept != n) {
+      detail::cpu::remap_labels(out, map);
+      std::vector<ComponentStats> survivors;
+      if (options.want_stats) {
+        survivors.reserve(kept);
+        for (std::uint64_t i = 0; i < n; ++i)
+          if (map[i + 1]) survivors.push_back(result.stats[i]);
       }
-    if (kept != n) detail::cpu::remap_labels(out, map);
+      result.stats = std::move(survivors);
+    }
     n = kept;
-    result.stats = std::move(survivors);
   }
   if (!options.want_stats) result.stats.clear();
   result.count = static_cast<std::uint32_t>(n);
@@ -192,6 +199,22 @@ Labeling label(ImageView<const std::uint8_t> mask, const LabelOptions& options) 
 Labeling label_into(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> labels, const LabelOptions& options) {
   return run(mask, labels, options);
 }
+
+namespace {
+/// 16-, 32- and 64-bit images: through the volume path (one slice).
+template <class T>
+Labeling label_wide_image(ImageView<const T> image, const LabelOptions& options) {
+  if (image.width < 0 || image.height < 0) throw InputError("label: negative image size");
+  Image<std::uint32_t> labels(image.width, image.height);
+  Labeling r = detail::label_image_as_volume(image, labels.view(), options);
+  r.labels = std::move(labels);
+  return r;
+}
+}  // namespace
+
+Labeling label(ImageView<const std::uint16_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
+Labeling label(ImageView<const std::uint32_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
+Labeling label(ImageView<const std::uint64_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
 
 Labeling label(ImageView<const std::uint8_t> image, double threshold, const LabelOptions& options) {
   return threshold_and_label(image, threshold, options);

@@ -35,6 +35,7 @@
 // label.cpp instead. The run array is kept between calls (up to 128 MiB), since paging in a fresh
 // one costs several milliseconds per 4096² frame.
 #include "label/cpu/label_runs.hpp"
+#include "label/cpu/row_runs.hpp"
 
 #include <omp.h>
 
@@ -75,68 +76,6 @@ constexpr Idx kMask = kFlag - 1;
 // Stripes per thread: more than one, so a thread that the OS deschedules on a busy machine
 // leaves its later stripes to the others (dynamic schedule); seams are cheap.
 constexpr int kStripesPerThread = 8;
-
-/// Foreground bits of up to 64 mask bytes (bit i = m[i] != 0); bytes past n read as background.
-inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
-  if (n < 64) {
-    alignas(16) std::uint8_t buf[64] = {};
-    std::memcpy(buf, m, static_cast<std::size_t>(n));
-    return fg_bits(buf, 64);
-  }
-#if defined(__SSE2__)
-  const __m128i z = _mm_setzero_si128();
-  const auto b0 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
-      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m)), z))));
-  const auto b1 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
-      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 16)), z))));
-  const auto b2 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
-      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 32)), z))));
-  const auto b3 = static_cast<std::uint64_t>(static_cast<std::uint32_t>(
-      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m + 48)), z))));
-  return ~(b0 | (b1 << 16) | (b2 << 32) | (b3 << 48));
-#else
-  std::uint64_t bits = 0;
-  for (int i = 0; i < 64; ++i) bits |= static_cast<std::uint64_t>(m[i] != 0) << i;
-  return bits;
-#endif
-}
-
-/// Writes v to out[a, b); may also write up to 3 elements past b, but never at or past `limit`
-/// (the caller's later writes cover the overshoot).
-inline void fill_over(std::uint32_t* out, std::uint32_t a, std::uint32_t b, std::uint32_t limit, std::uint32_t v) {
-#if defined(__SSE2__)
-  if (b + 3 < limit) {
-    const __m128i vv = _mm_set1_epi32(static_cast<int>(v));
-    for (; a < b; a += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + a), vv);
-    return;
-  }
-#endif
-  (void)limit;
-  for (; a < b; ++a) out[a] = v;
-}
-
-/// The foreground runs [st[i], en[i]) of one mask row, left to right; returns their number.
-inline std::uint32_t row_runs(const std::uint8_t* m, std::int64_t W, std::uint32_t* st, std::uint32_t* en) {
-  std::uint32_t ns = 0, ne = 0;
-  std::uint64_t carry = 0;
-  for (std::int64_t x0 = 0; x0 < W; x0 += 64) {
-    const std::uint64_t w = fg_bits(m + x0, std::min<std::int64_t>(64, W - x0));
-    const std::uint64_t prev = (w << 1) | carry;
-    std::uint64_t starts = w & ~prev, ends = ~w & prev;
-    carry = w >> 63;
-    const auto base = static_cast<std::uint32_t>(x0);
-    while (starts) {
-      st[ns++] = base + static_cast<std::uint32_t>(__builtin_ctzll(starts));
-      starts &= starts - 1;
-    }
-    while (ends) {
-      en[ne++] = base + static_cast<std::uint32_t>(__builtin_ctzll(ends));
-      ends &= ends - 1;
-    }
-  }
-  if (ne < ns) en[ne] = static_cast<std::uint32_t>(W);
-  return ns;
-}
 
 /// Find without path compression (the seams must leave non-roots pointing inside their stripe).
 inline Idx find_ro(const Idx* p, Idx a) {
