@@ -22,13 +22,12 @@
 //   at all: the word tests replace Flying Edges' per-row trimming, Schroeder et al. 2015). A
 //   crossed cell with no corner on the level has exactly its case's triangle count (no triangle
 //   can collapse); the others go through cell_triangles.
-// - Numbering (pass 2): per word, the index of its first vertex; the index of slot s of voxel x
-//   is that plus the popcounts of the four words below bit x plus the voxel's lower slots, which
-//   is rank_in_voxel of the owner mask.
+// - Numbering (pass 2): the owning voxels of a layer are walked bit by bit in raster order; each
+//   gets the index of its first vertex and its owner mask, which is all a triangle needs
+//   (first + rank_in_voxel). Voxels that own nothing are never written nor read.
 //
 // Per slab of voxel layers [z0, z1), one thread walks the layers in order, keeping a ring of three
-// layers of class bits and two layers of numbering words: memory O(nx ny / 64) words per thread,
-// never O(volume). Layer L's owner words need the classes of L-1..L+1; cell layer L-1 needs the
+// layers of class bits and two layers of numbering: memory O(nx ny) per thread, never O(volume). Layer L's owner words need the classes of L-1..L+1; cell layer L-1 needs the
 // classes and numbering of layers L-1 and L.
 //
 // Complexity: each pass reads every voxel about 1 + 2 / (layers per slab) times (the layer before
@@ -61,7 +60,18 @@ using Word = std::uint64_t;
 inline Word next_voxel(Word w, Word following) { return (w >> 1) | (following << 63); }
 // Voxel x - 1's bit at bit x.
 inline Word previous_voxel(Word w, Word preceding) { return (w << 1) | (preceding >> 63); }
-inline int bit_count(Word w) { return std::popcount(w); }
+// Without a popcount instruction in the build's baseline, the compiler would call libgcc for each
+// count; the SWAR form stays inline.
+inline int bit_count(Word w) {
+#if defined(__POPCNT__)
+  return std::popcount(w);
+#else
+  w -= (w >> 1) & 0x5555555555555555ull;
+  w = (w & 0x3333333333333333ull) + ((w >> 2) & 0x3333333333333333ull);
+  w = (w + (w >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<int>((w * 0x0101010101010101ull) >> 56);
+#endif
+}
 inline Word bits_below(int b) { return (Word{1} << b) - 1; }  // b in 0..63
 inline unsigned bit_at(Word w, int b) { return static_cast<unsigned>(w >> b) & 1u; }
 
@@ -70,11 +80,16 @@ struct LayerBits {
   std::vector<Word> above, on;
 };
 
-// The owner masks of 64 voxels, bit-sliced by slot (kOwnSlot, kEdgeXSlot, ...), and the index of
-// the first vertex they own (pass 2).
+// The owner masks of 64 voxels, bit-sliced by slot (kOwnSlot, kEdgeXSlot, ...).
 struct OwnerWords {
   Word slot[4];
-  std::uint64_t first;
+};
+
+// The numbering of one layer (pass 2), set only at the voxels that own vertices (the only ones a
+// triangle refers to): the index of the voxel's first vertex and its owner mask.
+struct LayerNumbering {
+  std::vector<std::uint64_t> first;
+  std::vector<std::uint8_t> mask;
 };
 
 // The owner mask (isosurface/cell.hpp's owner_mask) of voxel b of the 64.
@@ -82,6 +97,14 @@ inline unsigned owner_mask_at(const OwnerWords& owners, int b) {
   return bit_at(owners.slot[0], b) | bit_at(owners.slot[1], b) << 1 | bit_at(owners.slot[2], b) << 2 |
          bit_at(owners.slot[3], b) << 3;
 }
+
+// Where each local vertex id (edge 0..11, 12 + corner) lives: isosurface/cell.hpp's vertex_home,
+// tabulated once.
+const std::array<VertexHome, 20> kVertexHome = [] {
+  std::array<VertexHome, 20> homes{};
+  for (int local = 0; local < 20; ++local) homes[static_cast<std::size_t>(local)] = vertex_home(kCaseTable, local);
+  return homes;
+}();
 
 // Turns rows of voxels of type T into above / on-level bits with the contract's double semantics.
 template <class T>
@@ -167,8 +190,11 @@ class SlabExtractor {
   // Pass 2: writes them, numbered from `offsets` (the slab's first vertex and triangle).
   template <class Index>
   void emit(std::int64_t z0, std::int64_t z1, Counts offsets, Mesh& mesh, std::array<Index, 3>* triangles) {
-    if (numbering_[0].empty())
-      for (auto& n : numbering_) n.resize(classes_[0].above.size());
+    if (numbering_[0].first.empty())
+      for (auto& n : numbering_) {
+        n.first.resize(static_cast<std::size_t>(volume_.nx * volume_.ny));
+        n.mask.resize(static_cast<std::size_t>(volume_.nx * volume_.ny));
+      }
     mesh_ = &mesh;
     walk<true, Index>(z0, z1, offsets, triangles);
   }
@@ -178,7 +204,7 @@ class SlabExtractor {
     return static_cast<double>(volume_(x, y, z));
   }
 
-  void classify(std::int64_t z) {
+  __attribute__((noinline)) void classify(std::int64_t z) {
     LayerBits& layer = classes_[z % 3];
     for (std::int64_t y = 0; y < volume_.ny; ++y)
       classifier_.classify(volume_.row(y, z), volume_.nx, layer.above.data() + y * words_,
@@ -205,33 +231,32 @@ class SlabExtractor {
     out.slot[kEdgeXSlot] = (a ^ a_xp) & ~(o | o_xp) & edge_x_[w];
     out.slot[kEdgeYSlot] = has_yp ? (a ^ a_yp) & ~(o | o_yp) : 0;
     out.slot[kEdgeZSlot] = has_zp ? (a ^ a_zp) & ~(o | o_zp) : 0;
-    out.first = 0;
     return out;
   }
 
   // Numbers (Emit) or counts the vertices of voxel layer z; writes those of an own layer (Emit).
   template <bool Emit>
-  std::uint64_t number_layer(std::int64_t z, std::uint64_t next_index, bool own_layer) {
-    OwnerWords* numbering = Emit ? numbering_[z % 2].data() : nullptr;
+  __attribute__((noinline)) std::uint64_t number_layer(std::int64_t z, std::uint64_t next_index, bool own_layer) {
+    LayerNumbering* numbering = Emit ? &numbering_[z % 2] : nullptr;
     for (std::int64_t y = 0; y < volume_.ny; ++y)
       for (std::int64_t w = 0; w < words_; ++w) {
-        OwnerWords owners = owner_words(z, y, w);
-        owners.first = next_index;
+        const OwnerWords owners = owner_words(z, y, w);
+        const Word owning = owners.slot[0] | owners.slot[1] | owners.slot[2] | owners.slot[3];
+        if (owning == 0) continue;
         if constexpr (Emit) {
-          numbering[y * words_ + w] = owners;
-          if (own_layer) {
-            for (Word left = owners.slot[0] | owners.slot[1] | owners.slot[2] | owners.slot[3]; left != 0;
-                 left &= left - 1) {
-              const int b = std::countr_zero(left);
-              const unsigned mask = owner_mask_at(owners, b);
-              write_vertices(64 * w + b, y, z, mask, next_index);
-              next_index += static_cast<std::uint64_t>(popcount4(mask));
-            }
-            continue;
+          for (Word left = owning; left != 0; left &= left - 1) {
+            const int b = std::countr_zero(left);
+            const std::int64_t x = 64 * w + b;
+            const unsigned mask = owner_mask_at(owners, b);
+            numbering->first[y * volume_.nx + x] = next_index;
+            numbering->mask[y * volume_.nx + x] = static_cast<std::uint8_t>(mask);
+            if (own_layer) write_vertices(x, y, z, mask, next_index);
+            next_index += static_cast<std::uint64_t>(popcount4(mask));
           }
+        } else {
+          next_index += static_cast<std::uint64_t>(bit_count(owners.slot[0]) + bit_count(owners.slot[1]) +
+                                                  bit_count(owners.slot[2]) + bit_count(owners.slot[3]));
         }
-        next_index += static_cast<std::uint64_t>(bit_count(owners.slot[0]) + bit_count(owners.slot[1]) +
-                                                bit_count(owners.slot[2]) + bit_count(owners.slot[3]));
       }
     return next_index;
   }
@@ -250,24 +275,13 @@ class SlabExtractor {
     }
   }
 
-  // The global index of the vertex in `slot` of voxel x of a numbered row.
-  std::uint64_t vertex_index(const OwnerWords* row, std::int64_t x, int slot) const {
-    const OwnerWords& owners = row[x >> 6];
-    const int b = static_cast<int>(x & 63);
-    const Word below = bits_below(b);
-    return owners.first +
-           static_cast<std::uint64_t>(bit_count(owners.slot[0] & below) + bit_count(owners.slot[1] & below) +
-                                      bit_count(owners.slot[2] & below) + bit_count(owners.slot[3] & below) +
-                                      rank_in_voxel(owner_mask_at(owners, b), slot));
-  }
-
   // Counts (or writes, from triangle index `next`) the triangles of cell layer z.
   template <bool Emit, class Index>
-  std::uint64_t cell_layer(std::int64_t z, std::uint64_t next, std::array<Index, 3>* triangles) {
+  __attribute__((noinline)) std::uint64_t cell_layer(std::int64_t z, std::uint64_t next, std::array<Index, 3>* triangles) {
     const std::int64_t ny = volume_.ny;
     const LayerBits& l0 = classes_[z % 3];
     const LayerBits& l1 = classes_[(z + 1) % 3];
-    const std::vector<OwnerWords>* numbering[2] = {&numbering_[z % 2], &numbering_[(z + 1) % 2]};
+    const LayerNumbering* numbering[2] = {&numbering_[z % 2], &numbering_[(z + 1) % 2]};
     for (std::int64_t y = 0; y + 1 < ny; ++y) {
       // The four rows of voxels of cell row y: r[dz][dy].
       const Word* above[2][2] = {{l0.above.data() + y * words_, l0.above.data() + (y + 1) * words_},
@@ -287,7 +301,7 @@ class SlabExtractor {
                                    edge_x_[w];
         if (crossed_cells == 0) continue;
         const Word any_on = word_or(on, w);
-        const Word cells_on_level = options_.allow_degenerate ? 0 : any_on | next_voxel(any_on, word_or(on, w + 1));
+        const Word cells_on_level = any_on | next_voxel(any_on, word_or(on, w + 1));
         const bool has_next_word = w + 1 < words_;
         Word a[2][2], a_xp[2][2], o[2][2], o_xp[2][2];
         for (int dz = 0; dz < 2; ++dz)
@@ -297,35 +311,46 @@ class SlabExtractor {
             o[dz][dy] = on[dz][dy][w];
             o_xp[dz][dy] = next_voxel(o[dz][dy], has_next_word ? on[dz][dy][w + 1] : 0);
           }
+        // Corners in the order of isosurface/cases.hpp: (x,y,z) (x+1,y,z) (x+1,y+1,z) (x,y+1,z), then z+1.
+        const Word corner_above[8] = {a[0][0], a_xp[0][0], a_xp[0][1], a[0][1], a[1][0], a_xp[1][0], a_xp[1][1], a[1][1]};
         for (Word left = crossed_cells; left != 0; left &= left - 1) {
           const int b = std::countr_zero(left);
           const std::int64_t x = 64 * w + b;
-          // Corners in the order of isosurface/cases.hpp: (x,y,z) (x+1,y,z) (x+1,y+1,z) (x,y+1,z), then z+1.
-          const Word* corner_above[8] = {&a[0][0], &a_xp[0][0], &a_xp[0][1], &a[0][1],
-                                         &a[1][0], &a_xp[1][0], &a_xp[1][1], &a[1][1]};
-          if (!Emit && !bit_at(cells_on_level, b)) {
+          // The global index of local vertex `local` (isosurface/cell.hpp's ids) of this cell.
+          const auto vertex_index = [&](int local) {
+            const VertexHome& home = kVertexHome[local];
+            const std::int64_t at = (y + home.dy) * volume_.nx + x + home.dx;
+            const LayerNumbering& layer = *numbering[home.dz];
+            return static_cast<Index>(layer.first[at] + static_cast<std::uint64_t>(rank_in_voxel(layer.mask[at], home.slot)));
+          };
+          if (!bit_at(cells_on_level, b) || (!Emit && options_.allow_degenerate)) {
+            // No corner on the level: every crossed edge is its own vertex, so cell_triangles would
+            // give the case's triangles with edge ids, none collapsed. (Counting with degenerate
+            // triangles kept, the on-level corners change the ids but not the count.)
             unsigned c = 0;
-            for (int i = 0; i < 8; ++i) c |= bit_at(*corner_above[i], b) << i;
-            next += kCaseTable.triangle_count[c];  // no corner on the level: nothing collapses
-            continue;
-          }
-          const Word* corner_on[8] = {&o[0][0], &o_xp[0][0], &o_xp[0][1], &o[0][1],
-                                      &o[1][0], &o_xp[1][0], &o_xp[1][1], &o[1][1]};
-          std::uint8_t corner[8];
-          for (int i = 0; i < 8; ++i)
-            corner[i] = bit_at(*corner_above[i], b) ? kAbove : (bit_at(*corner_on[i], b) ? kOnLevel : kBelow);
-          std::uint8_t local[kMaxTriangles][3];
-          const int n = cell_triangles(kCaseTable, corner, options_.allow_degenerate, options_.flip, local);
-          if constexpr (Emit) {
-            for (int t = 0; t < n; ++t) {
-              std::array<Index, 3>& out = triangles[next + static_cast<std::uint64_t>(t)];
-              for (int k = 0; k < 3; ++k) {
-                const VertexHome home = vertex_home(kCaseTable, local[t][k]);
-                const OwnerWords* row = numbering[home.dz]->data() + (y + home.dy) * words_;
-                out[k] = static_cast<Index>(vertex_index(row, x + home.dx, home.slot));
+            for (int i = 0; i < 8; ++i) c |= bit_at(corner_above[i], b) << i;
+            const int n = kCaseTable.triangle_count[c];
+            if constexpr (Emit) {
+              const int second = options_.flip ? 2 : 1, third = options_.flip ? 1 : 2;
+              for (int t = 0; t < n; ++t) {
+                const std::uint8_t* edges = kCaseTable.triangle[c][t];
+                triangles[next + static_cast<std::uint64_t>(t)] = {vertex_index(edges[0]), vertex_index(edges[second]),
+                                                                   vertex_index(edges[third])};
               }
             }
+            next += static_cast<std::uint64_t>(n);
+            continue;
           }
+          const Word corner_on[8] = {o[0][0], o_xp[0][0], o_xp[0][1], o[0][1], o[1][0], o_xp[1][0], o_xp[1][1], o[1][1]};
+          std::uint8_t corner[8];
+          for (int i = 0; i < 8; ++i)
+            corner[i] = bit_at(corner_above[i], b) ? kAbove : (bit_at(corner_on[i], b) ? kOnLevel : kBelow);
+          std::uint8_t local[kMaxTriangles][3];
+          const int n = cell_triangles(kCaseTable, corner, options_.allow_degenerate, options_.flip, local);
+          if constexpr (Emit)
+            for (int t = 0; t < n; ++t)
+              triangles[next + static_cast<std::uint64_t>(t)] = {vertex_index(local[t][0]), vertex_index(local[t][1]),
+                                                                 vertex_index(local[t][2])};
           next += static_cast<std::uint64_t>(n);
         }
       }
@@ -359,7 +384,7 @@ class SlabExtractor {
   std::int64_t words_;  // words per row
   std::vector<Word> edge_x_;
   LayerBits classes_[3];
-  std::vector<OwnerWords> numbering_[2];
+  LayerNumbering numbering_[2];
   Mesh* mesh_ = nullptr;
 };
 
