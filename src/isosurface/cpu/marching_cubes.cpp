@@ -34,8 +34,12 @@
 // a slab and the layer after it are classified again), does O(1) word operations per 64 voxels,
 // visits crossed cells only, and writes each vertex and triangle once. Work O(n / threads / 64 +
 // n / SIMD width + output).
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <exception>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -265,7 +269,7 @@ class SlabExtractor {
     const auto voxel = [this](std::int64_t vx, std::int64_t vy, std::int64_t vz) { return value(vx, vy, vz); };
     for (int slot = 0; slot < 4; ++slot) {
       if (!(mask & (1u << slot))) continue;
-      float position[3], normal[3], vertex_value;
+      float position[3], normal[3] = {}, vertex_value;  // normal: written only when asked for
       vertex_attributes(voxel, grid_, level_, x, y, z, slot, options_.normals, options_.flip, position, vertex_value,
                         normal);
       mesh_->vertices[index] = {position[0], position[1], position[2]};
@@ -399,6 +403,32 @@ std::vector<std::int64_t> slab_starts(std::int64_t nx, std::int64_t ny, std::int
   return starts;
 }
 
+// Makes the threads of a parallel region wait for each other by sleeping (a futex, through
+// std::atomic::wait) rather than by spinning. OpenMP's barriers spin first (GOMP_SPINCOUNT), and
+// on a machine whose cores are shared a spinning thread takes the core from the thread it waits
+// for: the region's two phases would then take much longer with two threads than with one.
+class SleepingBarrier {
+ public:
+  // Each thread of the team calls this with the team's size before it first arrives.
+  void set_team_size(int threads) { threads_.store(threads, std::memory_order_relaxed); }
+  // The last thread to arrive runs `last`, then all go on.
+  template <class Last>
+  void arrive_and_wait(Last&& last) {
+    const int generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_.load(std::memory_order_relaxed)) {
+      last();
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.store(generation + 1, std::memory_order_release);
+      generation_.notify_all();
+      return;
+    }
+    while (generation_.load(std::memory_order_acquire) == generation) generation_.wait(generation);
+  }
+
+ private:
+  std::atomic<int> threads_{0}, arrived_{0}, generation_{0};
+};
+
 }  // namespace
 
 template <class T>
@@ -410,32 +440,42 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   const auto slabs = static_cast<std::int64_t>(starts.size()) - 1;
   using Counts = typename SlabExtractor<T>::Counts;
   std::vector<Counts> offsets(static_cast<std::size_t>(slabs) + 1);
+  bool wide = false;
+  std::exception_ptr failure;  // an allocation that failed, rethrown outside the region
+  // One region: count the slabs (taken one at a time), then the last thread to finish sums them
+  // and sizes the mesh (zeroing it: the longest serial step) while the others sleep, then emit.
+  std::atomic<std::int64_t> next_to_count{0}, next_to_emit{0};
+  SleepingBarrier barrier;
 #pragma omp parallel num_threads(threads)
   {
+    barrier.set_team_size(omp_get_num_threads());
     SlabExtractor<T> extractor(volume, level, options);
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < slabs; ++s) offsets[s + 1] = extractor.count(starts[s], starts[s + 1]);
+    for (std::int64_t s; (s = next_to_count.fetch_add(1, std::memory_order_relaxed)) < slabs;)
+      offsets[s + 1] = extractor.count(starts[s], starts[s + 1]);
+    barrier.arrive_and_wait([&] {
+      for (std::int64_t s = 0; s < slabs; ++s) {  // exclusive prefix over slabs
+        offsets[s + 1].vertices += offsets[s].vertices;
+        offsets[s + 1].triangles += offsets[s].triangles;
+      }
+      const Counts total = offsets[slabs];
+      try {
+        mesh.vertices.resize(total.vertices);
+        if (options.normals) mesh.normals.resize(total.vertices);
+        if (options.values) mesh.values.resize(total.vertices);
+        wide = total.vertices > 0xFFFFFFFFull;
+        if (wide) mesh.triangles64.resize(total.triangles);
+        else mesh.triangles.resize(total.triangles);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    });
+    if (!failure)
+      for (std::int64_t s; (s = next_to_emit.fetch_add(1, std::memory_order_relaxed)) < slabs;) {
+        if (wide) extractor.emit(starts[s], starts[s + 1], offsets[s], mesh, mesh.triangles64.data());
+        else extractor.emit(starts[s], starts[s + 1], offsets[s], mesh, mesh.triangles.data());
+      }
   }
-  for (std::int64_t s = 0; s < slabs; ++s) {  // exclusive prefix over slabs
-    offsets[s + 1].vertices += offsets[s].vertices;
-    offsets[s + 1].triangles += offsets[s].triangles;
-  }
-  const Counts total = offsets[slabs];
-  mesh.vertices.resize(total.vertices);
-  if (options.normals) mesh.normals.resize(total.vertices);
-  if (options.values) mesh.values.resize(total.vertices);
-  const bool wide = total.vertices > 0xFFFFFFFFull;
-  if (wide) mesh.triangles64.resize(total.triangles);
-  else mesh.triangles.resize(total.triangles);
-#pragma omp parallel num_threads(threads)
-  {
-    SlabExtractor<T> extractor(volume, level, options);
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < slabs; ++s) {
-      if (wide) extractor.emit(starts[s], starts[s + 1], offsets[s], mesh, mesh.triangles64.data());
-      else extractor.emit(starts[s], starts[s + 1], offsets[s], mesh, mesh.triangles.data());
-    }
-  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 #define WINNOW_INSTANTIATE(T) \
