@@ -23,12 +23,13 @@
 //   crossed cell with no corner on the level has exactly its case's triangle count (no triangle
 //   can collapse); the others go through cell_triangles.
 // - Numbering (pass 2): the owning voxels of a layer are walked bit by bit in raster order; each
-//   gets the index of its first vertex and its owner mask, which is all a triangle needs
-//   (first + rank_in_voxel). Voxels that own nothing are never written nor read.
+//   gets the index of its first vertex and its owner mask, packed in one word, which is all a
+//   triangle needs (first + rank_in_voxel). Voxels that own nothing are never written nor read.
 //
 // Per slab of voxel layers [z0, z1), one thread walks the layers in order, keeping a ring of three
-// layers of class bits and two layers of numbering: memory O(nx ny) per thread, never O(volume). Layer L's owner words need the classes of L-1..L+1; cell layer L-1 needs the
-// classes and numbering of layers L-1 and L.
+// layers of class bits and two layers of numbering: memory O(nx ny) per thread, never O(volume).
+// Layer L's owner words need the classes of L-1..L+1; cell layer L-1 needs the classes and
+// numbering of layers L-1 and L.
 //
 // Complexity: each pass reads every voxel about 1 + 2 / (layers per slab) times (the layer before
 // a slab and the layer after it are classified again), does O(1) word operations per 64 voxels,
@@ -89,12 +90,19 @@ struct OwnerWords {
   Word slot[4];
 };
 
-// The numbering of one layer (pass 2), set only at the voxels that own vertices (the only ones a
-// triangle refers to): the index of the voxel's first vertex and its owner mask.
-struct LayerNumbering {
-  std::vector<std::uint64_t> first;
-  std::vector<std::uint8_t> mask;
-};
+// The numbering of one layer (pass 2), nx ny entries set only at the voxels that own vertices (the
+// only ones a triangle refers to): first vertex index << 4 | owner mask.
+using LayerNumbering = std::vector<std::uint64_t>;
+inline std::uint64_t pack_numbering(std::uint64_t first, unsigned mask) { return first << 4 | mask; }
+
+// rank_in_voxel(mask, slot) of isosurface/cell.hpp (the mask's bits below the slot), tabulated.
+constexpr std::array<std::array<std::uint8_t, 4>, 16> kRankInVoxel = [] {
+  std::array<std::array<std::uint8_t, 4>, 16> ranks{};
+  for (unsigned mask = 0; mask < 16; ++mask)
+    for (int slot = 0; slot < 4; ++slot) ranks[mask][slot] = static_cast<std::uint8_t>(std::popcount(mask & ((1u << slot) - 1u)));
+  return ranks;
+}();
+inline std::uint64_t unpack_index(std::uint64_t packed, int slot) { return (packed >> 4) + kRankInVoxel[packed & 15][slot]; }
 
 // The owner mask (isosurface/cell.hpp's owner_mask) of voxel b of the 64.
 inline unsigned owner_mask_at(const OwnerWords& owners, int b) {
@@ -102,13 +110,6 @@ inline unsigned owner_mask_at(const OwnerWords& owners, int b) {
          bit_at(owners.slot[3], b) << 3;
 }
 
-// Where each local vertex id (edge 0..11, 12 + corner) lives: isosurface/cell.hpp's vertex_home,
-// tabulated once.
-const std::array<VertexHome, 20> kVertexHome = [] {
-  std::array<VertexHome, 20> homes{};
-  for (int local = 0; local < 20; ++local) homes[static_cast<std::size_t>(local)] = vertex_home(kCaseTable, local);
-  return homes;
-}();
 
 // Turns rows of voxels of type T into above / on-level bits with the contract's double semantics.
 template <class T>
@@ -173,6 +174,10 @@ class SlabExtractor {
     const auto plane = static_cast<std::size_t>(words_ * volume.ny);
     for (auto& layer : classes_) layer.above.resize(plane), layer.on.resize(plane);
     // Per word: the voxels whose +x edge stays inside the volume, and the voxels that start a cell.
+    for (int local = 0; local < 20; ++local) {
+      const VertexHome home = vertex_home(kCaseTable, local);
+      local_home_[static_cast<std::size_t>(local)] = {home.dz, home.slot, home.dy * volume.nx + home.dx};
+    }
     edge_x_.assign(static_cast<std::size_t>(words_), ~Word{0});
     for (std::int64_t w = 0; w < words_; ++w) {
       const std::int64_t inside = volume.nx - 1 - 64 * w;  // voxels x < nx - 1 in this word
@@ -194,11 +199,8 @@ class SlabExtractor {
   // Pass 2: writes them, numbered from `offsets` (the slab's first vertex and triangle).
   template <class Index>
   void emit(std::int64_t z0, std::int64_t z1, Counts offsets, Mesh& mesh, std::array<Index, 3>* triangles) {
-    if (numbering_[0].first.empty())
-      for (auto& n : numbering_) {
-        n.first.resize(static_cast<std::size_t>(volume_.nx * volume_.ny));
-        n.mask.resize(static_cast<std::size_t>(volume_.nx * volume_.ny));
-      }
+    if (numbering_[0].empty())
+      for (auto& n : numbering_) n.resize(static_cast<std::size_t>(volume_.nx * volume_.ny));
     mesh_ = &mesh;
     walk<true, Index>(z0, z1, offsets, triangles);
   }
@@ -252,8 +254,7 @@ class SlabExtractor {
             const int b = std::countr_zero(left);
             const std::int64_t x = 64 * w + b;
             const unsigned mask = owner_mask_at(owners, b);
-            numbering->first[y * volume_.nx + x] = next_index;
-            numbering->mask[y * volume_.nx + x] = static_cast<std::uint8_t>(mask);
+            (*numbering)[y * volume_.nx + x] = pack_numbering(next_index, mask);
             if (own_layer) write_vertices(x, y, z, mask, next_index);
             next_index += static_cast<std::uint64_t>(popcount4(mask));
           }
@@ -286,7 +287,9 @@ class SlabExtractor {
     const LayerBits& l0 = classes_[z % 3];
     const LayerBits& l1 = classes_[(z + 1) % 3];
     const LayerNumbering* numbering[2] = {&numbering_[z % 2], &numbering_[(z + 1) % 2]};
+    const std::uint64_t* rows[2] = {};
     for (std::int64_t y = 0; y + 1 < ny; ++y) {
+      if constexpr (Emit) rows[0] = numbering[0]->data() + y * volume_.nx, rows[1] = numbering[1]->data() + y * volume_.nx;
       // The four rows of voxels of cell row y: r[dz][dy].
       const Word* above[2][2] = {{l0.above.data() + y * words_, l0.above.data() + (y + 1) * words_},
                                  {l1.above.data() + y * words_, l1.above.data() + (y + 1) * words_}};
@@ -322,10 +325,8 @@ class SlabExtractor {
           const std::int64_t x = 64 * w + b;
           // The global index of local vertex `local` (isosurface/cell.hpp's ids) of this cell.
           const auto vertex_index = [&](int local) {
-            const VertexHome& home = kVertexHome[local];
-            const std::int64_t at = (y + home.dy) * volume_.nx + x + home.dx;
-            const LayerNumbering& layer = *numbering[home.dz];
-            return static_cast<Index>(layer.first[at] + static_cast<std::uint64_t>(rank_in_voxel(layer.mask[at], home.slot)));
+            const LocalHome& home = local_home_[local];
+            return static_cast<Index>(unpack_index(rows[home.layer][x + home.offset], home.slot));
           };
           if (!bit_at(cells_on_level, b) || (!Emit && options_.allow_degenerate)) {
             // No corner on the level: every crossed edge is its own vertex, so cell_triangles would
@@ -389,6 +390,13 @@ class SlabExtractor {
   std::vector<Word> edge_x_;
   LayerBits classes_[3];
   LayerNumbering numbering_[2];
+  // Where each local vertex id (edge 0..11, 12 + corner) lives (isosurface/cell.hpp's vertex_home):
+  // the numbering layer (dz), the offset from the cell's origin within it, and the slot.
+  struct LocalHome {
+    int layer, slot;
+    std::int64_t offset;
+  };
+  std::array<LocalHome, 20> local_home_{};
   Mesh* mesh_ = nullptr;
 };
 
