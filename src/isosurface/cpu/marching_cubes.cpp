@@ -136,6 +136,38 @@ class RowClassifier {
     }
   }
 
+  // The rows of a layer (ny rows of nx voxels, `row(y)` their starts; `words` per row). When the
+  // rows follow each other in memory the layer is one run for the SIMD kernel, whose bit stream
+  // is then cut into rows: a call per row would spend more on its tail (a row rarely ends on 64
+  // voxels) than on the row.
+  template <class RowStart>
+  void classify_layer(RowStart row, std::int64_t nx, std::int64_t ny, bool dense, std::int64_t words, Word* above,
+                      Word* on) {
+    if (!dense || !has_kernel_) {
+      for (std::int64_t y = 0; y < ny; ++y) classify(row(y), nx, above + y * words, on + y * words);
+      return;
+    }
+    const std::int64_t n = nx * ny;
+    const auto stream_words = static_cast<std::size_t>((n + 63) / 64);
+    stream_above_.assign(stream_words + 2, 0);  // the cut below may read past the stream: zeros
+    stream_on_.assign(stream_words + 2, 0);
+    classify(row(0), n, stream_above_.data(), stream_on_.data());
+    const Word last_word_mask = nx % 64 == 0 ? ~Word{0} : bits_below(static_cast<int>(nx % 64));
+    for (std::int64_t y = 0; y < ny; ++y) {
+      const std::int64_t first_bit = y * nx, from = first_bit >> 6;
+      const int shift = static_cast<int>(first_bit & 63);
+      for (std::int64_t w = 0; w < words; ++w) {
+        const auto cut = [&](const std::vector<Word>& stream) {
+          const Word low = stream[static_cast<std::size_t>(from + w)] >> shift;
+          return shift == 0 ? low : low | stream[static_cast<std::size_t>(from + w + 1)] << (64 - shift);
+        };
+        const Word keep = w + 1 == words ? last_word_mask : ~Word{0};
+        above[y * words + w] = cut(stream_above_) & keep;
+        on[y * words + w] = cut(stream_on_) & keep;
+      }
+    }
+  }
+
   // Writes ceil(n / 64) words of each (bits past n zero).
   void classify(const T* row, std::int64_t n, Word* above, Word* on) const {
     const auto words = static_cast<std::size_t>((n + 63) / 64);
@@ -162,6 +194,7 @@ class RowClassifier {
   bool has_kernel_ = false, on_possible_ = false;
   simd::Elem elem_{};
   Predicate above_pred_, on_pred_;
+  std::vector<Word> stream_above_, stream_on_;  // a whole layer's bits
 };
 
 template <class T>
@@ -212,9 +245,8 @@ class SlabExtractor {
 
   __attribute__((noinline)) void classify(std::int64_t z) {
     LayerBits& layer = classes_[z % 3];
-    for (std::int64_t y = 0; y < volume_.ny; ++y)
-      classifier_.classify(volume_.row(y, z), volume_.nx, layer.above.data() + y * words_,
-                           layer.on.data() + y * words_);
+    classifier_.classify_layer([&](std::int64_t y) { return volume_.row(y, z); }, volume_.nx, volume_.ny,
+                               volume_.row_stride == volume_.nx, words_, layer.above.data(), layer.on.data());
   }
 
   // Owner words of word w of row y of layer z.
@@ -385,7 +417,7 @@ class SlabExtractor {
   double level_;
   IsosurfaceOptions options_;
   Grid grid_;
-  RowClassifier<T> classifier_;
+  RowClassifier<T> classifier_;  // holds a layer's bit stream: one per thread
   std::int64_t words_;  // words per row
   std::vector<Word> edge_x_;
   LayerBits classes_[3];
