@@ -40,9 +40,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <exception>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -99,17 +99,19 @@ inline std::uint64_t pack_numbering(std::uint64_t first, unsigned mask) { return
 constexpr std::array<std::array<std::uint8_t, 4>, 16> kRankInVoxel = [] {
   std::array<std::array<std::uint8_t, 4>, 16> ranks{};
   for (unsigned mask = 0; mask < 16; ++mask)
-    for (int slot = 0; slot < 4; ++slot) ranks[mask][slot] = static_cast<std::uint8_t>(std::popcount(mask & ((1u << slot) - 1u)));
+    for (int slot = 0; slot < 4; ++slot)
+      ranks[mask][slot] = static_cast<std::uint8_t>(std::popcount(mask & ((1u << slot) - 1u)));
   return ranks;
 }();
-inline std::uint64_t unpack_index(std::uint64_t packed, int slot) { return (packed >> 4) + kRankInVoxel[packed & 15][slot]; }
+inline std::uint64_t unpack_index(std::uint64_t packed, int slot) {
+  return (packed >> 4) + kRankInVoxel[packed & 15][slot];
+}
 
 // The owner mask (isosurface/cell.hpp's owner_mask) of voxel b of the 64.
 inline unsigned owner_mask_at(const OwnerWords& owners, int b) {
   return bit_at(owners.slot[0], b) | bit_at(owners.slot[1], b) << 1 | bit_at(owners.slot[2], b) << 2 |
          bit_at(owners.slot[3], b) << 3;
 }
-
 
 // Turns rows of voxels of type T into above / on-level bits with the contract's double semantics.
 template <class T>
@@ -132,7 +134,8 @@ class RowClassifier {
       if (!(least_above > 0)) set(elem, where(CompareOp::greater_equal, T{0}));       // all above
       else if (least_above > kMax) set(elem, where(CompareOp::greater, static_cast<T>(kMax)));  // none
       else set(elem, where(CompareOp::greater_equal, static_cast<T>(least_above)));
-      if (level == std::floor(level) && level >= 0 && level <= kMax) set_on(where(CompareOp::equal, static_cast<T>(level)));
+      if (level == std::floor(level) && level >= 0 && level <= kMax)
+        set_on(where(CompareOp::equal, static_cast<T>(level)));
     }
   }
 
@@ -316,14 +319,16 @@ class SlabExtractor {
 
   // Counts (or writes, from triangle index `next`) the triangles of cell layer z.
   template <bool Emit, class Index>
-  __attribute__((noinline)) std::uint64_t cell_layer(std::int64_t z, std::uint64_t next, std::array<Index, 3>* triangles) {
+  __attribute__((noinline)) std::uint64_t cell_layer(std::int64_t z, std::uint64_t next,
+                                                     std::array<Index, 3>* triangles) {
     const std::int64_t ny = volume_.ny;
     const LayerBits& l0 = classes_[z % 3];
     const LayerBits& l1 = classes_[(z + 1) % 3];
     const LayerNumbering* numbering[2] = {&numbering_[z % 2], &numbering_[(z + 1) % 2]};
     const std::uint64_t* rows[2] = {};
     for (std::int64_t y = 0; y + 1 < ny; ++y) {
-      if constexpr (Emit) rows[0] = numbering[0]->data() + y * volume_.nx, rows[1] = numbering[1]->data() + y * volume_.nx;
+      if constexpr (Emit)
+        rows[0] = numbering[0]->data() + y * volume_.nx, rows[1] = numbering[1]->data() + y * volume_.nx;
       // The four rows of voxels of cell row y: r[dz][dy].
       const Word* above[2][2] = {{l0.above.data() + y * words_, l0.above.data() + (y + 1) * words_},
                                  {l1.above.data() + y * words_, l1.above.data() + (y + 1) * words_}};
@@ -353,7 +358,8 @@ class SlabExtractor {
             o_xp[dz][dy] = next_voxel(o[dz][dy], has_next_word ? on[dz][dy][w + 1] : 0);
           }
         // Corners in the order of isosurface/cases.hpp: (x,y,z) (x+1,y,z) (x+1,y+1,z) (x,y+1,z), then z+1.
-        const Word corner_above[8] = {a[0][0], a_xp[0][0], a_xp[0][1], a[0][1], a[1][0], a_xp[1][0], a_xp[1][1], a[1][1]};
+        const Word corner_above[8] = {a[0][0], a_xp[0][0], a_xp[0][1], a[0][1],
+                                      a[1][0], a_xp[1][0], a_xp[1][1], a[1][1]};
         for (Word left = crossed_cells; left != 0; left &= left - 1) {
           const int b = std::countr_zero(left);
           const std::int64_t x = 64 * w + b;
@@ -380,7 +386,8 @@ class SlabExtractor {
             next += static_cast<std::uint64_t>(n);
             continue;
           }
-          const Word corner_on[8] = {o[0][0], o_xp[0][0], o_xp[0][1], o[0][1], o[1][0], o_xp[1][0], o_xp[1][1], o[1][1]};
+          const Word corner_on[8] = {o[0][0], o_xp[0][0], o_xp[0][1], o[0][1],
+                                     o[1][0], o_xp[1][0], o_xp[1][1], o[1][1]};
           std::uint8_t corner[8];
           for (int i = 0; i < 8; ++i)
             corner[i] = bit_at(corner_above[i], b) ? kAbove : (bit_at(corner_on[i], b) ? kOnLevel : kBelow);
