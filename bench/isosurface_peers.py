@@ -1,8 +1,10 @@
 """Isosurface peers on the CPU, on the fields of bench/isosurface_cpu_bench.cpp: scikit-image's
 marching_cubes (methods 'lewiner' and 'lorensen') and, when `import vtk` works (Debian
-python3-vtk9), VTK's vtkFlyingEdges3D on the same number of threads. Prints the median of R calls.
+python3-vtk9), VTK's vtkFlyingEdges3D on the same number of threads (vtkSMPTools, which runs its
+threads). Prints the median of R calls. Debian's VTK is built for /usr/bin/python3: run the script
+from a venv made with `--system-site-packages` (pip: numpy, scikit-image, nibabel).
 
-    python3 bench/isosurface_peers.py [--size N] [--reps R] [--threads T] [VOLUME LEVEL]
+    python3 bench/isosurface_peers.py [--size N] [--reps R] [--threads T] [--peers skimage,vtk] [VOLUME LEVEL]
 """
 import argparse
 import time
@@ -35,6 +37,7 @@ def main():
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--peers", default="skimage,vtk", help="comma-separated: skimage, vtk")
     ap.add_argument("rest", nargs="*")
     a = ap.parse_args()
     vols = {name: (v, 0.0) for name, v in fields(a.size).items()}
@@ -51,10 +54,13 @@ def main():
     except ImportError:
         vtk = None
     for name, (v, level) in vols.items():  # arrays are (z, y, x): x fastest, as winnow's volumes
-        for method in ("lewiner", "lorensen"):
+        for method in ("lewiner", "lorensen") if "skimage" in a.peers else ():
             ms, (verts, faces, _, _) = median_ms(lambda: marching_cubes(v, level, method=method), a.reps)
             print(f"{name:16s} skimage {method:9s} {len(verts):9d} verts {len(faces):9d} tris {ms:9.2f} ms")
+        if "vtk" not in a.peers:
+            continue
         if vtk is not None:
+            vtk.vtkSMPTools.Initialize(a.threads)  # Flying Edges runs on vtkSMPTools' threads
             vtk.vtkMultiThreader.SetGlobalMaximumNumberOfThreads(a.threads)
             image = vtk.vtkImageData()
             image.SetDimensions(v.shape[2], v.shape[1], v.shape[0])

@@ -4,7 +4,8 @@
 // once, its reverse once), welding (no two vertices at one position), no degenerate triangles,
 // Euler characteristic, area and enclosed volume against the analytic values, vertex positions and
 // order against an interpolation written here, outward normals; slabbed = one pass bit for bit;
-// thin, empty, NaN, strided, spaced and every voxel type; CPU = CUDA (skipped without a device).
+// thin, empty, NaN, strided, spaced and every voxel type; rows across 64-voxel word boundaries;
+// levels between and beyond a voxel type's values; CPU = CUDA (skipped without a device).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -395,6 +396,91 @@ TEST(Isosurface, SlabbedIsOnePassBitForBit) {
     o.max_slab_voxels = slab;
     SCOPED_TRACE(slab);
     expect_same_mesh(isosurface(vol.view(), 0.2, o), whole);
+  }
+}
+
+TEST(Isosurface, RowsAcrossWordBoundariesAndLayerRuns) {
+  // The CPU backend classifies 64 voxels to a word and, for rows that follow each other in
+  // memory, a whole layer in one run cut into rows; widths around and beyond 64 put cells, edges
+  // and row ends on every side of a word boundary. The strided copy takes the row-by-row path.
+  std::mt19937 rng(19);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  for (std::int64_t nx : {63, 64, 65, 127, 130, 200}) {
+    SCOPED_TRACE(nx);
+    const std::int64_t ny = 7, nz = 6;
+    Volume<float> vol(nx, ny, nz);
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) {
+          const bool border = x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1;
+          vol(x, y, z) = border ? 0.0f : (rng() % 5 == 0 ? 0.5f : uniform(rng));  // some voxels on the level
+        }
+    const Mesh m = isosurface(vol.view(), 0.5, kCpuNormals);
+    ASSERT_GT(m.triangle_count(), 100u);
+    expect_welded_and_valid(m);
+    expect_vertices_match(m, vol.view(), 0.5);
+    const auto edges = directed_edges(m);  // collapsed triangles dropped: uses still balance both ways
+    int unbalanced = 0;
+    for (const auto& [e, count] : edges) {
+      const auto reverse = edges.find({e.second, e.first});
+      unbalanced += reverse == edges.end() || reverse->second != count;
+    }
+    EXPECT_EQ(unbalanced, 0);
+    const std::int64_t row = nx + 3, slice = row * ny + 5;
+    std::vector<float> padded(static_cast<std::size_t>(slice * nz), 0.5f);
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) padded[z * slice + y * row + x] = vol(x, y, z);
+    expect_same_mesh(isosurface(VolumeView<const float>(padded.data(), nx, ny, nz, row, slice), 0.5, kCpuNormals), m);
+    IsosurfaceOptions slabbed = kCpuNormals;
+    slabbed.max_slab_voxels = nx * ny;
+    expect_same_mesh(isosurface(vol.view(), 0.5, slabbed), m);
+  }
+}
+
+TEST(Isosurface, LevelsBetweenAndBeyondTheVoxelTypeCompareAsDoubles) {
+  // Voxels are compared with the level as doubles; the CPU backend compares in the voxel's own
+  // type, so levels that are not values of the type (between two floats, fractional or out of
+  // range for integers) must give what the double comparison gives: the mesh of the same values
+  // held as doubles, and the vertices of this file's interpolation.
+  std::mt19937 rng(20);
+  const float tenth = 0.1f;  // 0.100000001490116..., just above the double 0.1
+  const float near[] = {tenth, std::nextafter(tenth, 0.0f), std::nextafter(tenth, 1.0f), 0.0f, 0.3f};
+  Volume<float> f(70, 9, 8);
+  for (float& v : f.voxels()) v = near[rng() % 5];
+  Volume<double> f_as_double(70, 9, 8);
+  for (std::size_t i = 0; i < f.voxels().size(); ++i) f_as_double.voxels()[i] = f.voxels()[i];
+  for (double level : {0.1, static_cast<double>(tenth), static_cast<double>(std::nextafter(tenth, 0.0f)), 0.0, -1e300,
+                       1e300}) {
+    SCOPED_TRACE(level);
+    const Mesh m = isosurface(f.view(), level, kCpuNormals);
+    expect_same_mesh(m, isosurface(f_as_double.view(), level, kCpuNormals));
+    expect_vertices_match(m, f.view(), level);
+  }
+  EXPECT_GT(isosurface(f.view(), 0.1, kCpuNormals).triangle_count(), 100u);
+
+  Volume<std::uint8_t> u8(66, 8, 9);
+  Volume<std::uint16_t> u16(66, 8, 9);
+  Volume<std::int16_t> i16(66, 8, 9);
+  Volume<double> as_double(66, 8, 9);
+  for (std::size_t i = 0; i < u8.voxels().size(); ++i) {
+    const int v = static_cast<int>(rng() % 4);
+    u8.voxels()[i] = static_cast<std::uint8_t>(v == 3 ? 255 : v);  // 0, 1, 2 and the type's largest
+    u16.voxels()[i] = static_cast<std::uint16_t>(v == 3 ? 65535 : v);
+    i16.voxels()[i] = static_cast<std::int16_t>(v == 3 ? -32768 : v);
+  }
+  for (double level : {-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 254.5, 255.0, 300.0, 65534.5, 65535.0, 70000.0, -32768.0,
+                       -32767.5, 1e300, -1e300}) {
+    SCOPED_TRACE(level);
+    for (std::size_t i = 0; i < u8.voxels().size(); ++i) as_double.voxels()[i] = u8.voxels()[i];
+    expect_same_mesh(isosurface(u8.view(), level, kCpuNormals), isosurface(as_double.view(), level, kCpuNormals));
+    expect_vertices_match(isosurface(u8.view(), level, kCpuNormals), u8.view(), level);
+    for (std::size_t i = 0; i < u16.voxels().size(); ++i) as_double.voxels()[i] = u16.voxels()[i];
+    expect_same_mesh(isosurface(u16.view(), level, kCpuNormals), isosurface(as_double.view(), level, kCpuNormals));
+    expect_vertices_match(isosurface(u16.view(), level, kCpuNormals), u16.view(), level);
+    for (std::size_t i = 0; i < i16.voxels().size(); ++i) as_double.voxels()[i] = i16.voxels()[i];
+    expect_same_mesh(isosurface(i16.view(), level, kCpuNormals), isosurface(as_double.view(), level, kCpuNormals));
+    expect_vertices_match(isosurface(i16.view(), level, kCpuNormals), i16.view(), level);
   }
 }
 

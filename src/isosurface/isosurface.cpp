@@ -62,9 +62,9 @@
 // The CUDA backend (cuda/isosurface.cu) computes the same numbering by per-tile sums, a scan and
 // in-block scans, with the volume cut into slabs of z the same way when it does not fit the device.
 //
-// Complexity: O(n) voxel reads per pass (plus the two layers around each slab), with rows and
-// x-ranges that cannot hold a crossing skipped (Flying Edges' trick, cpu/marching_cubes.cpp);
-// O(V + T) writes; memory beside the mesh O(nx ny) per thread.
+// Complexity: O(n) voxel reads per pass (plus the two layers around each slab); on the CPU the
+// classes are bits, 64 voxels to a word, and only words that hold a crossing are visited voxel by
+// voxel (cpu/marching_cubes.cpp); O(V + T) writes; memory beside the mesh O(nx ny) per thread.
 #include "winnow/isosurface.hpp"
 
 #include <chrono>
