@@ -122,7 +122,10 @@ class CuPyDevice:
         return a[:, ::-1]
 
     def value_range(self, a: Any) -> tuple[float, float]:
-        return float(self.xp.nanmin(a)), float(self.xp.nanmax(a))
+        """(smallest, largest) value, NaN ignored."""
+        if np.dtype(a.dtype).kind == "f":
+            return float(self.xp.nanmin(a)), float(self.xp.nanmax(a))
+        return float(a.min()), float(a.max())
 
 
 _TORCH_DTYPES = {

@@ -81,8 +81,6 @@ def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Option
                            gradient_direction: str, allow_degenerate: bool) -> tuple:
     """marching_cubes of a CuPy / PyTorch CUDA volume through the device API: sizing call, outputs
     allocated by the caller's library, extraction call, all on the caller's current stream."""
-    from . import _winnow as extension
-
     with device_context(lib):
         if dtype.name not in MESH_DTYPES:
             volume = lib.astype(volume, np.float64)
@@ -97,15 +95,15 @@ def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Option
         arguments = (volume, float(level), float(spacing[2]), float(spacing[1]), float(spacing[0]), False,
                      bool(allow_degenerate))
         totals = lib.empty(2, np.uint64)
-        temp_bytes = extension.isosurface_device(None, *arguments, None, None, None, None, totals, stream)
+        temp_bytes = _winnow.isosurface_device(None, *arguments, None, None, None, None, totals, stream)
         temp = lib.empty(max(int(temp_bytes), 1), np.uint8)
-        extension.isosurface_device(temp, *arguments, None, None, None, None, totals, stream)
+        _winnow.isosurface_device(temp, *arguments, None, None, None, None, totals, stream)
         vertex_total, triangle_total = (int(v) for v in lib.to_host(totals))  # waits for the stream
         vertices = lib.empty((vertex_total, 3), np.float32)
         normals = lib.empty((vertex_total, 3), np.float32)
         values = lib.empty(vertex_total, np.float32)
         triangles = lib.empty((triangle_total, 3), np.uint32 if vertex_total < 2**32 else np.uint64)
-        extension.isosurface_device(temp, *arguments, vertices, triangles, normals, values, totals, stream)
+        _winnow.isosurface_device(temp, *arguments, vertices, triangles, normals, values, totals, stream)
         verts = lib.contiguous(lib.reverse_columns(vertices))
         faces = lib.contiguous(lib.reverse_columns(triangles)) if gradient_direction == "ascent" else triangles
         return verts, faces, lib.contiguous(lib.reverse_columns(normals)), values
