@@ -1,11 +1,20 @@
-// Connected-component labeling of 2D images for Python (winnow.label). Host arrays through the
-// host API winnow::label_into (any backend; labels written into the caller's array, statistics
-// on request); CUDA arrays through the device API winnow::cuda::label on the caller's stream,
-// into labels, count and temporary storage the Python layer allocated with the caller's library.
+// Connected-component labeling for Python (winnow.label, winnow.statistics).
+// - Binary 2D masks: host arrays through winnow::label_into (any backend; labels written into the
+//   caller's array, statistics on request), CUDA arrays through winnow::cuda::label.
+// - Volumes and multi-label images (a 2D image is a volume of one slice): host arrays through
+//   winnow::label(VolumeView), whose label volume becomes the NumPy result without a copy; CUDA
+//   arrays through winnow::cuda::label_volume. Signed integers are read as the unsigned type of
+//   their width (equal values stay equal, zero stays zero).
+// - statistics_host: cc3d.statistics' sums over any integer label array, one pass, exact integers.
+// Device calls run on the caller's stream, into labels, count and temporary storage the Python
+// layer allocated with the caller's library.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string_view.h>
 
+#include <algorithm>
+#include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "arrays.hpp"
 #include "winnow/error.hpp"
@@ -43,11 +52,11 @@ std::int64_t row_stride(const Array& mask) {
 /// Returns (count, stats): stats None, or (int64 [N, 5] area, left, top, width, height;
 /// float64 [N, 2] centroid x, y) of labels 1..N.
 nb::tuple label_host(const Array& mask, const OutArray& labels, int connectivity, std::uint64_t min_area,
-                     bool want_stats, std::string_view backend) {
+                     std::uint64_t largest_k, bool want_stats, std::string_view backend) {
   check_mask(mask, false);
   check_labels(mask, labels, false);
-  LabelOptions options{.connectivity = connectivity, .min_area = min_area, .want_stats = want_stats,
-                       .backend = backend_from(backend)};
+  LabelOptions options{.connectivity = connectivity, .largest_k = largest_k, .min_area = min_area,
+                       .want_stats = want_stats, .backend = backend_from(backend)};
   const std::int64_t width = mask.shape(1), height = mask.shape(0);
   ImageView<const std::uint8_t> in(static_cast<const std::uint8_t*>(mask.data()), width, height, row_stride(mask));
   ImageView<std::uint32_t> out(static_cast<std::uint32_t*>(labels.data()), width, height, width);
@@ -69,6 +78,191 @@ nb::tuple label_host(const Array& mask, const OutArray& labels, int connectivity
   }
   return nb::make_tuple(result.count, nb::make_tuple(to_numpy(std::move(boxes), {n, 5}),
                                                      to_numpy(std::move(centroids), {n, 2})));
+}
+
+/// Calls f(T{}) with T the unsigned type of the integer (or bool) elements' width.
+template <class F>
+decltype(auto) with_unsigned_of_width(const Array& a, const char* what, F&& f) {
+  const auto code = a.dtype().code;
+  const bool integer = code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) ||
+                       code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ||
+                       code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool);
+  if (integer) switch (a.itemsize()) {
+      case 1: return f(std::uint8_t{});
+      case 2: return f(std::uint16_t{});
+      case 4: return f(std::uint32_t{});
+      case 8: return f(std::uint64_t{});
+    }
+  throw nb::type_error((std::string(what) + ": expected bool or integers of 8, 16, 32 or 64 bits").c_str());
+}
+
+/// A volume [z, y, x] with x adjacent and non-negative strides (the Python layer copies otherwise).
+template <class T, class A>
+VolumeView<const T> volume_view(const A& a, const char* what) {
+  if (a.ndim() != 3) throw nb::value_error((std::string(what) + ": expected 3 dimensions").c_str());
+  const auto nz = static_cast<std::int64_t>(a.shape(0)), ny = static_cast<std::int64_t>(a.shape(1)),
+             nx = static_cast<std::int64_t>(a.shape(2));
+  if (nx > 1 && a.stride(2) != 1)
+    throw nb::value_error((std::string(what) + ": expected x (the last axis) adjacent in memory").c_str());
+  const std::int64_t rs = ny > 1 ? a.stride(1) : nx, ss = nz > 1 ? a.stride(0) : rs * ny;
+  if (rs < 0 || ss < 0) throw nb::value_error((std::string(what) + ": expected non-negative strides").c_str());
+  return VolumeView<const T>(static_cast<const T*>(a.data()), nx, ny, nz, rs, ss);
+}
+
+/// A NumPy array [z, y, x] that owns the library's label volume (moved, not copied).
+template <class T>
+nb::object owning_numpy(Volume<T>&& volume) {
+  auto* owner = new Volume<T>(std::move(volume));
+  nb::capsule release(owner, [](void* p) noexcept { delete static_cast<Volume<T>*>(p); });
+  const std::size_t shape[3] = {static_cast<std::size_t>(owner->nz()), static_cast<std::size_t>(owner->ny()),
+                                static_cast<std::size_t>(owner->nx())};
+  return nb::cast(nb::ndarray<nb::numpy, T>(owner->data(), 3, shape, release));
+}
+
+/// Host volumes [z, y, x]: returns (labels uint32 or uint64 [z, y, x], count, stats), stats None or
+/// (int64 [N, 7] voxels, x, y, z, width, height, depth; float64 [N, 3] centroid x, y, z) of labels 1..N.
+nb::tuple label_volume_host(const Array& volume, int connectivity, bool multilabel, std::uint64_t min_area,
+                            std::uint64_t largest_k, bool want_stats, bool wide, std::string_view backend) {
+  require_device(volume, false, "a");
+  const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .largest_k = largest_k,
+                             .min_area = min_area, .want_stats = want_stats, .backend = backend_from(backend)};
+  VolumeLabeling result = with_unsigned_of_width(volume, "a", [&](auto t) {
+    using T = decltype(t);
+    const VolumeView<const T> view = volume_view<T>(volume, "a");
+    nb::gil_scoped_release unlocked;
+    return label(view, options, wide);
+  });
+  // Exactly one of the two is filled (64-bit when asked for or when the count needs it).
+  nb::object labels = result.labels64.empty() && !(wide && result.labels.empty())
+                          ? owning_numpy(std::move(result.labels))
+                          : owning_numpy(std::move(result.labels64));
+  if (!want_stats) return nb::make_tuple(labels, result.count, nb::none());
+  const std::size_t n = result.stats.size();
+  std::vector<std::int64_t> boxes(n * 7);
+  std::vector<double> centroids(n * 3);
+  for (std::size_t i = 0; i < n; ++i) {
+    const VolumeComponentStats& s = result.stats[i];
+    const std::int64_t row[7] = {static_cast<std::int64_t>(s.voxels), s.x, s.y, s.z, s.width, s.height, s.depth};
+    std::copy(row, row + 7, boxes.begin() + i * 7);
+    centroids[i * 3] = s.cx, centroids[i * 3 + 1] = s.cy, centroids[i * 3 + 2] = s.cz;
+  }
+  return nb::make_tuple(labels, result.count,
+                        nb::make_tuple(to_numpy(std::move(boxes), {n, 7}), to_numpy(std::move(centroids), {n, 3})));
+}
+
+/// cc3d.statistics' sums of a label volume [z, y, x] (any integer dtype; a 2D image is one slice):
+/// returns (counts uint64 [M], lower int64 [M, 3], upper int64 [M, 3] inclusive, centroids
+/// float64 [M, 3]), axes in array-index order (z, y, x), M = the largest label + 1 (1 when
+/// background_only: the background's alone). A label without voxels has count 0, lower > upper.
+nb::tuple statistics_host(const Array& labels, bool background_only) {
+  require_device(labels, false, "labels");
+  const auto code = labels.dtype().code;
+  if (code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int)) {
+    with_unsigned_of_width(labels, "labels", [&](auto t) {
+      using T = decltype(t);
+      using Signed = std::make_signed_t<T>;
+      const VolumeView<const T> view = volume_view<T>(labels, "labels");
+      for (std::int64_t z = 0; z < view.nz; ++z)
+        for (std::int64_t y = 0; y < view.ny; ++y) {
+          const T* row = view.row(y, z);
+          for (std::int64_t x = 0; x < view.nx; ++x)
+            if (static_cast<Signed>(row[x]) < 0) throw nb::value_error("labels: expected non-negative labels");
+        }
+      return 0;
+    });
+  }
+  struct Sums {
+    std::uint64_t count = 0, sum[3] = {0, 0, 0};
+    std::int64_t lower[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, upper[3] = {-1, -1, -1};
+  };
+  std::vector<Sums> sums;
+  with_unsigned_of_width(labels, "labels", [&](auto t) {
+    using T = decltype(t);
+    const VolumeView<const T> view = volume_view<T>(labels, "labels");
+    nb::gil_scoped_release unlocked;
+    T largest = 0;
+    if (!background_only)
+      for (std::int64_t z = 0; z < view.nz; ++z)
+        for (std::int64_t y = 0; y < view.ny; ++y) {
+          const T* row = view.row(y, z);
+          for (std::int64_t x = 0; x < view.nx; ++x) largest = std::max(largest, row[x]);
+        }
+    if (static_cast<std::uint64_t>(largest) >= static_cast<std::uint64_t>(view.size()) + (1u << 20))
+      throw InputError("labels: the largest label " + std::to_string(largest) +
+                       " exceeds the number of voxels (expected labels 0..N as labeling gives them)");
+    sums.resize(static_cast<std::size_t>(largest) + 1);
+    for (std::int64_t z = 0; z < view.nz; ++z)
+      for (std::int64_t y = 0; y < view.ny; ++y) {
+        const T* row = view.row(y, z);
+        for (std::int64_t x = 0; x < view.nx; ++x) {
+          if (background_only && row[x] != 0) continue;
+          Sums& s = sums[row[x]];
+          const std::int64_t at[3] = {z, y, x};
+          ++s.count;
+          for (int d = 0; d < 3; ++d) {
+            s.sum[d] += static_cast<std::uint64_t>(at[d]);
+            s.lower[d] = std::min(s.lower[d], at[d]);
+            s.upper[d] = std::max(s.upper[d], at[d]);
+          }
+        }
+      }
+    return 0;
+  });
+  const std::size_t m = sums.size();
+  std::vector<std::uint64_t> counts(m);
+  std::vector<std::int64_t> lower(m * 3), upper(m * 3);
+  std::vector<double> centroids(m * 3);
+  for (std::size_t i = 0; i < m; ++i) {
+    counts[i] = sums[i].count;
+    for (int d = 0; d < 3; ++d) {
+      lower[i * 3 + d] = sums[i].lower[d];
+      upper[i * 3 + d] = sums[i].upper[d];
+      centroids[i * 3 + d] = sums[i].count ? static_cast<double>(sums[i].sum[d]) / static_cast<double>(sums[i].count)
+                                           : std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  return nb::make_tuple(to_numpy(std::move(counts), {m}), to_numpy(std::move(lower), {m, 3}),
+                        to_numpy(std::move(upper), {m, 3}), to_numpy(std::move(centroids), {m, 3}));
+}
+
+/// CUDA volumes [z, y, x] (contiguous): labels (32-bit, contiguous) into `out`, N into count[0],
+/// on the stream; returns the temporary bytes (sizes only when temp is None).
+std::size_t label_volume_device(const std::optional<OutArray>& temp, const Array& volume, const OutArray& labels,
+                                const OutArray& count, int connectivity, bool multilabel, std::uintptr_t stream) {
+  require_device(volume, true, "a");
+  require_ndim(volume, 3, "a");
+  require_c_contiguous(volume, "a");
+  require_device(labels, true, "out");
+  require_integer_bytes(labels, 4, "out");
+  if (labels.ndim() != 3 || labels.shape(0) != volume.shape(0) || labels.shape(1) != volume.shape(1) ||
+      labels.shape(2) != volume.shape(2))
+    throw nb::value_error("out: expected the shape of a");
+  require_c_contiguous(labels, "out");
+  require_device(count, true, "count");
+  require_integer_bytes(count, 4, "count");
+  if (count.size() != 1) throw nb::value_error("count: expected one element");
+#if WINNOW_HAVE_CUDA
+  void* d_temp = nullptr;
+  std::size_t temp_bytes = 0;
+  if (temp) {
+    require_device(*temp, true, "temp");
+    d_temp = temp->data();
+    temp_bytes = temp->nbytes();
+  }
+  const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .want_stats = false};
+  with_unsigned_of_width(volume, "a", [&](auto t) {
+    using T = decltype(t);
+    nb::gil_scoped_release unlocked;
+    cuda::label_volume(d_temp, temp_bytes, static_cast<const T*>(volume.data()), volume.shape(2), volume.shape(1),
+                       volume.shape(0), static_cast<std::uint32_t*>(labels.data()),
+                       static_cast<std::uint32_t*>(count.data()), nullptr, 0, options, stream_from(stream));
+    return 0;
+  });
+  return temp_bytes;
+#else
+  (void)temp, (void)connectivity, (void)multilabel, (void)stream;
+  throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
+#endif
 }
 
 /// CUDA arrays: labels into `out`, N into count[0]; returns the temporary bytes (sizes only
@@ -104,11 +298,19 @@ std::size_t label_device(const std::optional<OutArray>& temp, const Array& mask,
 
 void bind_label(nb::module_& m) {
   m.def("label_host", &label_host, nb::arg("a"), nb::arg("out"), nb::arg("connectivity"), nb::arg("min_area"),
-        nb::arg("want_stats"), nb::arg("backend"),
+        nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("backend"),
         "Labels the non-zero pixels of a into out (uint32); returns (count, stats or None).");
   m.def("label_device", &label_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("out"), nb::arg("count"),
         nb::arg("connectivity"), nb::arg("stream"),
         "CUDA arrays: labels into out, the count into count[0], on the stream; returns the temporary bytes.");
+  m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("connectivity"), nb::arg("multilabel"),
+        nb::arg("min_area"), nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("wide"), nb::arg("backend"),
+        "Labels a host volume [z, y, x] of integers; returns (labels uint32 or uint64, count, stats or None).");
+  m.def("label_volume_device", &label_volume_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("out"),
+        nb::arg("count"), nb::arg("connectivity"), nb::arg("multilabel"), nb::arg("stream"),
+        "CUDA volumes [z, y, x]: labels into out, the count into count[0], on the stream; returns the temporary bytes.");
+  m.def("statistics_host", &statistics_host, nb::arg("labels"), nb::arg("background_only"),
+        "Per-label (counts, lower zyx, upper zyx, centroids zyx) of a host label volume [z, y, x].");
 }
 
 }  // namespace winnow::python

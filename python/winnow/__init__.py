@@ -2,7 +2,8 @@
 CUDA GPUs.
 
 - ``compact(a, mask)``, ``select(a, op, threshold)``, ``flatnonzero(a)``: stream compaction.
-- ``label(a, connectivity)``: connected components of 2D images (scipy / cc3d numbering).
+- ``label(a, connectivity)``: connected components of 2D images and 3D volumes, binary or
+  multi-label (a drop-in for cc3d.connected_components); ``statistics(labels)``: cc3d.statistics.
 - ``voxels(volume, level)``: coordinates and values of the voxels above a level.
 - ``marching_cubes(volume, level)``: isosurfaces, scikit-image's conventions, welded and watertight.
 - ``scramble(image, grid)``, ``unscramble(image, grid)``: square-tile puzzles.
@@ -23,7 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 from . import _winnow
 from .compaction import compact, flatnonzero, select
 from .isosurface import marching_cubes
-from .labeling import label
+from .labeling import label, statistics
 from .puzzle import scramble, unscramble
 from .voxels import voxels
 
@@ -32,7 +33,7 @@ try:
 except PackageNotFoundError:  # imported from a source tree
     __version__ = "unknown"
 
-__all__ = ["compact", "select", "flatnonzero", "label", "marching_cubes", "voxels", "scramble", "unscramble", "devices",
+__all__ = ["compact", "select", "flatnonzero", "label", "statistics", "marching_cubes", "voxels", "scramble", "unscramble", "devices",
            "cuda_available", "__version__"]
 
 

@@ -90,20 +90,42 @@ class CuPyDevice:
     def copy(a: Any) -> Any:
         return a.copy()
 
+    @staticmethod
+    def to_host(a: Any) -> np.ndarray:
+        """A NumPy copy (waits for the stream's work up to here)."""
+        return a.get()
+
     def astype(self, a: Any, dtype: Any) -> Any:
         return a.astype(np.dtype(dtype))
 
     def nonzero_mask(self, a: Any) -> Any:
         return a != 0
 
-    def relabel(self, labels: Any, count: int, min_area: int) -> tuple[Any, int]:
-        """Removes the components of fewer than min_area pixels, renumbering the rest in order."""
+    def relabel(self, labels: Any, count: int, min_area: int, largest_k: int) -> tuple[Any, int]:
+        """Removes the components of fewer than min_area pixels, then all but the largest_k
+        largest (0: all), renumbering the rest in order."""
         xp = self.xp
         areas = xp.bincount(labels.reshape(-1), minlength=count + 1)
-        keep = areas >= min_area
-        keep[0] = False
+        keep = surviving(xp, areas, min_area, largest_k)
         lut = xp.cumsum(keep).astype(labels.dtype) * keep
         return lut[labels], int(keep.sum())
+
+    def value_codes(self, a: Any) -> Any:
+        """Multi-label floating-point input: one integer code per distinct value, 0 for zero."""
+        _, inverse = self.xp.unique(a, return_inverse=True)
+        codes = (inverse.reshape(a.shape) + 1).astype(np.uint32 if a.size < 2**32 - 1 else np.uint64)
+        codes[a == 0] = 0
+        return codes
+
+    @staticmethod
+    def reverse_columns(a: Any) -> Any:
+        return a[:, ::-1]
+
+    def value_range(self, a: Any) -> tuple[float, float]:
+        """(smallest, largest) value, NaN ignored."""
+        if np.dtype(a.dtype).kind == "f":
+            return float(self.xp.nanmin(a)), float(self.xp.nanmax(a))
+        return float(a.min()), float(a.max())
 
 
 _TORCH_DTYPES = {
@@ -158,19 +180,52 @@ class TorchDevice:
     def copy(a: Any) -> Any:
         return a.clone()
 
+    @staticmethod
+    def to_host(a: Any) -> np.ndarray:
+        return a.cpu().numpy()
+
     def astype(self, a: Any, dtype: Any) -> Any:
         return a.to(self.torch_dtype(dtype))
 
     def nonzero_mask(self, a: Any) -> Any:
         return a != 0
 
-    def relabel(self, labels: Any, count: int, min_area: int) -> tuple[Any, int]:
+    def relabel(self, labels: Any, count: int, min_area: int, largest_k: int) -> tuple[Any, int]:
         index = labels.long()
         areas = self.xp.bincount(index.reshape(-1), minlength=count + 1)
-        keep = areas >= min_area
-        keep[0] = False
+        keep = surviving(self.xp, areas, min_area, largest_k)
         lut = self.xp.cumsum(keep, 0) * keep
         return lut[index].to(labels.dtype), int(keep.sum().item())
+
+    def value_codes(self, a: Any) -> Any:
+        _, inverse = self.xp.unique(a, return_inverse=True)
+        codes = (inverse.reshape(a.shape) + 1).to(self.xp.int32 if a.numel() < 2**31 - 1 else self.xp.int64)
+        codes[a == 0] = 0
+        return codes
+
+    def reverse_columns(self, a: Any) -> Any:
+        return self.xp.flip(a, (1,))
+
+    def value_range(self, a: Any) -> tuple[float, float]:
+        finite = a[~self.xp.isnan(a)] if a.is_floating_point() else a
+        return float(finite.min().item()), float(finite.max().item())
+
+
+def surviving(xp: Any, areas: Any, min_area: int, largest_k: int) -> Any:
+    """Which labels survive (a boolean per label, the background's False): at least min_area
+    voxels, then the largest_k largest of those (0: all), ties to the lower label -- the
+    library's rule (label/backends.hpp), for the device arrays' filters."""
+    keep = areas >= min_area
+    keep[0] = False
+    if largest_k and int(keep.sum()) > largest_k:
+        kept_areas = areas * keep
+        ordered = xp.sort(kept_areas)
+        threshold = getattr(ordered, "values", ordered)[-largest_k]  # the k-th largest area (torch: .values)
+        above = kept_areas > threshold
+        room = largest_k - int(above.sum())
+        tied = kept_areas == threshold
+        keep = above | (tied & (xp.cumsum(tied, 0) <= room))
+    return keep
 
 
 def classify(x: Any, name: str) -> tuple[Any, Any]:

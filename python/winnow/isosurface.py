@@ -1,6 +1,9 @@
 """Isosurfaces: ``marching_cubes`` in scikit-image's conventions over the library's welded,
-watertight marching cubes (winnow/isosurface.hpp), on NumPy volumes indexed [z, y, x] (any
-backend: the CPU or a CUDA device).
+watertight marching cubes (winnow/isosurface.hpp), on volumes indexed [z, y, x]: NumPy through
+the host API (any backend: the CPU or a CUDA device); CuPy arrays and PyTorch CUDA tensors
+through the device API (winnow/cuda/isosurface.hpp) on the caller's current stream, the mesh
+in arrays of the caller's library: a first call writes the totals (one wait on the stream to
+read them), the outputs are allocated, a second call writes the mesh.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify
+from ._arrays import check_backend, classify, device_context
 
 MESH_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
 
@@ -30,7 +33,9 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     level None: the middle of the volume's range. Unlike scikit-image the mesh is welded (one
     vertex per edge crossing, shared) and watertight: every inner edge is used by two faces.
     dtypes uint8, uint16, int16, float32, float64 are read in place (any strides with x
-    contiguous); others are converted to float64 (a copy).
+    contiguous); others are converted to float64 (a copy). CuPy and PyTorch CUDA volumes give
+    arrays of the same library on the same device (faces int32 for PyTorch, which lacks
+    uint32), computed on the caller's current stream; backend must then be "auto" or "cuda".
 
     >>> import numpy as np, winnow
     >>> z, y, x = np.mgrid[-8:9, -8:9, -8:9]
@@ -39,27 +44,28 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     True
     """
     volume, lib = classify(volume, "volume")
-    if lib.on_device:
-        raise TypeError("volume: expected a NumPy array (marching_cubes reads host memory)")
-    check_backend(backend, False)
-    if volume.ndim != 3:
-        raise ValueError(f"volume: expected 3 dimensions, got {volume.ndim}")
+    check_backend(backend, lib.on_device)
+    if len(volume.shape) != 3:
+        raise ValueError(f"volume: expected 3 dimensions, got {len(volume.shape)}")
     if min(volume.shape) < 2:
-        raise ValueError(f"volume: expected at least 2 voxels along each axis, got shape {volume.shape}")
+        raise ValueError(f"volume: expected at least 2 voxels along each axis, got shape {tuple(volume.shape)}")
     if gradient_direction not in ("descent", "ascent"):
         raise ValueError(f"gradient_direction: expected 'descent' or 'ascent', got {gradient_direction!r}")
     if len(spacing) != 3 or not all(isinstance(s, (int, float, np.integer, np.floating)) and s > 0 for s in spacing):
         raise ValueError(f"spacing: expected three positive numbers, got {spacing!r}")
-    if volume.dtype.kind not in "biuf":
-        raise TypeError(f"volume: expected a numeric dtype, got {volume.dtype}")
+    dtype = lib.dtype(volume) if lib.on_device else volume.dtype
+    if dtype.kind not in "biuf":
+        raise TypeError(f"volume: expected a numeric dtype, got {dtype}")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating))):
+        raise TypeError(f"level: expected a number, got {type(level).__name__}")
+    if lib.on_device:
+        return _marching_cubes_device(volume, lib, dtype, level, spacing, gradient_direction, allow_degenerate)
     if volume.dtype.name not in MESH_DTYPES:
         volume = volume.astype(np.float64)
     if volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
         volume = np.ascontiguousarray(volume)
     if level is None:
         level = 0.5 * (float(np.nanmin(volume)) + float(np.nanmax(volume)))
-    elif isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
-        raise TypeError(f"level: expected a number, got {type(level).__name__}")
     # The library's x, y, z is the volume's last axis first; reversed to array-index order it is
     # mirrored, which turns its winding into scikit-image's for "descent"; "ascent" reverses the
     # faces only (scikit-image's normals point to decreasing values either way, as the library's).
@@ -69,3 +75,35 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     verts = np.ascontiguousarray(vertices[:, ::-1])
     faces = np.ascontiguousarray(triangles[:, ::-1]) if gradient_direction == "ascent" else triangles
     return (lib.wrap(verts), lib.wrap(faces), lib.wrap(np.ascontiguousarray(normals[:, ::-1])), lib.wrap(values))
+
+
+def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Optional[float], spacing: tuple,
+                           gradient_direction: str, allow_degenerate: bool) -> tuple:
+    """marching_cubes of a CuPy / PyTorch CUDA volume through the device API: sizing call, outputs
+    allocated by the caller's library, extraction call, all on the caller's current stream."""
+    with device_context(lib):
+        if dtype.name not in MESH_DTYPES:
+            volume = lib.astype(volume, np.float64)
+        strides = tuple(volume.stride()) if hasattr(volume, "stride") and callable(volume.stride) else tuple(
+            s // volume.itemsize for s in volume.strides)
+        if strides[2] != 1 or any(s < 0 for s in strides):
+            volume = lib.contiguous(volume)
+        if level is None:
+            level = 0.5 * sum(lib.value_range(volume))
+        stream = lib.stream()
+        # The library's x, y, z spacing is the volume's last axis first (see the host path below).
+        arguments = (volume, float(level), float(spacing[2]), float(spacing[1]), float(spacing[0]), False,
+                     bool(allow_degenerate))
+        totals = lib.empty(2, np.uint64)
+        temp_bytes = _winnow.isosurface_device(None, *arguments, None, None, None, None, totals, stream)
+        temp = lib.empty(max(int(temp_bytes), 1), np.uint8)
+        _winnow.isosurface_device(temp, *arguments, None, None, None, None, totals, stream)
+        vertex_total, triangle_total = (int(v) for v in lib.to_host(totals))  # waits for the stream
+        vertices = lib.empty((vertex_total, 3), np.float32)
+        normals = lib.empty((vertex_total, 3), np.float32)
+        values = lib.empty(vertex_total, np.float32)
+        triangles = lib.empty((triangle_total, 3), np.uint32 if vertex_total < 2**32 else np.uint64)
+        _winnow.isosurface_device(temp, *arguments, vertices, triangles, normals, values, totals, stream)
+        verts = lib.contiguous(lib.reverse_columns(vertices))
+        faces = lib.contiguous(lib.reverse_columns(triangles)) if gradient_direction == "ascent" else triangles
+        return verts, faces, lib.contiguous(lib.reverse_columns(normals)), values

@@ -1,11 +1,20 @@
-"""Connected-component labeling of 2D images: ``label``, numbered as ``scipy.ndimage.label``
-and ``cc3d.connected_components`` number them (1..N in raster order of each component's first
-pixel), on NumPy arrays (any backend) and CuPy / PyTorch CUDA arrays (the device API on the
-caller's current stream).
+"""Connected-component labeling of 2D images and 3D volumes: ``label``, a drop-in for
+``cc3d.connected_components`` (numbered as it and ``scipy.ndimage.label`` number them: 1..N in
+raster order of each component's first pixel, the last axis fastest), and ``statistics``, the
+fields of ``cc3d.statistics``. NumPy arrays go through the host API (any backend); CuPy arrays
+and PyTorch CUDA tensors through the device API on the caller's current stream.
 
-Layouts: a mask whose rows have adjacent pixels (C order, or a slice of rows or a cropped
-region) is read in place; Fortran order, a column step or a non-bool/uint8 dtype (``a != 0``)
-costs one copy. A device call waits for its stream once, to read the count.
+Which path a call takes:
+- a binary 2D image (bool input, or ``multilabel=False``): the image labeling (tile merge, BUF);
+- anything else (volumes, multi-label images): the volume labeling, a 2D image being a volume of
+  one slice (4-connectivity is then 6, 8 is 26).
+
+Layouts: arrays whose last axis is adjacent in memory (C order, slices of rows or planes,
+crops) are read in place; Fortran order, a step along the last axis or negative strides cost
+one copy (a device volume must be C-contiguous: one copy otherwise). Signed integers are read
+as the unsigned type of their width (no copy). Floating-point input costs one pass: ``a != 0``
+(binary) or a code per distinct value (multi-label). A device call waits for its stream once,
+to read the count.
 """
 
 from __future__ import annotations
@@ -18,109 +27,262 @@ from . import _winnow
 from ._arrays import check_backend, classify, device_context, run_device, same_library
 
 LABEL_DTYPES = ("uint16", "uint32", "uint64", "int32", "int64")
+CONNECTIVITIES = {2: (4, 8), 3: (6, 18, 26)}
+
+
+def _element_strides(a: Any) -> tuple:
+    if hasattr(a, "stride") and callable(a.stride):  # torch: strides in elements already
+        return tuple(a.stride())
+    return tuple(s // a.itemsize for s in a.strides)
 
 
 def _rows_readable(a: Any, itemsize_strides: tuple) -> bool:
     return a.shape[1] <= 1 or itemsize_strides[1] == 1 and (a.shape[0] <= 1 or itemsize_strides[0] >= a.shape[1])
 
 
-def _statistics(labels: np.ndarray, boxes: np.ndarray, centroids: np.ndarray) -> dict:
-    """cc3d.statistics' fields (index 0 is the background) from the library's per-label rows."""
-    height, width = labels.shape
-    background = labels == 0
-    counts = np.empty(len(boxes) + 1, dtype=np.uint64)
-    counts[1:] = boxes[:, 0]
-    counts[0] = int(background.sum())
-    all_boxes = [None] * (len(boxes) + 1)
-    all_centroids = np.full((len(boxes) + 1, 2), np.nan)
-    if counts[0]:
-        ys, xs = np.nonzero(background)
-        all_boxes[0] = (slice(int(ys.min()), int(ys.max()) + 1), slice(int(xs.min()), int(xs.max()) + 1))
-        all_centroids[0] = (ys.mean(), xs.mean())
-    for i, (_, left, top, w, h) in enumerate(boxes.tolist(), start=1):
-        all_boxes[i] = (slice(top, top + h), slice(left, left + w))
-    all_centroids[1:] = centroids[:, ::-1]  # the library's (x, y) as cc3d's (row, column)
-    return {"voxel_counts": counts, "bounding_boxes": all_boxes, "centroids": all_centroids}
+def _last_axis_adjacent(a: Any) -> bool:
+    strides = _element_strides(a)
+    return (a.shape[-1] <= 1 or strides[-1] == 1) and all(s >= 0 for s in strides)
 
 
-def label(a: Any, connectivity: Optional[int] = None, *, return_N: bool = False, min_area: int = 0,
-          out_dtype: Any = None, stats: bool = False, backend: str = "auto", out: Any = None) -> Any:
-    """Labels the connected components of the non-zero pixels of a 2D image.
+def _non_negative_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")
+    return int(value)
 
-    The labels are those of ``scipy.ndimage.label(a, structure)`` (``structure`` the 3x3 cross
-    for ``connectivity=4``, all ones for 8) and of ``cc3d.connected_components`` on a binary
-    image: 0 background, 1..N in raster order of each component's first pixel. Non-zero pixels
-    are foreground (bool and uint8 are read in place; other dtypes through ``a != 0``).
 
-    connectivity: 4 or 8 (None: 8, cc3d's default). min_area: components of fewer pixels are
-    removed and the rest renumbered. out_dtype: uint32 (default) or uint16, uint64, int32,
-    int64 (a converted copy). stats: also return cc3d.statistics' fields (``voxel_counts``,
-    ``bounding_boxes`` as slices, ``centroids`` as (y, x)), NumPy input only. out: a C-contiguous
-    uint32 array of a's shape to write into (returned). Returns labels, or (labels, N) with
-    ``return_N``, with the statistics last when ``stats``. CuPy and PyTorch CUDA arrays give
-    the same type on the same device (min_area through bincount and a lookup on the device).
+def _cc3d_fields(counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, centroids: np.ndarray,
+                 ndim: int) -> dict:
+    """cc3d.statistics' dict from per-label rows in [z, y, x] order (index 0 the background):
+    voxel_counts (uint32, uint64 beyond 2^32 - 1 voxels), bounding_boxes (a tuple of slices per
+    label in array-axis order, None for a label without voxels), centroids (float64 [N + 1,
+    ndim] in array-axis order, NaN for a label without voxels)."""
+    axes = slice(3 - ndim, 3)
+    count_dtype = np.uint32 if int(counts.sum()) < 2**32 else np.uint64
+    boxes = [None if count == 0 else tuple(slice(lo, hi + 1) for lo, hi in zip(low[axes], high[axes]))
+             for count, low, high in zip(counts.tolist(), lower.tolist(), upper.tolist())]
+    return {"voxel_counts": counts.astype(count_dtype), "bounding_boxes": boxes,
+            "centroids": np.ascontiguousarray(centroids[:, axes], dtype=np.float64)}
+
+
+def statistics(labels: Any) -> dict:
+    """``cc3d.statistics(labels)``: the voxel count, bounding box and centroid of every label
+    0..max(labels) of a 2D or 3D NumPy label array (any integer dtype, non-negative).
+
+    Returns a dict: ``voxel_counts`` (index = label, the background's at 0), ``bounding_boxes``
+    (a tuple of slices per label, ready to index the array; None for a label without voxels),
+    ``centroids`` (float64 [N + 1, ndim], the mean index along each axis; NaN without voxels).
+    Sums are exact 64-bit integers. One pass over the labels (two for signed dtypes).
+
+    >>> import numpy as np, winnow
+    >>> s = winnow.statistics(np.array([[0, 1, 1], [0, 0, 2]]))
+    >>> s["voxel_counts"].tolist(), s["bounding_boxes"][1], s["centroids"][2].tolist()
+    ([3, 2, 1], (slice(0, 1, None), slice(1, 3, None)), [1.0, 2.0])
+    """
+    labels, lib = classify(labels, "labels")
+    if lib.on_device:
+        raise TypeError("labels: expected a NumPy array (statistics reads host memory)")
+    if labels.ndim not in (2, 3):
+        raise ValueError(f"labels: expected a 2D or 3D array, got {labels.ndim} dimensions")
+    if labels.dtype.kind not in "biu":
+        raise TypeError(f"labels: expected an integer dtype, got {labels.dtype}")
+    volume = labels if labels.ndim == 3 else labels[None]
+    if not _last_axis_adjacent(volume):
+        volume = np.ascontiguousarray(volume)
+    counts, lower, upper, centroids = _winnow.statistics_host(volume, False)
+    return _cc3d_fields(counts, lower, upper, centroids, labels.ndim)
+
+
+def _labeling_statistics(labels: np.ndarray, n: int, rows: np.ndarray, centroids: np.ndarray, ndim: int) -> dict:
+    """cc3d.statistics' fields of a labeling: the library's rows for labels 1..N (voxels, x, y,
+    z, width, height, depth and centroid x, y, z) and one pass over the background."""
+    volume = labels if labels.ndim == 3 else labels[None]
+    background = _winnow.statistics_host(volume, True)
+    counts = np.empty(n + 1, np.uint64)
+    lower = np.empty((n + 1, 3), np.int64)
+    upper = np.empty((n + 1, 3), np.int64)
+    all_centroids = np.empty((n + 1, 3), np.float64)
+    counts[0], lower[0], upper[0], all_centroids[0] = (part[0] for part in background)
+    counts[1:] = rows[:, 0]
+    lower[1:] = rows[:, 3:0:-1]  # x, y, z -> z, y, x
+    upper[1:] = lower[1:] + rows[:, 6:3:-1] - 1
+    all_centroids[1:] = centroids[:, ::-1]
+    return _cc3d_fields(counts, lower, upper, all_centroids, ndim)
+
+
+def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True, min_area: int = 0,
+          largest_k: int = 0, return_N: bool = False, out_dtype: Any = None, stats: bool = False,
+          backend: str = "auto", out: Any = None) -> Any:
+    """Labels the connected components of a 2D image or a 3D volume, as
+    ``cc3d.connected_components`` does.
+
+    Numbering: 0 background, 1..N in raster order of each component's first voxel, the last
+    array axis fastest (x of a C-order [z, y, x] volume): cc3d's numbering for C-order input and
+    scipy.ndimage.label's for any layout (cc3d numbers a Fortran-order array in Fortran order;
+    winnow keeps the array-index order). For binary input the labels are those of
+    ``scipy.ndimage.label(a, structure)`` with the matching structure.
+
+    connectivity: 4 or 8 for 2D, 6, 18 or 26 for 3D (None: 8 / 26, cc3d's defaults).
+    multilabel: True (cc3d's rule): neighbours connect only when their values are equal and
+    non-zero; False: every non-zero value is foreground. Irrelevant for bool input.
+    dtypes: bool, signed and unsigned integers of 8 to 64 bits, floats (a copy).
+    min_area: components of fewer voxels are removed (cc3d's ``dust``); largest_k: keep only the
+    k largest (ties to the lower label), applied after min_area; the survivors are renumbered in
+    raster order. out_dtype: uint32 (the default; cc3d picks the smallest that fits instead) or
+    uint16, uint64, int32, int64. stats: also return ``statistics(labels)`` (cc3d.statistics'
+    fields; the sums of labels 1..N come from the labeling itself), NumPy input only.
+    out: a C-contiguous 32-bit integer array of a's shape to write into (returned; NumPy volumes
+    and multi-label images are copied into it). backend: "auto", "cpu" or "cuda" for NumPy input.
+
+    Returns labels, or (labels, N) with ``return_N``, with the statistics last when ``stats``.
+    CuPy and PyTorch CUDA arrays give the same type on the same device (int32 for PyTorch, which
+    lacks uint32; min_area and largest_k through bincount and a lookup on the device).
 
     >>> import numpy as np, winnow
     >>> winnow.label(np.array([[1, 0, 1], [1, 0, 0]], bool), 4, return_N=True)
     (array([[1, 0, 2],
            [1, 0, 0]], dtype=uint32), 2)
+    >>> winnow.label(np.array([[[1, 1, 2], [0, 2, 2]]], np.uint8), 6)
+    array([[[1, 1, 2],
+            [0, 2, 2]]], dtype=uint32)
     """
+    a, lib = classify(a, "a")
+    check_backend(backend, lib.on_device)
+    ndim = len(a.shape)
+    if ndim not in CONNECTIVITIES:
+        raise ValueError(f"a: expected a 2D image or a 3D volume, got {ndim} dimensions")
     if connectivity is None:
-        connectivity = 8
-    if connectivity not in (4, 8):
-        raise ValueError(f"connectivity: expected 4 or 8 for a 2D image, got {connectivity!r}")
-    if isinstance(min_area, bool) or not isinstance(min_area, (int, np.integer)) or min_area < 0:
-        raise ValueError(f"min_area: expected a non-negative integer, got {min_area!r}")
+        connectivity = CONNECTIVITIES[ndim][-1]
+    if isinstance(connectivity, bool) or connectivity not in CONNECTIVITIES[ndim]:
+        expected = " or ".join(str(c) for c in CONNECTIVITIES[ndim])
+        raise ValueError(f"connectivity: expected {expected} for a {ndim}D array, got {connectivity!r}")
+    min_area = _non_negative_int(min_area, "min_area")
+    largest_k = _non_negative_int(largest_k, "largest_k")
     if out_dtype is not None:
         out_dtype = np.dtype(out_dtype)
         if out_dtype.name not in LABEL_DTYPES:
             raise TypeError(f"out_dtype: expected one of {', '.join(LABEL_DTYPES)}, got {out_dtype}")
-    a, lib = classify(a, "a")
-    check_backend(backend, lib.on_device)
-    if len(a.shape) != 2:
-        raise ValueError(f"a: expected a 2D image, got {len(a.shape)} dimensions")
     if stats and lib.on_device:
         raise ValueError("stats: statistics are computed for NumPy input only")
     dtype = lib.dtype(a) if lib.on_device else a.dtype
     if dtype.hasobject or dtype.kind not in "biuf":
         raise TypeError(f"a: expected a bool or numeric dtype, got {dtype}")
-    if dtype.name not in ("bool", "uint8"):
-        a = lib.nonzero_mask(a) if lib.on_device else a != 0
-    strides = tuple(a.stride()) if hasattr(a, "stride") and callable(a.stride) else tuple(
-        s // a.itemsize for s in a.strides)
-    if not _rows_readable(a, strides) or any(s < 0 for s in strides):
-        a = lib.contiguous(a) if lib.on_device else np.ascontiguousarray(a)
+    binary = dtype.kind == "b" or not multilabel
+    if dtype.kind == "f" and lib.on_device:
+        a = lib.nonzero_mask(a) if binary else lib.value_codes(a)
+    elif dtype.kind == "f":
+        a = a != 0 if binary else _value_codes(a)
     shape = tuple(a.shape)
     if out is None:
-        labels = lib.empty(shape, np.uint32)
+        labels = None
     else:
         labels, out_lib = classify(out, "out")
         same_library(lib, out_lib, "out")
         if tuple(labels.shape) != shape:
             raise ValueError(f"out: expected the shape of a {shape}, got {tuple(labels.shape)}")
-    statistics = None
+
+    if ndim == 2 and binary:
+        n, result, raw = _label_binary_image(a, lib, labels, connectivity, min_area, largest_k, stats, backend)
+        raw = None if raw is None else _image_rows(*raw)
+    else:
+        volume_connectivity = {4: 6, 8: 26}.get(connectivity, connectivity)
+        n, result, raw = _label_volume(a, lib, labels, volume_connectivity, not binary, min_area, largest_k, stats,
+                                       out_dtype, backend)
+    statistics_fields = None
     if lib.on_device:
         with device_context(lib):
-            count = lib.empty(1, np.uint32)
-            run_device(lib, _winnow.label_device, a, labels, count, connectivity, lib.stream())
-            n = lib.item(count)
-            if min_area > 1 and n:
-                labels, n = lib.relabel(labels, n, int(min_area))
             if out_dtype is not None:
-                labels = lib.astype(labels, out_dtype)
-        result = labels
+                result = lib.astype(result, out_dtype)
     else:
-        n, raw = _winnow.label_host(a, labels, connectivity, int(min_area), stats, backend)
         if raw is not None:
-            statistics = _statistics(labels, *raw)
-        if out_dtype is not None:
-            if out_dtype.name == "uint16" and n > 0xFFFF:
-                raise ValueError(f"out_dtype: {n} components do not fit uint16")
-            labels = labels.astype(out_dtype)
-        result = lib.wrap(labels)
+            statistics_fields = _labeling_statistics(result, n, raw[0], raw[1], ndim)
+        if out_dtype is not None and result.dtype != out_dtype:
+            if out_dtype.name == "uint16" and n > 0xFFFF or out_dtype.name == "int32" and n > 0x7FFFFFFF:
+                raise ValueError(f"out_dtype: {n} components do not fit {out_dtype}")
+            result = result.astype(out_dtype)
+        result = out if out is not None and result is labels else lib.wrap(result)
     parts: tuple = (result,)
     if return_N:
         parts += (n,)
     if stats:
-        parts += (statistics,)
+        parts += (statistics_fields,)
     return parts if len(parts) > 1 else result
+
+
+def _value_codes(a: np.ndarray) -> np.ndarray:
+    """Multi-label floating-point input: one integer code per distinct value, 0 for zero."""
+    _, inverse = np.unique(a, return_inverse=True)
+    codes = (inverse.reshape(a.shape) + 1).astype(np.uint32 if a.size < 2**32 - 1 else np.uint64)
+    codes[a == 0] = 0
+    return codes
+
+
+def _image_rows(boxes: np.ndarray, centroids: np.ndarray) -> tuple:
+    """The image labeling's rows (area, left, top, width, height; centroid x, y) as the volume
+    labeling's (voxels, x, y, z, width, height, depth; centroid x, y, z)."""
+    n = len(boxes)
+    rows = np.zeros((n, 7), np.int64)
+    rows[:, :3] = boxes[:, :3]
+    rows[:, 4:6] = boxes[:, 3:5]
+    rows[:, 6] = 1
+    return rows, np.column_stack([centroids, np.zeros(n)])
+
+
+def _label_binary_image(a: Any, lib: Any, labels: Any, connectivity: int, min_area: int, largest_k: int,
+                        stats: bool, backend: str) -> tuple:
+    """The image labeling of a binary 2D image: (N, labels, raw statistics or None)."""
+    dtype = lib.dtype(a) if lib.on_device else a.dtype
+    if dtype.name not in ("bool", "uint8"):
+        a = lib.nonzero_mask(a) if lib.on_device else a != 0
+    if not _rows_readable(a, _element_strides(a)) or any(s < 0 for s in _element_strides(a)):
+        a = lib.contiguous(a) if lib.on_device else np.ascontiguousarray(a)
+    if labels is None:
+        labels = lib.empty(tuple(a.shape), np.uint32)
+    if not lib.on_device:
+        n, raw = _winnow.label_host(a, labels, connectivity, min_area, largest_k, stats, backend)
+        return n, labels, raw
+    with device_context(lib):
+        count = lib.empty(1, np.uint32)
+        run_device(lib, _winnow.label_device, a, labels, count, connectivity, lib.stream())
+        n = lib.item(count)
+        if (min_area > 1 or largest_k) and n:
+            labels, n = lib.relabel(labels, n, min_area, largest_k)
+    return n, labels, None
+
+
+def _label_volume(a: Any, lib: Any, labels: Any, connectivity: int, multilabel: bool, min_area: int,
+                  largest_k: int, stats: bool, out_dtype: Any, backend: str) -> tuple:
+    """The volume labeling (a 2D image as one slice): (N, labels of a's shape, raw statistics or None)."""
+    shape = tuple(a.shape)
+    volume_shape = shape if len(shape) == 3 else (1,) + shape
+    if not lib.on_device:
+        volume = a.reshape(volume_shape) if _last_axis_adjacent(a) else np.ascontiguousarray(a).reshape(volume_shape)
+        if volume.size == 0:
+            result = np.zeros(shape, np.uint64 if out_dtype is not None and out_dtype.itemsize == 8 else np.uint32)
+            n, raw = 0, (np.zeros((0, 7), np.int64), np.zeros((0, 3))) if stats else None
+        else:
+            wide = out_dtype is not None and out_dtype.itemsize == 8
+            result, n, raw = _winnow.label_volume_host(volume, connectivity, multilabel, min_area, largest_k, stats,
+                                                       wide, backend)
+            result = result.reshape(shape)
+        if labels is not None:
+            if labels.dtype.kind not in "iu" or labels.itemsize != 4 or not labels.flags.c_contiguous:
+                raise TypeError("out: expected a C-contiguous array of 32-bit integers")
+            if n >= 2**32:
+                raise ValueError(f"out: {n} components do not fit 32 bits")
+            np.copyto(labels, result, casting="unsafe")
+            result = labels
+        return n, result, raw
+    with device_context(lib):
+        volume = lib.contiguous(a).reshape(volume_shape)
+        if labels is None:
+            labels = lib.empty(shape, np.uint32)
+        if volume.numel() == 0 if hasattr(volume, "numel") else volume.size == 0:
+            return 0, labels, None
+        count = lib.empty(1, np.uint32)
+        run_device(lib, _winnow.label_volume_device, volume, labels.reshape(volume_shape), count, connectivity,
+                   multilabel, lib.stream())
+        n = lib.item(count)
+        if (min_area > 1 or largest_k) and n:
+            labels, n = lib.relabel(labels, n, min_area, largest_k)
+    return n, labels, None

@@ -97,3 +97,31 @@ def test_bad_arguments():
                               (ValueError, "backend", lambda: winnow.marching_cubes(volume, 1.0, backend="x"))]:
         with pytest.raises(error, match=name):
             call()
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float32", "float64", "int32"])
+@pytest.mark.parametrize("direction", ["descent", "ascent"])
+def test_device_volumes_match_the_host_mesh(device_lib, dtype, direction):
+    """CuPy / PyTorch volumes: the mesh in the caller's library on the device, the host path's
+    mesh exactly (the device API's contract), on strided input and a non-default stream too."""
+    volume = ellipsoid(dtype, (30, 28, 26))
+    expected = winnow.marching_cubes(volume, 50.5, spacing=(1.0, 2.0, 0.5), gradient_direction=direction,
+                                     backend="cpu")
+    stream = device_lib.new_stream()
+    with device_lib.use_stream(stream):
+        on_device = device_lib.asarray(volume)
+        got = winnow.marching_cubes(on_device, 50.5, spacing=(1.0, 2.0, 0.5), gradient_direction=direction)
+    assert all(device_lib.is_native(part) for part in got)
+    verts, faces, normals, values = (device_lib.to_numpy(part) for part in got)
+    np.testing.assert_array_equal(verts, expected[0])
+    np.testing.assert_array_equal(faces.astype(np.int64), expected[1].astype(np.int64))
+    np.testing.assert_allclose(normals, expected[2], atol=1e-6)
+    np.testing.assert_allclose(values, expected[3], atol=1e-6)
+    assert_watertight(faces)
+    strided = winnow.marching_cubes(device_lib.asarray(volume)[::2, :, 1:], 50.5)
+    np.testing.assert_array_equal(device_lib.to_numpy(strided[0]),
+                                  winnow.marching_cubes(volume[::2, :, 1:], 50.5, backend="cpu")[0])
+    default_level = winnow.marching_cubes(device_lib.asarray(volume))
+    np.testing.assert_array_equal(device_lib.to_numpy(default_level[0]), winnow.marching_cubes(volume, backend="cpu")[0])
+    with pytest.raises(ValueError, match="backend"):
+        winnow.marching_cubes(on_device, 50.5, backend="cpu")

@@ -71,7 +71,7 @@ def test_label_real_images(name):
                                    "uint64", "float16", "float32", "float64"])
 def test_label_every_dtype_nonzero_is_foreground(rng, dtype):
     values = rng.integers(0, 4, (97, 131)).astype(dtype)
-    np.testing.assert_array_equal(winnow.label(values), scipy_labels(values != 0, 8)[0])
+    np.testing.assert_array_equal(winnow.label(values, multilabel=False), scipy_labels(values != 0, 8)[0])
 
 
 @pytest.mark.parametrize("layout", ["F", "rows", "columns", "reversed", "crop"])
@@ -119,7 +119,7 @@ def test_label_out_and_out_dtype(rng):
 def test_label_bad_arguments(rng):
     mask = rng.random((10, 10)) < 0.5
     cases = [
-        (ValueError, "a", lambda: winnow.label(mask[None])),
+        (ValueError, "a", lambda: winnow.label(mask[None, None])),
         (ValueError, "connectivity", lambda: winnow.label(mask, 6)),
         (ValueError, "min_area", lambda: winnow.label(mask, min_area=-1)),
         (TypeError, "out_dtype", lambda: winnow.label(mask, out_dtype=np.float32)),
