@@ -17,6 +17,11 @@ python="${PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
   if [ "$offline" = --offline ]; then
     "$python" -m venv --system-site-packages "$venv"
+    # When python3 is itself a virtual environment (the GPU host's is), --system-site-packages
+    # reaches only the base interpreter's packages: a .pth file adds the parent's.
+    parent_site=$("$python" -c 'import site; print("\n".join(site.getsitepackages()))')
+    child_site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    printf '%s\n' "$parent_site" > "$child_site/parent-site-packages.pth"
   else
     "$python" -m venv "$venv"
   fi
