@@ -101,7 +101,9 @@ def test_binary_volumes_match_scipy_and_cc3d(rng, connectivity, shape, density):
 def test_multilabel_volumes_match_cc3d(rng, connectivity, dtype):
     values = rng.integers(0, 4, (23, 29, 31))
     big = np.iinfo(dtype).max if np.dtype(dtype).kind == "u" else np.iinfo(dtype).min
-    a = np.where(values == 3, big, values).astype(dtype)  # the type's extreme value is a label too
+    # the type's extreme value is a label too (as an array of the type: NumPy 2 refuses a Python
+    # int beyond int64 in a mixed expression)
+    a = np.where(values == 3, np.array(big, dtype=dtype), values.astype(dtype))
     labels, n = winnow.label(a, connectivity, return_N=True)
     expected, expected_n = oracle(a, connectivity)
     assert n == expected_n
