@@ -7,25 +7,28 @@
 // triangles), i.e. stream expansions, and this file does them the way the HistoPyramid capability
 // does (src/histopyramid/cuda/histopyramid.cu): by output range, with the counts never stored.
 //
-//   count     (one thread per voxel; tiles of 256 voxels, pieces of rows in raster order)
-//             classifies the voxel and its cell in the voxel's own type, stores one byte per voxel
-//             (owner mask, triangle count), and writes per tile the sums of its vertex and
-//             triangle counts (16 bytes per tile);
+//   classify  a stencil: each thread owns a column (x, y) and marches 16 layers of z, the block
+//             keeping three planes of classes (in the voxel's own type) in shared memory, and
+//             stores one byte per voxel: owner mask and triangle count;
+//   sums      per tile of 256 voxels (a piece of a row; tiles follow raster order), one warp of
+//             8 bytes per lane, the sums of the vertex and triangle counts (16 bytes per tile);
 //   top       an exclusive scan of the tile sums (cub::DeviceScan), whose end holds the totals;
 //             a one-thread kernel copies them out (device, and host-mapped memory) and decides
 //             whether the outputs have room;
-//   keys      two passes over the bytes (one thread per voxel, cub::BlockScan in the tile): the
+//   keys      two passes over the bytes (a warp per tile, 8 voxels per lane, a warp scan): the
 //             first leaves per voxel its first vertex's number (4 bytes per voxel: how a triangle
 //             finds the vertex of an edge owned by another voxel) and writes each vertex's key
 //             (voxel, slot) into its output slot; the second writes each triangle's key (cell,
-//             rank) into its slot;
+//             rank) into its slot; tiles with nothing to number leave at once;
 //   dense     one thread per output reads its key and computes the output in place: positions,
 //             normals and values (double arithmetic, gradients), and triangles (the cell's table
 //             entry, three vertex numbers). A surface touches a voxel or two per warp, so doing
 //             this work in the voxel passes would run warps with one lane in 32 busy: measured
 //             on the H200, the vertex pass alone took 0.48 ms of a 0.82 ms call (256^3 sphere).
-// The volume is read by the count pass (a voxel's neighbours are its warp's and its block's
-// voxels, cached) and again only around the surface; every output is written twice (key, value).
+// The volume is read about once by the classification and again only around the surface; the
+// bytes are read three times; every output is written twice (key, value). Measured on the H200
+// (256^3 sphere, ncu): with one thread per voxel reading its 11 neighbours the classification took
+// 290 us and each key pass 90 us of a 0.38 ms call.
 //
 // Why not a descent of a stored pyramid per output key (HP5): a triangle needs the numbers of up
 // to three vertices owned by other voxels, which a key descent cannot give without a second
@@ -97,25 +100,14 @@ struct AddSums {
   }
 };
 
-/// Voxel of tile `tile`'s thread (valid == false past the row's end). Tiles are pieces of rows:
-/// row r (own layers' rows first, then the extra layer's) is cut into `chunks` tiles of kThreads
-/// voxels, so tiles follow raster order and a thread finds its voxel without dividing its index.
+/// A voxel of the slab: v = ((z - z0) ny + y) nx + x over the own layers, then the extra one.
+/// Tiles are 256-voxel pieces of rows (row r, own layers' rows first, cut into `chunks` tiles), so
+/// they follow raster order.
 struct Locus {
   bool valid;
   std::uint64_t v;  ///< ((z - z0) ny + y) nx + x: own layers, then the extra layer
   std::int64_t x, y, z;
 };
-__device__ __forceinline__ Locus locate(const Slab& s, unsigned tile) {
-  Locus l{};
-  const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;  // the same in every thread
-  const unsigned layer = row / static_cast<unsigned>(s.grid.ny);
-  l.x = static_cast<std::int64_t>(chunk) * kThreads + threadIdx.x;
-  l.y = row - layer * static_cast<unsigned>(s.grid.ny);
-  l.z = s.z0 + layer;
-  l.valid = l.x < s.grid.nx;
-  l.v = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(s.grid.nx) + static_cast<std::uint64_t>(l.x);
-  return l;
-}
 
 /// A voxel's class, compared in the voxel's own type: exactly iso::classify(double(v), level),
 /// without converting every voxel to double. Floats compare against the largest float <= level
@@ -203,25 +195,123 @@ __device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Sla
 
 // ---- kernels ---------------------------------------------------------------------------------
 
-/// info[v] = voxel_info; sums[t] = (vertices, triangles) of tile t; sums[tiles] = 0 so the
-/// exclusive scan ends on the totals.
+// ---- classification: a stencil over columns of z -------------------------------------------------
+
+constexpr int kColumnsX = 32, kColumnsY = 8;  // a block's columns (one thread each)
+constexpr int kLayersPerBlock = 16;           // the layers a block marches through
+constexpr int kPlaneX = kColumnsX + 2, kPlaneY = kColumnsY + 2;  // a plane of classes with its halo
+
+/// Loads the classes of layer z around the block's columns into `plane` (kOutside beyond the volume).
 template <class T>
-__global__ void __launch_bounds__(kThreads) count_kernel(DeviceField<T> f, Classifier<T> classify, Slab s,
-                                                         std::uint8_t* info, Sums* sums) {
-  using Reduce = cub::BlockReduce<unsigned, kThreads>;
-  __shared__ typename Reduce::TempStorage temp;
-  const Locus l = locate(s, blockIdx.x);
-  unsigned packed = 0;  // vertices (<= 4 per voxel) in the low 16 bits, triangles (<= 5) in the high
-  if (l.valid) {
-    const unsigned i = voxel_info(neighbourhood(f, classify, s, l), s, l);
-    info[l.v] = static_cast<std::uint8_t>(i);
-    packed = static_cast<unsigned>(iso::popcount4(i & 15u)) | (i >> 4) << 16;
+__device__ __forceinline__ void load_plane(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s,
+                                           std::int64_t x0, std::int64_t y0, std::int64_t z,
+                                           std::uint8_t (&plane)[kPlaneY][kPlaneX]) {
+  const int t = threadIdx.y * kColumnsX + threadIdx.x;
+  for (int i = t; i < kPlaneX * kPlaneY; i += kColumnsX * kColumnsY) {
+    const int px = i % kPlaneX, py = i / kPlaneX;
+    const std::int64_t x = x0 - 1 + px, y = y0 - 1 + py;
+    const bool inside = x >= 0 && y >= 0 && z >= 0 && x < s.grid.nx && y < s.grid.ny && z < s.grid.nz;
+    plane[py][px] = inside ? classify(f.data[(z - f.z_first) * f.slice_stride + y * f.row_stride + x]) : iso::kOutside;
   }
-  const unsigned total = Reduce(temp).Sum(packed);
-  if (threadIdx.x == 0) {
-    sums[blockIdx.x] = Sums{total & 0xffffu, total >> 16};
-    if (blockIdx.x == 0) sums[s.tiles] = Sums{0, 0};
+}
+
+/// info[v] (owner mask | triangle count << 4) of every voxel of the slab's layers [z0, z1] (the
+/// extra layer included). Each thread owns a column (x, y) and marches kLayersPerBlock layers of
+/// z; the block keeps three planes of classes (z - 1, z, z + 1) in shared memory, so every voxel
+/// is read and classified about once instead of by each of its 11 neighbours' threads.
+template <class T>
+__global__ void __launch_bounds__(kColumnsX * kColumnsY) classify_kernel(DeviceField<T> f, Classifier<T> classify,
+                                                                         Slab s, std::int64_t layers,
+                                                                         std::uint8_t* info) {
+  __shared__ std::uint8_t planes[3][kPlaneY][kPlaneX];
+  const std::uint64_t x_blocks = static_cast<std::uint64_t>((s.grid.nx + kColumnsX - 1) / kColumnsX);
+  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x % x_blocks) * kColumnsX;
+  const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.x / x_blocks) * kColumnsY;
+  const int tx = threadIdx.x + 1, ty = threadIdx.y + 1;
+  Locus l;
+  l.x = x0 + threadIdx.x, l.y = y0 + threadIdx.y;
+  l.valid = l.x < s.grid.nx && l.y < s.grid.ny;
+  // Chunks of layers: blockIdx.y, then every gridDim.y-th (the grid's y is at most 65535).
+  for (std::int64_t chunk = blockIdx.y; chunk * kLayersPerBlock < layers; chunk += gridDim.y) {
+    const std::int64_t zbegin = s.z0 + chunk * kLayersPerBlock;
+    const std::int64_t zend = std::min<std::int64_t>(zbegin + kLayersPerBlock, s.z0 + layers);
+    load_plane(f, classify, s, x0, y0, zbegin - 1, planes[0]);
+    load_plane(f, classify, s, x0, y0, zbegin, planes[1]);
+    for (std::int64_t z = zbegin; z < zend; ++z) {
+      const int below = static_cast<int>((z - zbegin) % 3), here = (below + 1) % 3, above = (below + 2) % 3;
+      load_plane(f, classify, s, x0, y0, z + 1, planes[above]);
+      __syncthreads();
+      if (l.valid) {
+        const auto& P = planes[here];
+        const auto& Z = planes[above];
+        Neighbourhood h;
+        h.corner[0] = P[ty][tx], h.corner[1] = P[ty][tx + 1], h.corner[2] = P[ty + 1][tx + 1], h.corner[3] = P[ty + 1][tx];
+        h.corner[4] = Z[ty][tx], h.corner[5] = Z[ty][tx + 1], h.corner[6] = Z[ty + 1][tx + 1], h.corner[7] = Z[ty + 1][tx];
+        h.xm = P[ty][tx - 1], h.ym = P[ty - 1][tx], h.zm = planes[below][ty][tx];
+        l.z = z;
+        l.v = (static_cast<std::uint64_t>(z - s.z0) * static_cast<std::uint64_t>(s.grid.ny) + static_cast<std::uint64_t>(l.y)) *
+                  static_cast<std::uint64_t>(s.grid.nx) +
+              static_cast<std::uint64_t>(l.x);
+        info[l.v] = static_cast<std::uint8_t>(voxel_info(h, s, l));
+      }
+      __syncthreads();  // the plane `below` is overwritten next
+    }
   }
+}
+
+// ---- tiles: 256-voxel pieces of rows, one warp each, 8 voxels per lane ------------------------------
+
+constexpr int kTilesPerBlock = kThreads / 32;
+
+/// The bytes of tile `tile` that lane `lane` owns: info[first .. first + count).
+struct LaneBytes {
+  std::uint64_t first;  ///< voxel index v of the lane's first voxel
+  int count;            ///< 0..8
+  std::int64_t x, y, z; ///< the first voxel's coordinates
+};
+__device__ __forceinline__ LaneBytes lane_bytes(const Slab& s, unsigned tile, int lane) {
+  const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;
+  const unsigned layer = row / static_cast<unsigned>(s.grid.ny);
+  LaneBytes b;
+  b.x = static_cast<std::int64_t>(chunk) * kThreads + lane * 8;
+  b.y = row - layer * static_cast<unsigned>(s.grid.ny);
+  b.z = s.z0 + layer;
+  const std::int64_t left = s.grid.nx - b.x;  // voxels of the row from the lane's first on
+  b.count = left <= 0 ? 0 : left >= 8 ? 8 : static_cast<int>(left);
+  b.first = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(s.grid.nx) + static_cast<std::uint64_t>(b.x);
+  return b;
+}
+__device__ __forceinline__ void load_bytes(const std::uint8_t* info, const LaneBytes& b, unsigned (&bytes)[8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) bytes[i] = i < b.count ? info[b.first + i] : 0u;
+}
+
+/// sums[t] = (vertices, triangles) of tile t from the bytes; sums[tiles] = 0 so the exclusive scan
+/// ends on the totals.
+__global__ void __launch_bounds__(kThreads) tile_sums_kernel(Slab s, const std::uint8_t* info, Sums* sums) {
+  const unsigned tile = blockIdx.x * kTilesPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (blockIdx.x == 0 && threadIdx.x == 0) sums[s.tiles] = Sums{0, 0};
+  if (tile >= s.tiles) return;  // whole warps
+  unsigned bytes[8];
+  load_bytes(info, lane_bytes(s, tile, lane), bytes);
+  unsigned vertices = 0, triangles = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) vertices += __popc(bytes[i] & 15u), triangles += bytes[i] >> 4;
+  vertices = __reduce_add_sync(0xffffffffu, vertices);
+  triangles = __reduce_add_sync(0xffffffffu, triangles);
+  if (lane == 0) sums[tile] = Sums{vertices, triangles};
+}
+
+/// Exclusive prefix of `value` over the warp's lanes.
+__device__ __forceinline__ unsigned warp_exclusive_sum(unsigned value, int lane) {
+  unsigned inclusive = value;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const unsigned other = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += other;
+  }
+  return inclusive - value;
 }
 
 /// The slab's own totals (the offsets at the first extra tile) out; fits = both within capacity.
@@ -262,26 +352,34 @@ __device__ __forceinline__ void put_triangle_key(void* at, std::int64_t x, std::
 }
 
 /// Numbers the vertices: for every voxel that owns one (extra layer too), its first vertex's
-/// slab-local number; for the own layers, each vertex's key in its output slot.
+/// slab-local number; for the own layers, each vertex's key in its output slot. A warp per tile.
 __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                const int* fits, std::uint32_t* first_vertex,
                                                                float* d_vertices) {
-  // Nothing to number in the tile (most tiles, away from the surface), or no room: the whole
-  // block returns (the same for every thread).
-  if (*fits == 0 || offsets[blockIdx.x + 1].vertices == offsets[blockIdx.x].vertices) return;
-  using Scan = cub::BlockScan<unsigned, kThreads>;
-  __shared__ typename Scan::TempStorage temp;
-  const Locus l = locate(s, blockIdx.x);
-  const unsigned mask = l.valid ? info[l.v] & 15u : 0u;
-  unsigned before = 0;
-  Scan(temp).ExclusiveSum(static_cast<unsigned>(iso::popcount4(mask)), before);
-  if (mask == 0) return;
-  const std::uint64_t first = offsets[blockIdx.x].vertices + before;
-  first_vertex[l.v] = static_cast<std::uint32_t>(first);
-  if (l.v >= s.own_voxels) return;  // the extra layer: numbered here, written by the next slab
-  std::uint64_t k = first;
-  for (int slot = 0; slot < 4; ++slot)
-    if (mask & (1u << slot)) put_vertex_key(d_vertices + 3 * k++, l.x, l.y, l.z, slot);
+  const unsigned tile = blockIdx.x * kTilesPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  // Past the end, nothing to number in the tile (most tiles, away from the surface), or no room:
+  // the whole warp leaves.
+  if (tile >= s.tiles || *fits == 0 || offsets[tile + 1].vertices == offsets[tile].vertices) return;
+  const LaneBytes b = lane_bytes(s, tile, lane);
+  unsigned bytes[8];
+  load_bytes(info, b, bytes);
+  unsigned mine = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) mine += __popc(bytes[i] & 15u);
+  std::uint64_t k = offsets[tile].vertices + warp_exclusive_sum(mine, lane);
+  const bool own = b.z < s.z1;  // the extra layer: numbered here, written by the next slab
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const unsigned mask = bytes[i] & 15u;
+    if (mask == 0) continue;
+    first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
+    for (int slot = 0; slot < 4; ++slot)
+      if (mask & (1u << slot)) {
+        if (own) put_vertex_key(d_vertices + 3 * k, b.x + i, b.y, b.z, slot);
+        ++k;
+      }
+  }
 }
 
 /// Dense: vertex k's position, normal and value from its key.
@@ -303,21 +401,26 @@ __global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab
 }
 
 /// Numbers the own cells' triangles: each triangle's key (its cell, its rank) in its output slot.
+/// A warp per tile.
 __global__ void __launch_bounds__(kThreads) triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                  const int* fits, winnow::cuda::DeviceMesh out) {
-  if (*fits == 0 || offsets[blockIdx.x + 1].triangles == offsets[blockIdx.x].triangles) return;
-  using Scan = cub::BlockScan<unsigned, kThreads>;
-  __shared__ typename Scan::TempStorage temp;
-  const Locus l = locate(s, blockIdx.x);
-  const unsigned count = l.valid ? info[l.v] >> 4 : 0u;
-  unsigned before = 0;
-  Scan(temp).ExclusiveSum(count, before);
-  const std::uint64_t k = offsets[blockIdx.x].triangles + before;
-  for (unsigned t = 0; t < count; ++t) {
-    void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * (k + t))
-                                            : static_cast<void*>(out.d_triangles + 3 * (k + t));
-    put_triangle_key(at, l.x, l.y, l.z, static_cast<int>(t));
-  }
+  const unsigned tile = blockIdx.x * kTilesPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (tile >= s.own_tiles || *fits == 0 || offsets[tile + 1].triangles == offsets[tile].triangles) return;
+  const LaneBytes b = lane_bytes(s, tile, lane);
+  unsigned bytes[8];
+  load_bytes(info, b, bytes);
+  unsigned mine = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) mine += bytes[i] >> 4;
+  std::uint64_t k = offsets[tile].triangles + warp_exclusive_sum(mine, lane);
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    for (unsigned t = 0; t < (bytes[i] >> 4); ++t, ++k) {
+      void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
+                                              : static_cast<void*>(out.d_triangles + 3 * k);
+      put_triangle_key(at, b.x + i, b.y, b.z, static_cast<int>(t));
+    }
 }
 
 /// Dense: triangle k's vertex numbers (index_base + the slab-local ones) from its key.
@@ -428,7 +531,18 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   auto* first = reinterpret_cast<std::uint32_t*>(temp + l.at_first);
   auto* info = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
   if (s.tiles != 0) {
-    count_kernel<T><<<s.tiles, kThreads, 0, stream>>>(f, classify, s, info, sums);
+    const std::int64_t layers = s.z1 - s.z0 + (s.extra_voxels != 0 ? 1 : 0);
+    const dim3 columns(kColumnsX, kColumnsY);
+    const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kColumnsX - 1) / kColumnsX) *
+                                        static_cast<std::uint64_t>((s.grid.ny + kColumnsY - 1) / kColumnsY);
+    if (column_blocks >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+      throw InputError("isosurface: a slice of " + std::to_string(s.grid.nx) + " x " + std::to_string(s.grid.ny) +
+                       " voxels is too large for one grid");
+    const dim3 blocks(static_cast<unsigned>(column_blocks),
+                      static_cast<unsigned>(std::min<std::int64_t>(65535, (layers + kLayersPerBlock - 1) / kLayersPerBlock)));
+    classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    tile_sums_kernel<<<(s.tiles + kTilesPerBlock - 1) / kTilesPerBlock, kThreads, 0, stream>>>(s, info, sums);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else {
     WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
@@ -440,10 +554,12 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_keys_kernel<<<s.tiles, kThreads, 0, stream>>>(s, info, offsets, fits, first, out.d_vertices);
+  vertex_keys_kernel<<<(s.tiles + kTilesPerBlock - 1) / kTilesPerBlock, kThreads, 0, stream>>>(s, info, offsets, fits,
+                                                                                               first, out.d_vertices);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (s.own_tiles == 0) return;
-  triangle_keys_kernel<<<s.own_tiles, kThreads, 0, stream>>>(s, info, offsets, fits, out);
+  triangle_keys_kernel<<<(s.own_tiles + kTilesPerBlock - 1) / kTilesPerBlock, kThreads, 0, stream>>>(s, info, offsets,
+                                                                                                     fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(s.own_tiles, static_cast<unsigned>(multiprocessors()) * 8);
