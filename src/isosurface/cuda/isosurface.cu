@@ -201,18 +201,39 @@ constexpr int kColumnsX = 32, kColumnsY = 8;  // a block's columns (one thread e
 constexpr int kLayersPerBlock = 16;           // the layers a block marches through
 constexpr int kPlaneX = kColumnsX + 2, kPlaneY = kColumnsY + 2;  // a plane of classes with its halo
 
+/// The (at most two) entries of a plane of classes that a thread loads: where they sit in the plane
+/// and in a layer of the volume, worked out once (the z loop then adds a layer's offset only).
+struct PlaneEntries {
+  int index[2];              ///< py * kPlaneX + px, or -1
+  std::int64_t offset[2];    ///< y * row_stride + x in the volume
+  bool inside[2];            ///< (x, y) inside the volume
+};
+__device__ __forceinline__ PlaneEntries plane_entries(const Slab& s, std::int64_t row_stride, std::int64_t x0,
+                                                      std::int64_t y0) {
+  PlaneEntries e;
+  const int t = threadIdx.y * kColumnsX + threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int i = t + j * kColumnsX * kColumnsY;
+    const int px = i % kPlaneX, py = i / kPlaneX;
+    const std::int64_t x = x0 - 1 + px, y = y0 - 1 + py;
+    e.index[j] = i < kPlaneX * kPlaneY ? i : -1;
+    e.inside[j] = x >= 0 && y >= 0 && x < s.grid.nx && y < s.grid.ny;
+    e.offset[j] = y * row_stride + x;
+  }
+  return e;
+}
+static_assert(kPlaneX * kPlaneY <= 2 * kColumnsX * kColumnsY, "two plane entries per thread");
+
 /// Loads the classes of layer z around the block's columns into `plane` (kOutside beyond the volume).
 template <class T>
 __device__ __forceinline__ void load_plane(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s,
-                                           std::int64_t x0, std::int64_t y0, std::int64_t z,
-                                           std::uint8_t (&plane)[kPlaneY][kPlaneX]) {
-  const int t = threadIdx.y * kColumnsX + threadIdx.x;
-  for (int i = t; i < kPlaneX * kPlaneY; i += kColumnsX * kColumnsY) {
-    const int px = i % kPlaneX, py = i / kPlaneX;
-    const std::int64_t x = x0 - 1 + px, y = y0 - 1 + py;
-    const bool inside = x >= 0 && y >= 0 && z >= 0 && x < s.grid.nx && y < s.grid.ny && z < s.grid.nz;
-    plane[py][px] = inside ? classify(f.data[(z - f.z_first) * f.slice_stride + y * f.row_stride + x]) : iso::kOutside;
-  }
+                                           const PlaneEntries& e, std::int64_t z, std::uint8_t* plane) {
+  const bool z_inside = z >= 0 && z < s.grid.nz;
+  const T* layer = f.data + (z - f.z_first) * f.slice_stride;
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+    if (e.index[j] >= 0) plane[e.index[j]] = z_inside && e.inside[j] ? classify(layer[e.offset[j]]) : iso::kOutside;
 }
 
 /// info[v] (owner mask | triangle count << 4) of every voxel of the slab's layers [z0, z1] (the
@@ -231,15 +252,20 @@ __global__ void __launch_bounds__(kColumnsX * kColumnsY) classify_kernel(DeviceF
   Locus l;
   l.x = x0 + threadIdx.x, l.y = y0 + threadIdx.y;
   l.valid = l.x < s.grid.nx && l.y < s.grid.ny;
+  const PlaneEntries entries = plane_entries(s, f.row_stride, x0, y0);
+  const std::uint64_t layer_voxels = static_cast<std::uint64_t>(s.grid.nx) * static_cast<std::uint64_t>(s.grid.ny);
+  const std::uint64_t column = static_cast<std::uint64_t>(l.y) * static_cast<std::uint64_t>(s.grid.nx) +
+                               static_cast<std::uint64_t>(l.x);
   // Chunks of layers: blockIdx.y, then every gridDim.y-th (the grid's y is at most 65535).
   for (std::int64_t chunk = blockIdx.y; chunk * kLayersPerBlock < layers; chunk += gridDim.y) {
     const std::int64_t zbegin = s.z0 + chunk * kLayersPerBlock;
     const std::int64_t zend = std::min<std::int64_t>(zbegin + kLayersPerBlock, s.z0 + layers);
-    load_plane(f, classify, s, x0, y0, zbegin - 1, planes[0]);
-    load_plane(f, classify, s, x0, y0, zbegin, planes[1]);
-    for (std::int64_t z = zbegin; z < zend; ++z) {
-      const int below = static_cast<int>((z - zbegin) % 3), here = (below + 1) % 3, above = (below + 2) % 3;
-      load_plane(f, classify, s, x0, y0, z + 1, planes[above]);
+    load_plane(f, classify, s, entries, zbegin - 1, &planes[0][0][0]);
+    load_plane(f, classify, s, entries, zbegin, &planes[1][0][0]);
+    int below = 0, here = 1, above = 2;  // the planes of z - 1, z, z + 1, rotating
+    std::uint64_t v = static_cast<std::uint64_t>(zbegin - s.z0) * layer_voxels + column;
+    for (std::int64_t z = zbegin; z < zend; ++z, v += layer_voxels) {
+      load_plane(f, classify, s, entries, z + 1, &planes[above][0][0]);
       __syncthreads();
       if (l.valid) {
         const auto& P = planes[here];
@@ -249,12 +275,12 @@ __global__ void __launch_bounds__(kColumnsX * kColumnsY) classify_kernel(DeviceF
         h.corner[4] = Z[ty][tx], h.corner[5] = Z[ty][tx + 1], h.corner[6] = Z[ty + 1][tx + 1], h.corner[7] = Z[ty + 1][tx];
         h.xm = P[ty][tx - 1], h.ym = P[ty - 1][tx], h.zm = planes[below][ty][tx];
         l.z = z;
-        l.v = (static_cast<std::uint64_t>(z - s.z0) * static_cast<std::uint64_t>(s.grid.ny) + static_cast<std::uint64_t>(l.y)) *
-                  static_cast<std::uint64_t>(s.grid.nx) +
-              static_cast<std::uint64_t>(l.x);
-        info[l.v] = static_cast<std::uint8_t>(voxel_info(h, s, l));
+        l.v = v;
+        info[v] = static_cast<std::uint8_t>(voxel_info(h, s, l));
       }
       __syncthreads();  // the plane `below` is overwritten next
+      const int next_above = below;
+      below = here, here = above, above = next_above;
     }
   }
 }
