@@ -136,14 +136,8 @@ inline std::uint32_t volume_row_runs(const T* m, std::int64_t nx, std::uint32_t*
       }
       carry = nz >> 63;
       const auto base = static_cast<std::uint32_t>(x0);
-      while (starts) {
-        st[ns++] = base + static_cast<std::uint32_t>(__builtin_ctzll(starts));
-        starts &= starts - 1;
-      }
-      while (ends) {
-        en[ne++] = base + static_cast<std::uint32_t>(__builtin_ctzll(ends));
-        ends &= ends - 1;
-      }
+      ns = append_bit_positions(starts, base, st, ns);
+      ne = append_bit_positions(ends, base, en, ne);
     }
     if (ne < ns) en[ne] = static_cast<std::uint32_t>(nx);
     return ns;

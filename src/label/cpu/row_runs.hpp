@@ -37,6 +37,17 @@ inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
 #endif
 }
 
+/// Appends base + the position of every set bit of `bits`, lowest first, to out[n], out[n + 1],
+/// ...; returns the new n. (Run starts and ends from the words of a row's run-edge bits.)
+inline std::uint32_t append_bit_positions(std::uint64_t bits, std::uint32_t base, std::uint32_t* out,
+                                          std::uint32_t n) {
+  while (bits) {
+    out[n++] = base + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    bits &= bits - 1;
+  }
+  return n;
+}
+
 /// The foreground runs [st[i], en[i]) of one mask row, left to right; returns their number.
 inline std::uint32_t row_runs(const std::uint8_t* m, std::int64_t W, std::uint32_t* st, std::uint32_t* en) {
   std::uint32_t ns = 0, ne = 0;
@@ -44,17 +55,10 @@ inline std::uint32_t row_runs(const std::uint8_t* m, std::int64_t W, std::uint32
   for (std::int64_t x0 = 0; x0 < W; x0 += 64) {
     const std::uint64_t w = fg_bits(m + x0, std::min<std::int64_t>(64, W - x0));
     const std::uint64_t prev = (w << 1) | carry;
-    std::uint64_t starts = w & ~prev, ends = ~w & prev;
     carry = w >> 63;
     const auto base = static_cast<std::uint32_t>(x0);
-    while (starts) {
-      st[ns++] = base + static_cast<std::uint32_t>(__builtin_ctzll(starts));
-      starts &= starts - 1;
-    }
-    while (ends) {
-      en[ne++] = base + static_cast<std::uint32_t>(__builtin_ctzll(ends));
-      ends &= ends - 1;
-    }
+    ns = append_bit_positions(w & ~prev, base, st, ns);
+    ne = append_bit_positions(~w & prev, base, en, ne);
   }
   if (ne < ns) en[ne] = static_cast<std::uint32_t>(W);
   return ns;
