@@ -275,7 +275,7 @@ inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64
   constexpr std::uint32_t kWiden[4] = {Conn == 6 ? 0u : 1u, Conn == 6 ? 0u : 1u, Conn == 26 ? 1u : 0u,
                                        Conn == 26 ? 1u : 0u};
   RowRuns<T, Idx> rows[kSlots]{};  // zeroed: a slot before the slab is read only through n == 0
-  RunBits bits[kSlots];
+  RunBits bits[kSlots]{};  // read only when the ring holds them
   std::uint32_t j[kSlots];
   const std::int64_t y = r % ny, z = r / ny;
   const std::int64_t row_of_slot[4] = {y > 0 ? r - 1 : -1, z > 0 ? r - ny : -1, z > 0 && y > 0 ? r - ny - 1 : -1,
