@@ -188,8 +188,16 @@ __device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Sla
     return 0;
   unsigned info = iso::owner_mask(h.corner[0], h.xm, h.corner[1], h.ym, h.corner[3], h.zm, h.corner[4]);
   const bool cell = l.z < s.z1 && l.x + 1 < s.grid.nx && l.y + 1 < s.grid.ny && l.z + 1 < s.grid.nz;
-  if (cell && g_table.triangle_count[iso::cell_case(h.corner)] != 0)
-    info |= static_cast<unsigned>(iso::cell_triangle_count(g_table, h.corner, s.allow_degenerate)) << 4;
+  if (cell) {
+    const unsigned table_count = g_table.triangle_count[iso::cell_case(h.corner)];
+    bool on_level = false;  // only a corner on the level can collapse a triangle
+#pragma unroll
+    for (int c = 0; c < 8; ++c) on_level |= h.corner[c] == iso::kOnLevel;
+    if (table_count != 0)
+      info |= (on_level ? static_cast<unsigned>(iso::cell_triangle_count(g_table, h.corner, s.allow_degenerate))
+                        : table_count)
+              << 4;
+  }
   return info;
 }
 
