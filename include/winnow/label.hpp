@@ -67,6 +67,10 @@ struct ComponentStats {
 /// `transfers` the copies between host and device memory, `compute` the labeling on the device.
 struct StageTimes {
   double device_setup = 0, transfers = 0, compute = 0;
+  StageTimes& operator+=(const StageTimes& o) {
+    device_setup += o.device_setup, transfers += o.transfers, compute += o.compute;
+    return *this;
+  }
 };
 
 struct Labeling {

@@ -127,16 +127,6 @@ std::size_t flatnonzero_host(const Array& a, const OutArray& out, std::string_vi
 // CUDA arrays: each returns the temporary bytes it needs, and runs only when `temp` is given.
 
 #if WINNOW_HAVE_CUDA
-/// The temporary storage of a device call: (nullptr, 0) asks for its size.
-struct Temp {
-  void* data = nullptr;
-  std::size_t bytes = 0;
-};
-Temp temp_from(const std::optional<OutArray>& temp) {
-  if (!temp) return {};
-  require_device(*temp, true, "temp");
-  return {temp->data(), temp->nbytes()};
-}
 std::uint64_t* count_from(const OutArray& count) {
   require_device(count, true, "count");
   require_integer_bytes(count, 8, "count");

@@ -144,13 +144,9 @@ std::size_t isosurface_device(const std::optional<OutArray>& temp, const Array& 
     mesh_out.triangle_capacity = triangles->shape(0);
   }
 #if WINNOW_HAVE_CUDA
-  void* d_temp = nullptr;
-  std::size_t temp_bytes = 0;
-  if (temp) {
-    require_device(*temp, true, "temp");
-    d_temp = temp->data();
-    temp_bytes = temp->nbytes();
-  }
+  const Temp t = temp_from(temp);
+  void* d_temp = t.data;
+  std::size_t temp_bytes = t.bytes;
   const IsosurfaceOptions options{.normals = true, .values = true, .flip = flip, .allow_degenerate = allow_degenerate};
   cuda::DeviceMesh out;
   out.d_vertices = mesh_out.vertices, out.d_normals = mesh_out.normals, out.d_values = mesh_out.values;

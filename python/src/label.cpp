@@ -242,13 +242,9 @@ std::size_t label_volume_device(const std::optional<OutArray>& temp, const Array
   require_integer_bytes(count, 4, "count");
   if (count.size() != 1) throw nb::value_error("count: expected one element");
 #if WINNOW_HAVE_CUDA
-  void* d_temp = nullptr;
-  std::size_t temp_bytes = 0;
-  if (temp) {
-    require_device(*temp, true, "temp");
-    d_temp = temp->data();
-    temp_bytes = temp->nbytes();
-  }
+  const Temp t = temp_from(temp);
+  void* d_temp = t.data;
+  std::size_t temp_bytes = t.bytes;
   const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .want_stats = false};
   with_unsigned_of_width(volume, "a", [&](auto t) {
     using T = decltype(t);
@@ -275,13 +271,9 @@ std::size_t label_device(const std::optional<OutArray>& temp, const Array& mask,
   require_integer_bytes(count, 4, "count");
   if (count.size() != 1) throw nb::value_error("count: expected one element");
 #if WINNOW_HAVE_CUDA
-  void* d_temp = nullptr;
-  std::size_t temp_bytes = 0;
-  if (temp) {
-    require_device(*temp, true, "temp");
-    d_temp = temp->data();
-    temp_bytes = temp->nbytes();
-  }
+  const Temp t = temp_from(temp);
+  void* d_temp = t.data;
+  std::size_t temp_bytes = t.bytes;
   const LabelOptions options{.connectivity = connectivity, .want_stats = false};
   nb::gil_scoped_release unlocked;
   cuda::label(d_temp, temp_bytes, static_cast<const std::uint8_t*>(mask.data()), mask.shape(1), mask.shape(0),

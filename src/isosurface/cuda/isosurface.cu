@@ -654,14 +654,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   const std::int64_t buffer_layers = std::min<std::int64_t>(volume.nz, slab_layers + 3);
   DeviceBuffer<T> d_volume(static_cast<std::size_t>(buffer_layers * layer), stream);
   DeviceBuffer<std::uint64_t> d_totals(2, stream);
-  std::uint64_t* h_totals = nullptr;
-  WINNOW_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&h_totals), 2 * sizeof(std::uint64_t), cudaHostAllocMapped));
-  struct FreeHost {
-    std::uint64_t* p;
-    ~FreeHost() { cudaFreeHost(p); }
-  } free_host{h_totals};
-  std::uint64_t* h_totals_device = nullptr;
-  WINNOW_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&h_totals_device), h_totals, 0));
+  std::uint64_t h_totals[2] = {0, 0};  // 16 bytes copied back per slab (no pinned allocation per call)
 
   // One-pass meshes know their vertex total before the triangles are written, so their indices
   // are 32-bit whenever they can be; slabbed ones write 64-bit indices and narrow at the end.
@@ -676,7 +669,8 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
     const Slab s = make_slab(grid, z0, z1, level, options);
     const Layout l = layout_for(s);
     DeviceBuffer<char> d_temp(l.bytes, stream);
-    run_slab(f, classify, s, d_temp.get(), l, winnow::cuda::DeviceMesh{}, 0, d_totals.get(), h_totals_device, stream, false);
+    run_slab(f, classify, s, d_temp.get(), l, winnow::cuda::DeviceMesh{}, 0, d_totals.get(), nullptr, stream, false);
+    WINNOW_CUDA_CHECK(cudaMemcpyAsync(h_totals, d_totals.get(), sizeof h_totals, cudaMemcpyDeviceToHost, stream));
     WINNOW_CUDA_CHECK(cudaStreamSynchronize(stream));
     const std::uint64_t vertices = h_totals[0], triangles = h_totals[1];
     if (vertices > std::numeric_limits<std::uint32_t>::max())

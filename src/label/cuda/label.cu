@@ -229,11 +229,7 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
   }
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
   times.transfers += since(t);
-  if (req.times) {
-    req.times->device_setup += times.device_setup;
-    req.times->transfers += times.transfers;
-    req.times->compute += times.compute;
-  }
+  if (req.times) *req.times += times;
   return count;
 }
 }  // namespace
