@@ -11,9 +11,9 @@
 /// - Welded: one vertex per crossing, shared by every triangle that uses it. When the non-above
 ///   end of an edge equals the level exactly, the crossing lies on that voxel: all such crossings
 ///   at one voxel are the one vertex of that voxel, and triangles that collapse are dropped
-///   (unless `allow_degenerate`). No two vertices share a position, except where float rounding
-///   puts a crossing within about 1e-7 (relative) of a voxel: it can then coincide with that
-///   voxel's own vertex or with another crossing rounded onto the same voxel.
+///   (unless `allow_degenerate`). No two vertices share a position: a crossing strictly inside
+///   its edge whose float position rounds onto an end voxel is moved to the next float inside
+///   the edge (a move within float rounding, about 1e-7 relative).
 /// - Watertight: ambiguous cell faces (two above corners on a diagonal) are decided by one rule
 ///   that depends on the face alone (the above corners are kept apart), so the two cells that
 ///   share a face cut it the same way; every mesh edge away from the volume border is used by two

@@ -60,6 +60,14 @@ WINNOW_HD inline double sqrt_rn(double a) {
 #endif
 }
 WINNOW_HD inline bool is_nan(double v) { return v != v; }
+/// The float next to `from` in the direction of `toward` (exact on host and device).
+WINNOW_HD inline float next_float(float from, float toward) {
+#ifdef __CUDACC__
+  return ::nextafterf(from, toward);
+#else
+  return std::nextafter(from, toward);
+#endif
+}
 WINNOW_HD inline double abs_of(double v) { return v < 0 ? -v : v; }
 
 // ---- voxels ------------------------------------------------------------------------------------
@@ -221,8 +229,9 @@ WINNOW_HD inline void voxel_gradient(const Value& value, const Grid& g, std::int
 
 /// Position, value and (with `want_normal`) normal of the vertex in `slot` of voxel (x, y, z).
 /// Position: the own vertex at (x sx, y sy, z sz); an edge's crossing at the non-above end's
-/// coordinate plus or minus t along the edge, float((c + t) s) or float((c + 1 - t) s), the
-/// other two components float(c s). Value: a + t (b - a), the level itself for the own vertex and
+/// coordinate plus or minus t along the edge, float((c + t) s) or float((c + 1 - t) s), moved one
+/// float inward when it rounds onto an end voxel's float((c) s) or float((c + 1) s); the other two
+/// components float(c s). Value: a + t (b - a), the level itself for the own vertex and
 /// for NaN ends. Normal: the ends' gradients interpolated by t from the non-above end, normalised.
 template <class Value>
 WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, double level, std::int64_t x,
@@ -248,6 +257,15 @@ WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, doubl
   const double t = crossing_t(a, b, level);
   const double along = lo_is_non_above ? add(coord[axis], t) : sub(add(coord[axis], 1.0), t);
   position[axis] = static_cast<float>(mul(along, spacing[axis]));
+  // A crossing strictly inside its edge whose float rounds onto an end voxel moves one float back
+  // inside: edges' interiors are disjoint, so no two vertices share a position (welded by position
+  // too, not only by index), and the move is within the rounding the contract allows.
+  const float lo_end = static_cast<float>(mul(coord[axis], spacing[axis]));
+  const float hi_end = static_cast<float>(mul(add(coord[axis], 1.0), spacing[axis]));
+  if (position[axis] == lo_end)
+    position[axis] = next_float(lo_end, hi_end);
+  else if (position[axis] == hi_end)
+    position[axis] = next_float(hi_end, lo_end);
   vertex_value = static_cast<float>(is_nan(a) || is_nan(b) ? level : add(a, mul(t, sub(b, a))));
   if (!want_normal) return;
   double g_lo[3], g_hi[3];
