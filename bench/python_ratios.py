@@ -131,7 +131,8 @@ def main():
         gyroid = cupy.sin(x) * cupy.cos(y) + cupy.sin(y) * cupy.cos(z) + cupy.sin(z) * cupy.cos(x)
         del x, y, z
         ours = median_ms(lambda: winnow.marching_cubes(gyroid, 0.0), sync, args.reps)
-        row("marching cubes 512^3 gyroid", ours, [], 2.10)
+        faces = winnow.marching_cubes(gyroid, 0.0)[1]
+        row(f"marching cubes 512^3 gyroid ({faces.shape[0] / 1e6:.2f} M triangles; C++: 5.06 M)", ours, [], 2.10)
 
 
 if __name__ == "__main__":
