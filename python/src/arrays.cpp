@@ -62,6 +62,18 @@ void require_integer_bytes(const OutArray& a, std::size_t bytes, const char* wha
     throw nb::type_error((std::string(what) + ": expected " + std::to_string(bytes * 8) + "-bit integers").c_str());
 }
 
+nb::dlpack::dtype dtype_of(std::string_view kind, std::size_t itemsize) {
+  nb::dlpack::dtype_code code;
+  switch (kind.size() == 1 ? kind[0] : '?') {
+    case 'b': code = nb::dlpack::dtype_code::Bool; break;
+    case 'i': code = nb::dlpack::dtype_code::Int; break;
+    case 'u': code = nb::dlpack::dtype_code::UInt; break;
+    case 'f': code = nb::dlpack::dtype_code::Float; break;
+    default: throw nb::type_error("a: expected a bool, integer or floating-point dtype");
+  }
+  return nb::dlpack::dtype{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(itemsize * 8), 1};
+}
+
 Backend backend_from(std::string_view name) { return parse_backend(name); }
 
 cudaStream_t stream_from(std::uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }

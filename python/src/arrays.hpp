@@ -70,10 +70,13 @@ decltype(auto) with_element_size(std::size_t bytes, const char* what, F&& f) {
   throw nb::type_error((std::string(what) + ": expected elements of 1, 2, 4, 8 or 16 bytes").c_str());
 }
 
-/// Calls f(T{}) with T the element type of `a`, one of the listed numeric types.
+/// The element type the Python layer names by NumPy's kind character ('b', 'i', 'u', 'f') and
+/// size in bytes (device calls take pointers, not arrays).
+nb::dlpack::dtype dtype_of(std::string_view kind, std::size_t itemsize);
+
+/// Calls f(T{}) with T the element type `dt`, one of the listed numeric types.
 template <class F>
-decltype(auto) with_numeric_type(const Array& a, bool allow_small_signed, const char* what, F&& f) {
-  const auto dt = a.dtype();
+decltype(auto) with_numeric_type(nb::dlpack::dtype dt, bool allow_small_signed, const char* what, F&& f) {
   if (dt == nb::dtype<std::uint8_t>()) return f(std::uint8_t{});
   if (dt == nb::dtype<std::uint16_t>()) return f(std::uint16_t{});
   if (dt == nb::dtype<std::int32_t>()) return f(std::int32_t{});
@@ -89,6 +92,11 @@ decltype(auto) with_numeric_type(const Array& a, bool allow_small_signed, const 
   throw nb::type_error((std::string(what) + ": expected dtype uint8, uint16, int32, uint32, float32, int64, "
                         "uint64 or float64" + (allow_small_signed ? ", int8 or int16" : ""))
                            .c_str());
+}
+
+template <class F>
+decltype(auto) with_numeric_type(const Array& a, bool allow_small_signed, const char* what, F&& f) {
+  return with_numeric_type(a.dtype(), allow_small_signed, what, std::forward<F>(f));
 }
 
 /// A NumPy array that owns `values` (moved, not copied), of the given shape.

@@ -1,9 +1,8 @@
 // Stream compaction for Python: winnow.compact (a[mask]), winnow.select (fused predicate) and
 // winnow.flatnonzero. Host arrays go through the host API (winnow/compact.hpp, any backend);
-// CUDA arrays through the device API (winnow/cuda/compact.hpp) on the caller's stream, with the
-// output, the count and the temporary storage allocated by the caller's array library (the
-// Python layer): each device function sizes its temporary storage when `temp` is None, and
-// runs when it is given, returning the bytes it needs either way.
+// CUDA arrays through the device API (winnow/cuda/compact.hpp) on the caller's stream, into the
+// output the caller's array library allocated (the Python layer), with the workspace and count
+// of the (device, stream) kept by the extension (device_calls.hpp).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string_view.h>
 
@@ -12,6 +11,7 @@
 #include <type_traits>
 
 #include "arrays.hpp"
+#include "device_calls.hpp"
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 #if WINNOW_HAVE_CUDA
@@ -61,15 +61,15 @@ Predicate value_predicate(int op, const nb::object& threshold) {
 /// Calls f(T{}, predicate) for "is non-zero": a float compares with 0 by value (so -0.0 is
 /// zero, as in NumPy), any other element of 1-8 bytes (bool, integers) by its bytes.
 template <class F>
-std::size_t with_nonzero_predicate(const Array& a, F&& f) {
-  if (a.dtype() == nb::dtype<float>()) return f(float{}, where(CompareOp::not_equal, 0.0f));
-  if (a.dtype() == nb::dtype<double>()) return f(double{}, where(CompareOp::not_equal, 0.0));
-  const auto code = a.dtype().code;
+std::size_t with_nonzero_predicate(nb::dlpack::dtype dt, std::size_t itemsize, F&& f) {
+  if (dt == nb::dtype<float>()) return f(float{}, where(CompareOp::not_equal, 0.0f));
+  if (dt == nb::dtype<double>()) return f(double{}, where(CompareOp::not_equal, 0.0));
+  const auto code = dt.code;
   if (code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) &&
       code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) &&
       code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool))
     throw nb::type_error("a: expected a bool, integer, float32 or float64 array");
-  return with_element_size(a.itemsize(), "a", [&](auto t) -> std::size_t {
+  return with_element_size(itemsize, "a", [&](auto t) -> std::size_t {
     using T = decltype(t);
     if constexpr (sizeof(T) > 8) {
       throw nb::type_error("a: expected elements of at most 8 bytes");
@@ -114,7 +114,7 @@ std::size_t select_host(const Array& a, int op, const nb::object& threshold, con
 std::size_t flatnonzero_host(const Array& a, const OutArray& out, std::string_view backend) {
   check_input_output(a, out, false, sizeof(std::uint64_t));
   const CompactOptions options = options_for(true, backend);
-  return with_nonzero_predicate(a, [&](auto t, const Predicate& pred) {
+  return with_nonzero_predicate(a.dtype(), a.itemsize(), [&](auto t, const Predicate& pred) {
     using T = decltype(t);
     std::span<const T> in(static_cast<const T*>(a.data()), a.size());
     std::span<std::uint64_t> indices(static_cast<std::uint64_t*>(out.data()), a.size());
@@ -124,81 +124,81 @@ std::size_t flatnonzero_host(const Array& a, const OutArray& out, std::string_vi
 }
 
 // ---------------------------------------------------------------------------------------------
-// CUDA arrays: each returns the temporary bytes it needs, and runs only when `temp` is given.
+// CUDA arrays, by pointer: the Python layer has checked them (device, dtype, length, a
+// C-contiguous input and output) and reads pointers without DLPack, whose exporters in CuPy
+// and PyTorch do stream bookkeeping in Python on every call. One call each: the workspace of
+// the (device, stream) serves it, and the count comes back (one small copy and a wait for the
+// stream) when `read_count` asks for it; it always does from winnow.compact & co., where the
+// output's length is the count.
 
-#if WINNOW_HAVE_CUDA
-std::uint64_t* count_from(const OutArray& count) {
-  require_device(count, true, "count");
-  require_integer_bytes(count, 8, "count");
-  if (count.size() != 1) throw nb::value_error("count: expected one element");
-  return static_cast<std::uint64_t*>(count.data());
-}
-#else
+#if !WINNOW_HAVE_CUDA
 [[noreturn]] void no_cuda() { throw BackendError("CUDA arrays need the CUDA backend, which this build does not have"); }
 #endif
 
-std::size_t compact_device(const std::optional<OutArray>& temp, const Array& a, const Array& mask,
-                           const OutArray& out, const OutArray& count, bool stable, std::uintptr_t stream) {
-  check_input_output(a, out, true, a.itemsize());
-  check_mask(a, mask, true);
+template <class T>
+const T* device_pointer(std::uintptr_t address) {
+  return reinterpret_cast<const T*>(address);
+}
+
+std::optional<std::uint64_t> compact_device(std::uintptr_t a, std::uintptr_t mask, std::uintptr_t out, std::uint64_t n,
+                                            std::size_t itemsize, bool stable, int device, std::uintptr_t stream,
+                                            bool read_count) {
 #if WINNOW_HAVE_CUDA
-  Temp t = temp_from(temp);
-  std::uint64_t* d_count = count_from(count);
   const CompactOptions options = options_for(stable, "cuda");
-  with_element_size(a.itemsize(), "a", [&](auto e) {
+  return with_element_size(itemsize, "a", [&](auto e) {
     using T = decltype(e);
     nb::gil_scoped_release unlocked;
-    cuda::compact_flagged(t.data, t.bytes, static_cast<const T*>(a.data()), static_cast<const std::uint8_t*>(mask.data()),
-                          a.size(), static_cast<T*>(out.data()), d_count, options, stream_from(stream));
-    return 0;
+    DeviceCall call(device, stream);
+    cuda::compact_flagged(call.compaction(), device_pointer<T>(a), device_pointer<std::uint8_t>(mask), n,
+                          const_cast<T*>(device_pointer<T>(out)), static_cast<std::uint64_t*>(call.count()), options,
+                          call.stream());
+    return call.read_count(read_count, 8);
   });
-  return t.bytes;
 #else
-  (void)temp, (void)count, (void)stable, (void)stream;
+  (void)a, (void)mask, (void)out, (void)n, (void)itemsize, (void)stable, (void)device, (void)stream, (void)read_count;
   no_cuda();
 #endif
 }
 
-std::size_t select_device(const std::optional<OutArray>& temp, const Array& a, int op, const nb::object& threshold,
-                          const OutArray& out, const OutArray& count, bool stable, std::uintptr_t stream) {
-  check_input_output(a, out, true, a.itemsize());
+std::optional<std::uint64_t> select_device(std::uintptr_t a, std::string_view kind, std::size_t itemsize, int op,
+                                           const nb::object& threshold, std::uintptr_t out, std::uint64_t n, bool stable,
+                                           int device, std::uintptr_t stream, bool read_count) {
 #if WINNOW_HAVE_CUDA
-  Temp t = temp_from(temp);
-  std::uint64_t* d_count = count_from(count);
   const CompactOptions options = options_for(stable, "cuda");
-  with_numeric_type(a, false, "a", [&](auto e) {
+  return with_numeric_type(dtype_of(kind, itemsize), false, "a", [&](auto e) {
     using T = decltype(e);
     const Predicate pred = value_predicate<T>(op, threshold);
     nb::gil_scoped_release unlocked;
-    cuda::compact(t.data, t.bytes, static_cast<const T*>(a.data()), a.size(), static_cast<T*>(out.data()), d_count,
-                  pred, options, stream_from(stream));
-    return 0;
+    DeviceCall call(device, stream);
+    cuda::compact(call.compaction(), device_pointer<T>(a), n, const_cast<T*>(device_pointer<T>(out)),
+                  static_cast<std::uint64_t*>(call.count()), pred, options, call.stream());
+    return call.read_count(read_count, 8);
   });
-  return t.bytes;
 #else
-  (void)temp, (void)op, (void)threshold, (void)count, (void)stable, (void)stream;
+  (void)a, (void)kind, (void)itemsize, (void)op, (void)threshold, (void)out, (void)n, (void)stable, (void)device,
+      (void)stream, (void)read_count;
   no_cuda();
 #endif
 }
 
-std::size_t flatnonzero_device(const std::optional<OutArray>& temp, const Array& a, const OutArray& out,
-                               const OutArray& count, std::uintptr_t stream) {
-  check_input_output(a, out, true, sizeof(std::uint64_t));
+std::optional<std::uint64_t> flatnonzero_device(std::uintptr_t a, std::string_view kind, std::size_t itemsize, std::uintptr_t out,
+                                                std::uint64_t n, int device, std::uintptr_t stream, bool read_count) {
 #if WINNOW_HAVE_CUDA
-  Temp t = temp_from(temp);
-  std::uint64_t* d_count = count_from(count);
   const CompactOptions options = options_for(true, "cuda");
-  with_nonzero_predicate(a, [&](auto e, const Predicate& pred) -> std::size_t {
+  std::optional<std::uint64_t> kept;
+  with_nonzero_predicate(dtype_of(kind, itemsize), itemsize, [&](auto e, const Predicate& pred) -> std::size_t {
     using T = decltype(e);
     nb::gil_scoped_release unlocked;
-    cuda::compact_indices<T, std::uint64_t>(t.data, t.bytes, static_cast<const T*>(a.data()), a.size(),
-                                            static_cast<std::uint64_t*>(out.data()), d_count, pred, options,
-                                            stream_from(stream));
+    DeviceCall call(device, stream);
+    cuda::compact_indices<T, std::uint64_t>(call.compaction(), device_pointer<T>(a), n,
+                                            reinterpret_cast<std::uint64_t*>(out),
+                                            static_cast<std::uint64_t*>(call.count()), pred, options, call.stream());
+    kept = call.read_count(read_count, 8);
     return 0;
   });
-  return t.bytes;
+  return kept;
 #else
-  (void)temp, (void)count, (void)stream;
+  (void)a, (void)kind, (void)itemsize, (void)out, (void)n, (void)device, (void)stream, (void)read_count;
   no_cuda();
 #endif
 }
@@ -212,15 +212,19 @@ void bind_compact(nb::module_& m) {
         nb::arg("stable"), nb::arg("backend"), "Writes the x of a with x <op> threshold to out; returns the number kept.");
   m.def("flatnonzero_host", &flatnonzero_host, nb::arg("a"), nb::arg("out"), nb::arg("backend"),
         "Writes the indices of the non-zero elements of a to out (uint64); returns their number.");
-  m.def("compact_device", &compact_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("mask"), nb::arg("out"),
-        nb::arg("count"), nb::arg("stable"), nb::arg("stream"),
-        "CUDA arrays: a[mask != 0] into out, the number into count[0], on the stream; returns the temporary bytes.");
-  m.def("select_device", &select_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("op"), nb::arg("threshold"),
-        nb::arg("out"), nb::arg("count"), nb::arg("stable"), nb::arg("stream"),
-        "CUDA arrays: the x of a with x <op> threshold into out, their number into count[0]; returns the temporary bytes.");
-  m.def("flatnonzero_device", &flatnonzero_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("out"),
-        nb::arg("count"), nb::arg("stream"),
-        "CUDA arrays: the indices of the non-zero elements into out, their number into count[0]; returns the temporary bytes.");
+  m.def("compact_device", &compact_device, nb::arg("a"), nb::arg("mask"), nb::arg("out"), nb::arg("n"),
+        nb::arg("itemsize"), nb::arg("stable"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
+        "CUDA pointers (checked by the caller): a[mask != 0] into out on the stream; returns the number kept "
+        "(waiting for the stream) when read_count, else None.");
+  m.def("select_device", &select_device, nb::arg("a"), nb::arg("kind"), nb::arg("itemsize"), nb::arg("op"),
+        nb::arg("threshold"), nb::arg("out"), nb::arg("n"), nb::arg("stable"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("read_count"),
+        "CUDA pointers: the x of a (NumPy kind and itemsize) with x <op> threshold into out; returns their number "
+        "when read_count, else None.");
+  m.def("flatnonzero_device", &flatnonzero_device, nb::arg("a"), nb::arg("kind"), nb::arg("itemsize"),
+        nb::arg("out"), nb::arg("n"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
+        "CUDA pointers: the indices of the non-zero elements into out (uint64); returns their number when "
+        "read_count, else None.");
 }
 
 }  // namespace winnow::python

@@ -6,8 +6,8 @@
 //   arrays through winnow::cuda::label_volume. Signed integers are read as the unsigned type of
 //   their width (equal values stay equal, zero stays zero).
 // - statistics_host: cc3d.statistics' sums over any integer label array, one pass, exact integers.
-// Device calls run on the caller's stream, into labels, count and temporary storage the Python
-// layer allocated with the caller's library.
+// Device calls run on the caller's stream, into labels the Python layer allocated with the
+// caller's library, with temporary storage and count kept per (device, stream) by the extension.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string_view.h>
 
@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "arrays.hpp"
+#include "device_calls.hpp"
 #include "winnow/error.hpp"
 #include "winnow/label.hpp"
 #if WINNOW_HAVE_CUDA
@@ -82,18 +83,22 @@ nb::tuple label_host(const Array& mask, const OutArray& labels, int connectivity
 
 /// Calls f(T{}) with T the unsigned type of the integer (or bool) elements' width.
 template <class F>
-decltype(auto) with_unsigned_of_width(const Array& a, const char* what, F&& f) {
-  const auto code = a.dtype().code;
+decltype(auto) with_unsigned_of_width(nb::dlpack::dtype dt, std::size_t itemsize, const char* what, F&& f) {
+  const auto code = dt.code;
   const bool integer = code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) ||
                        code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ||
                        code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool);
-  if (integer) switch (a.itemsize()) {
+  if (integer) switch (itemsize) {
       case 1: return f(std::uint8_t{});
       case 2: return f(std::uint16_t{});
       case 4: return f(std::uint32_t{});
       case 8: return f(std::uint64_t{});
     }
   throw nb::type_error((std::string(what) + ": expected bool or integers of 8, 16, 32 or 64 bits").c_str());
+}
+template <class F>
+decltype(auto) with_unsigned_of_width(const Array& a, const char* what, F&& f) {
+  return with_unsigned_of_width(a.dtype(), a.itemsize(), what, std::forward<F>(f));
 }
 
 /// A volume [z, y, x] with x adjacent and non-negative strides (the Python layer copies otherwise).
@@ -225,63 +230,60 @@ nb::tuple statistics_host(const Array& labels, bool background_only) {
                         to_numpy(std::move(upper), {m, 3}), to_numpy(std::move(centroids), {m, 3}));
 }
 
-/// CUDA volumes [z, y, x] (contiguous): labels (32-bit, contiguous) into `out`, N into count[0],
-/// on the stream; returns the temporary bytes (sizes only when temp is None).
-std::size_t label_volume_device(const std::optional<OutArray>& temp, const Array& volume, const OutArray& labels,
-                                const OutArray& count, int connectivity, bool multilabel, std::uintptr_t stream) {
-  require_device(volume, true, "a");
-  require_ndim(volume, 3, "a");
-  require_c_contiguous(volume, "a");
-  require_device(labels, true, "out");
-  require_integer_bytes(labels, 4, "out");
-  if (labels.ndim() != 3 || labels.shape(0) != volume.shape(0) || labels.shape(1) != volume.shape(1) ||
-      labels.shape(2) != volume.shape(2))
-    throw nb::value_error("out: expected the shape of a");
-  require_c_contiguous(labels, "out");
-  require_device(count, true, "count");
-  require_integer_bytes(count, 4, "count");
-  if (count.size() != 1) throw nb::value_error("count: expected one element");
+// CUDA arrays, by pointer (the Python layer has checked them and reads pointers without
+// DLPack; see compact.cpp): one call each, the temporary storage and the count kept per
+// (device, stream) by the extension (device_calls.hpp). N comes back (a small copy and a wait
+// for the stream) only when `read_count` asks: winnow.label needs it for return_N and the
+// filters, not for the labels alone.
+
+/// CUDA volumes [z, y, x] of unsigned integers of `itemsize` bytes (contiguous): 32-bit labels
+/// (contiguous) into `labels`; returns N or None.
+std::optional<std::uint64_t> label_volume_device(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
+                                                 std::int64_t ny, std::int64_t nz, std::uintptr_t labels,
+                                                 int connectivity, bool multilabel, int device, std::uintptr_t stream,
+                                                 bool read_count) {
 #if WINNOW_HAVE_CUDA
-  const Temp t = temp_from(temp);
-  void* d_temp = t.data;
-  std::size_t temp_bytes = t.bytes;
   const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .want_stats = false};
-  with_unsigned_of_width(volume, "a", [&](auto t) {
+  return with_unsigned_of_width(dtype_of("u", itemsize), itemsize, "a", [&](auto t) {
     using T = decltype(t);
+    const auto* d_volume = reinterpret_cast<const T*>(volume);
+    auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
     nb::gil_scoped_release unlocked;
-    cuda::label_volume(d_temp, temp_bytes, static_cast<const T*>(volume.data()), volume.shape(2), volume.shape(1),
-                       volume.shape(0), static_cast<std::uint32_t*>(labels.data()),
-                       static_cast<std::uint32_t*>(count.data()), nullptr, 0, options, stream_from(stream));
-    return 0;
+    DeviceCall call(device, stream);
+    std::size_t temp_bytes = 0;
+    cuda::label_volume(nullptr, temp_bytes, d_volume, nx, ny, nz, d_labels, nullptr, nullptr, 0, options,
+                       call.stream());
+    cuda::label_volume(call.scratch(temp_bytes), temp_bytes, d_volume, nx, ny, nz, d_labels,
+                       static_cast<std::uint32_t*>(call.count()), nullptr, 0, options, call.stream());
+    return call.read_count(read_count, 4);
   });
-  return temp_bytes;
 #else
-  (void)temp, (void)connectivity, (void)multilabel, (void)stream;
+  (void)volume, (void)itemsize, (void)nx, (void)ny, (void)nz, (void)labels, (void)connectivity, (void)multilabel,
+      (void)device, (void)stream, (void)read_count;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
 }
 
-/// CUDA arrays: labels into `out`, N into count[0]; returns the temporary bytes (sizes only
-/// when temp is None).
-std::size_t label_device(const std::optional<OutArray>& temp, const Array& mask, const OutArray& labels,
-                         const OutArray& count, int connectivity, std::uintptr_t stream) {
-  check_mask(mask, true);
-  check_labels(mask, labels, true);
-  require_device(count, true, "count");
-  require_integer_bytes(count, 4, "count");
-  if (count.size() != 1) throw nb::value_error("count: expected one element");
+/// CUDA masks (bytes, width x height, rows `row_stride` bytes apart): labels (contiguous, 32-bit)
+/// into `labels`; returns N or None.
+std::optional<std::uint64_t> label_device(std::uintptr_t mask, std::int64_t width, std::int64_t height,
+                                          std::int64_t row_stride, std::uintptr_t labels, int connectivity, int device,
+                                          std::uintptr_t stream, bool read_count) {
 #if WINNOW_HAVE_CUDA
-  const Temp t = temp_from(temp);
-  void* d_temp = t.data;
-  std::size_t temp_bytes = t.bytes;
   const LabelOptions options{.connectivity = connectivity, .want_stats = false};
+  const auto* d_mask = reinterpret_cast<const std::uint8_t*>(mask);
+  auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
   nb::gil_scoped_release unlocked;
-  cuda::label(d_temp, temp_bytes, static_cast<const std::uint8_t*>(mask.data()), mask.shape(1), mask.shape(0),
-              row_stride(mask), static_cast<std::uint32_t*>(labels.data()), static_cast<std::uint32_t*>(count.data()),
-              nullptr, 0, options, stream_from(stream));
-  return temp_bytes;
+  DeviceCall call(device, stream);
+  std::size_t temp_bytes = 0;
+  cuda::label(nullptr, temp_bytes, d_mask, width, height, row_stride, d_labels, nullptr, nullptr, 0, options,
+              call.stream());
+  cuda::label(call.scratch(temp_bytes), temp_bytes, d_mask, width, height, row_stride, d_labels,
+              static_cast<std::uint32_t*>(call.count()), nullptr, 0, options, call.stream());
+  return call.read_count(read_count, 4);
 #else
-  (void)temp, (void)connectivity, (void)stream;
+  (void)mask, (void)width, (void)height, (void)row_stride, (void)labels, (void)connectivity, (void)device,
+      (void)stream, (void)read_count;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
 }
@@ -292,15 +294,18 @@ void bind_label(nb::module_& m) {
   m.def("label_host", &label_host, nb::arg("a"), nb::arg("out"), nb::arg("connectivity"), nb::arg("min_area"),
         nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("backend"),
         "Labels the non-zero pixels of a into out (uint32); returns (count, stats or None).");
-  m.def("label_device", &label_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("out"), nb::arg("count"),
-        nb::arg("connectivity"), nb::arg("stream"),
-        "CUDA arrays: labels into out, the count into count[0], on the stream; returns the temporary bytes.");
+  m.def("label_device", &label_device, nb::arg("a"), nb::arg("width"), nb::arg("height"), nb::arg("row_stride"),
+        nb::arg("out"), nb::arg("connectivity"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
+        "CUDA pointers (checked by the caller): labels of the byte mask a into out (32-bit) on the stream; returns "
+        "N (waiting for the stream) when read_count, else None.");
   m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("connectivity"), nb::arg("multilabel"),
         nb::arg("min_area"), nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("wide"), nb::arg("backend"),
         "Labels a host volume [z, y, x] of integers; returns (labels uint32 or uint64, count, stats or None).");
-  m.def("label_volume_device", &label_volume_device, nb::arg("temp").none(), nb::arg("a"), nb::arg("out"),
-        nb::arg("count"), nb::arg("connectivity"), nb::arg("multilabel"), nb::arg("stream"),
-        "CUDA volumes [z, y, x]: labels into out, the count into count[0], on the stream; returns the temporary bytes.");
+  m.def("label_volume_device", &label_volume_device, nb::arg("a"), nb::arg("itemsize"), nb::arg("nx"),
+        nb::arg("ny"), nb::arg("nz"), nb::arg("out"), nb::arg("connectivity"), nb::arg("multilabel"),
+        nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
+        "CUDA pointers: labels of the contiguous volume a [z, y, x] (unsigned, itemsize bytes) into out (32-bit); "
+        "returns N when read_count, else None.");
   m.def("statistics_host", &statistics_host, nb::arg("labels"), nb::arg("background_only"),
         "Per-label (counts, lower zyx, upper zyx, centroids zyx) of a host label volume [z, y, x].");
 }

@@ -1,14 +1,21 @@
 """What every winnow function does with its arrays before and after the extension runs.
 
 NumPy (and anything ``numpy.asarray`` takes) is host memory; CuPy arrays and PyTorch CUDA
-tensors are device memory, handed to the extension through DLPack without a copy; a PyTorch CPU
-tensor is viewed as NumPy and its results are turned back into tensors (no copy either way).
-Outputs, counts and temporary storage of device calls are allocated by the caller's library on
-the caller's current stream and device, so its memory pool serves them and ordering holds.
+tensors are device memory; a PyTorch CPU tensor is viewed as NumPy and its results are turned
+back into tensors (no copy either way). Outputs of device calls are allocated by the caller's
+library on the array's device, so its memory pool serves them, and the calls run on the
+caller's current stream of that device. The compaction and labeling device calls take
+pointers (``pointer``), read here after the checks: DLPack exporters in CuPy and PyTorch do
+stream bookkeeping in Python on each export, which cost more than the kernels at small sizes.
+Their temporary storage and counts are kept by the extension per (device, stream).
+
+Per-call cost matters here (the target: at most 15 us over the C++ device API), so the device
+classes are cached per device and look up their library's functions once.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import sys
 from typing import Any
@@ -25,15 +32,6 @@ def check_backend(backend: str, on_device: bool) -> str:
     if on_device and backend == "cpu":
         raise ValueError("backend: 'cpu' cannot read a CUDA array; copy it to the host first")
     return backend
-
-
-def _is_cupy(x: Any) -> bool:
-    return type(x).__module__.startswith("cupy") and hasattr(x, "__cuda_array_interface__")
-
-
-def _is_torch(x: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
 
 
 class Host:
@@ -61,30 +59,44 @@ class CuPyDevice:
     def __init__(self, cupy: Any, device_id: int) -> None:
         self.xp = cupy
         self.device_id = device_id
+        self._current_stream = cupy.cuda.get_current_stream
+        self._current_device = cupy.cuda.runtime.getDevice
 
     def context(self) -> Any:
+        """CuPy allocates on the current device: switch to the array's when it is another."""
+        if self._current_device() == self.device_id:
+            return contextlib.nullcontext()
+        return self.xp.cuda.Device(self.device_id)
+
+    def switch_device(self) -> Any:
+        """The array's device made current (for extension calls that take DLPack arrays)."""
         return self.xp.cuda.Device(self.device_id)
 
     def stream(self) -> int:
-        return int(self.xp.cuda.get_current_stream().ptr)
+        return self._current_stream().ptr
+
+    @staticmethod
+    def pointer(a: Any) -> int:
+        return a.data.ptr
+
+    @staticmethod
+    def c_contiguous(a: Any) -> bool:
+        return a.flags.c_contiguous
 
     def empty(self, shape: Any, dtype: Any) -> Any:
-        return self.xp.empty(shape, dtype=np.dtype(dtype))
+        return self.xp.empty(shape, dtype=dtype)
 
     def dtype(self, a: Any) -> np.dtype:
-        return np.dtype(a.dtype)
+        return a.dtype
 
     def flat(self, a: Any) -> Any:
         """a in C order as a 1-D contiguous array (a copy only when a is not C-contiguous)."""
+        if a.ndim == 1 and a.flags.c_contiguous:
+            return a
         return self.xp.ascontiguousarray(a).reshape(-1)
 
     def contiguous(self, a: Any) -> Any:
         return self.xp.ascontiguousarray(a)
-
-    @staticmethod
-    def item(a: Any) -> int:
-        """The one element of a device array (waits for the stream's work up to here)."""
-        return int(a.get()[0])
 
     @staticmethod
     def copy(a: Any) -> Any:
@@ -128,6 +140,8 @@ class CuPyDevice:
         return float(a.min()), float(a.max())
 
 
+_HOST = Host()  # NumPy: one instance serves every call
+
 _TORCH_DTYPES = {
     "bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
     "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
@@ -136,45 +150,71 @@ _TORCH_DTYPES = {
 }
 
 
+_TORCH_TO_NUMPY: dict = {}
+
+
 class TorchDevice:
     """PyTorch CUDA tensors on one device; that device's current stream."""
 
     on_device = True
 
-    def __init__(self, torch: Any, device: Any) -> None:
+    def __init__(self, torch: Any, device_id: int) -> None:
         self.xp = torch
-        self.device = device
+        self.device_id = device_id
+        self.device = torch.device("cuda", device_id)
+        # The raw handle without a Stream object (what Triton reads); the public call otherwise.
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self._raw_stream = raw if raw is not None else lambda index: torch.cuda.current_stream(index).cuda_stream
+        self._torch_dtypes: dict = {}
 
     def context(self) -> Any:
-        return self.xp.cuda.device(self.device)
+        """PyTorch allocates on the device it is given and the extension makes the array's
+        device current itself: nothing to switch."""
+        return contextlib.nullcontext()
+
+    def switch_device(self) -> Any:
+        """The array's device made current (for extension calls that take DLPack arrays)."""
+        return self.xp.cuda.device(self.device_id)
 
     def stream(self) -> int:
-        return int(self.xp.cuda.current_stream(self.device).cuda_stream)
+        return self._raw_stream(self.device_id)
+
+    @staticmethod
+    def pointer(a: Any) -> int:
+        return a.data_ptr()
+
+    @staticmethod
+    def c_contiguous(a: Any) -> bool:
+        return a.is_contiguous()
 
     def torch_dtype(self, dtype: Any) -> Any:
         # Counts and labels: PyTorch's unsigned 32/64-bit tensors are partial; the extension
         # takes signed ones of the same width.
-        name = {"uint32": "int32", "uint64": "int64"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
-        return getattr(self.xp, name)
+        found = self._torch_dtypes.get(dtype)
+        if found is None:
+            name = {"uint32": "int32", "uint64": "int64"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+            found = self._torch_dtypes[dtype] = getattr(self.xp, name)
+        return found
 
     def empty(self, shape: Any, dtype: Any) -> Any:
         return self.xp.empty(shape, dtype=self.torch_dtype(dtype), device=self.device)
 
     def dtype(self, a: Any) -> np.dtype:
-        name = str(a.dtype).replace("torch.", "")
-        if name not in _TORCH_DTYPES:
-            raise TypeError(f"tensor dtype {a.dtype} has no NumPy equivalent")
-        return np.dtype(_TORCH_DTYPES[name])
+        found = _TORCH_TO_NUMPY.get(a.dtype)
+        if found is None:
+            name = str(a.dtype).replace("torch.", "")
+            if name not in _TORCH_DTYPES:
+                raise TypeError(f"tensor dtype {a.dtype} has no NumPy equivalent")
+            found = _TORCH_TO_NUMPY[a.dtype] = np.dtype(_TORCH_DTYPES[name])
+        return found
 
     def flat(self, a: Any) -> Any:
+        if a.dim() == 1 and a.is_contiguous():
+            return a
         return a.contiguous().reshape(-1)
 
     def contiguous(self, a: Any) -> Any:
         return a.contiguous()
-
-    @staticmethod
-    def item(a: Any) -> int:
-        return int(a[0].item())
 
     @staticmethod
     def copy(a: Any) -> Any:
@@ -228,48 +268,64 @@ def surviving(xp: Any, areas: Any, min_area: int, largest_k: int) -> Any:
     return keep
 
 
+_DEVICES: dict = {}  # (library, device index) -> CuPyDevice / TorchDevice
+
+
+def _device_lib(kind: type, module: Any, device_id: int) -> Any:
+    lib = _DEVICES.get((kind, device_id))
+    if lib is None:
+        lib = _DEVICES[(kind, device_id)] = kind(module, device_id)
+    return lib
+
+
 def classify(x: Any, name: str) -> tuple[Any, Any]:
     """(array as the extension takes it, its library: Host, CuPyDevice or TorchDevice)."""
-    if _is_cupy(x):
-        import cupy
-
-        return x, CuPyDevice(cupy, x.device.id)
-    if _is_torch(x):
-        torch = sys.modules["torch"]
-        if x.device.type == "cuda":
-            return x, TorchDevice(torch, x.device)
+    if isinstance(x, np.ndarray):
+        return x, _HOST
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return x, _device_lib(CuPyDevice, cupy, x.device.id)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.is_cuda:
+            return x, _device_lib(TorchDevice, torch, x.get_device())
         if x.device.type != "cpu":
             raise TypeError(f"{name}: expected a CPU or CUDA tensor, got one on {x.device}")
         return x.detach().numpy(), Host(torch)
-    if isinstance(x, np.ndarray):
-        return x, Host()
     try:
-        return np.asarray(x), Host()
+        return np.asarray(x), _HOST
     except Exception as error:  # noqa: BLE001 - any failure means "not an array"
         raise TypeError(f"{name}: expected a NumPy, CuPy or PyTorch array, got {type(x).__name__}") from error
 
 
 def same_library(lib: Any, other: Any, name: str) -> None:
-    """TypeError unless a second argument lives where the first does."""
-    if lib.on_device != other.on_device or (lib.on_device and type(lib) is not type(other)):
-        raise TypeError(f"{name}: expected the same kind of array as the first argument (host or the same CUDA library)")
+    """TypeError unless a second argument lives where the first does (the same device)."""
+    if lib is other:
+        return
+    if lib.on_device != other.on_device or lib.on_device:
+        raise TypeError(f"{name}: expected the same kind of array as the first argument (host or the same CUDA "
+                        "library and device)")
 
 
 def device_context(lib: Any) -> Any:
-    return lib.context() if lib.on_device else contextlib.nullcontext()
+    """The array's device made current (host arrays: nothing)."""
+    return lib.switch_device() if lib.on_device else contextlib.nullcontext()
 
 
-def run_device(lib: Any, function: Any, *args: Any) -> None:
-    """Calls a device function twice: once to size its temporary storage, once to run with it."""
-    temp_bytes = function(None, *args)
-    temp = lib.empty(max(int(temp_bytes), 1), np.uint8)
-    function(temp, *args)
-
-
-def trimmed(lib: Any, buffer: Any, count: int, owned: bool) -> Any:
-    """buffer[:count]; a copy when winnow allocated the buffer and most of it is unused (so the
-    result does not hold memory for every input element)."""
+def trimmed(lib: Any, buffer: Any, count: int, owned: bool, itemsize: int) -> Any:
+    """buffer[:count]; a copy when winnow allocated the buffer and most of it, 1 MiB or more, is
+    unused (so the result does not hold memory for every input element; below that the copy
+    would cost more than the memory it frees)."""
     view = buffer[:count]
-    if owned and count < len(buffer) // 2:
+    unused = len(buffer) - count
+    if owned and unused > count and unused * itemsize >= 1 << 20:
         return lib.copy(view) if lib.on_device else view.copy()
     return view
+
+
+@atexit.register
+def _release_device_storage() -> None:
+    """Frees the extension's per-stream temporary storage while the CUDA runtime is still up."""
+    from . import _winnow
+
+    _winnow.release_device_calls()

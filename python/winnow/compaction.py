@@ -4,22 +4,25 @@ API on the caller's current stream).
 
 Layouts: the data is read in C order; a non-contiguous input (Fortran order, a strided slice)
 is first copied into a C-contiguous one, the one copy these functions make. A device call ends
-by reading the number kept, so it waits for its stream once, as ``a[mask]`` does in CuPy.
+by reading the number kept (the output's length), so it waits for its stream once, as
+``a[mask]`` does in CuPy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify, device_context, run_device, same_library, trimmed
+from ._arrays import check_backend, classify, same_library, trimmed
 
 OPS = {">": 0, ">=": 1, "<": 2, "<=": 3, "==": 4, "!=": 5,
        "greater": 0, "greater_equal": 1, "less": 2, "less_equal": 3, "equal": 4, "not_equal": 5}
 ORDERS = ("stable", "any")
+_NO_CONTEXT = contextlib.nullcontext()
 SELECT_DTYPES = ("uint8", "uint16", "int32", "uint32", "float32", "int64", "uint64", "float64")
 
 
@@ -34,7 +37,8 @@ def _flat(lib: Any, a: Any) -> Any:
 
 
 def _output(lib: Any, out: Any, n: int, dtype: np.dtype) -> tuple[Any, bool]:
-    """(the output buffer, whether winnow allocated it)."""
+    """(the output buffer, whether winnow allocated it). Device buffers are allocated on the
+    array's device (the caller holds lib.context())."""
     if out is None:
         return lib.empty(n, dtype), True
     out_array, out_lib = classify(out, "out")
@@ -44,6 +48,8 @@ def _output(lib: Any, out: Any, n: int, dtype: np.dtype) -> tuple[Any, bool]:
     out_dtype = out_lib.dtype(out_array) if out_lib.on_device else out_array.dtype
     if out_dtype.itemsize != np.dtype(dtype).itemsize:
         raise TypeError(f"out: expected dtype {np.dtype(dtype).name}, got {out_dtype.name}")
+    if lib.on_device and not lib.c_contiguous(out_array):
+        raise ValueError("out: expected a C-contiguous array")
     return out_array, False
 
 
@@ -51,17 +57,12 @@ def _dtype(lib: Any, a: Any) -> np.dtype:
     return lib.dtype(a) if lib.on_device else a.dtype
 
 
-def _kept(lib: Any, function: str, buffer: Any, owned: bool, arrays: tuple, options: tuple, backend: str) -> Any:
-    """Runs a compaction (the extension's ``function``_host or _device) and returns the kept
-    prefix of ``buffer``. ``arrays``: the inputs and the output; ``options``: what follows."""
-    if lib.on_device:
-        with device_context(lib):
-            count = lib.empty(1, np.uint64)
-            run_device(lib, getattr(_winnow, function + "_device"), *arrays, count, *options, lib.stream())
-            kept = lib.item(count)
-        return trimmed(lib, buffer, kept, owned)
+def _kept(lib: Any, function: str, buffer: Any, owned: bool, arrays: tuple, options: tuple, backend: str,
+          dtype: np.dtype) -> Any:
+    """Runs a host compaction (the extension's ``function``_host) and returns the kept prefix of
+    ``buffer``. ``arrays``: the inputs and the output; ``options``: what follows."""
     kept = getattr(_winnow, function + "_host")(*arrays, *options, backend)
-    return lib.wrap(trimmed(lib, buffer, kept, owned))
+    return lib.wrap(trimmed(lib, buffer, kept, owned, dtype.itemsize))
 
 
 def compact(a: Any, mask: Any, *, order: str = "stable", backend: str = "auto", out: Any = None) -> Any:
@@ -90,9 +91,17 @@ def compact(a: Any, mask: Any, *, order: str = "stable", backend: str = "auto", 
         raise TypeError(f"mask: expected dtype bool, got {_dtype(mask_lib, mask)}")
     if tuple(mask.shape) != tuple(a.shape):
         raise ValueError(f"mask: expected the shape of a {tuple(a.shape)}, got {tuple(mask.shape)}")
+    if lib.on_device:
+        with lib.context():
+            flat_a, flat_mask = lib.flat(a), lib.flat(mask)
+            n = flat_a.shape[0]
+            buffer, owned = _output(lib, out, n, dtype)
+            kept = _winnow.compact_device(lib.pointer(flat_a), lib.pointer(flat_mask), lib.pointer(buffer), n,
+                                          dtype.itemsize, stable, lib.device_id, lib.stream(), True)
+            return trimmed(lib, buffer, kept, owned, dtype.itemsize)
     flat_a, flat_mask = _flat(lib, a), _flat(lib, mask)
     buffer, owned = _output(lib, out, flat_a.shape[0], dtype)
-    return _kept(lib, "compact", buffer, owned, (flat_a, flat_mask, buffer), (stable,), backend)
+    return _kept(lib, "compact", buffer, owned, (flat_a, flat_mask, buffer), (stable,), backend, dtype)
 
 
 def _integer_threshold(op: int, threshold: Union[int, float], dtype: np.dtype) -> Union[int, bool]:
@@ -152,13 +161,19 @@ def select(a: Any, op: str, threshold: Union[int, float], *, order: str = "stabl
         value: Union[int, float, bool] = _integer_threshold(code, threshold.item() if hasattr(threshold, "item") else threshold, dtype)
     else:
         value = float(threshold)
-    buffer, owned = _output(lib, out, flat_a.shape[0], dtype)
-    if isinstance(value, bool):  # all or nothing: no comparison to run
-        count = flat_a.shape[0] if value else 0
-        buffer[:count] = flat_a[:count]
-        result = trimmed(lib, buffer, count, owned)
-        return result if lib.on_device else lib.wrap(result)
-    return _kept(lib, "select", buffer, owned, (flat_a, code, value, buffer), (stable,), backend)
+    with lib.context() if lib.on_device else _NO_CONTEXT:
+        n = flat_a.shape[0]
+        buffer, owned = _output(lib, out, n, dtype)
+        if isinstance(value, bool):  # all or nothing: no comparison to run
+            count = n if value else 0
+            buffer[:count] = flat_a[:count]
+            result = trimmed(lib, buffer, count, owned, dtype.itemsize)
+            return result if lib.on_device else lib.wrap(result)
+        if lib.on_device:
+            kept = _winnow.select_device(lib.pointer(flat_a), dtype.kind, dtype.itemsize, code, value,
+                                         lib.pointer(buffer), n, stable, lib.device_id, lib.stream(), True)
+            return trimmed(lib, buffer, kept, owned, dtype.itemsize)
+    return _kept(lib, "select", buffer, owned, (flat_a, code, value, buffer), (stable,), backend, dtype)
 
 
 def flatnonzero(a: Any, *, backend: str = "auto", out: Any = None) -> Any:
@@ -178,6 +193,16 @@ def flatnonzero(a: Any, *, backend: str = "auto", out: Any = None) -> Any:
         raise TypeError(f"a: expected a bool or numeric dtype, got {dtype}")
     if dtype.kind == "c" or dtype == np.float16:
         a = lib.nonzero_mask(a) if lib.on_device else a != 0
+    index = np.dtype(np.int64)
+    if lib.on_device:
+        with lib.context():
+            flat_a = lib.flat(a)
+            n = flat_a.shape[0]
+            buffer, owned = _output(lib, out, n, index)
+            element = lib.dtype(flat_a)
+            kept = _winnow.flatnonzero_device(lib.pointer(flat_a), element.kind, element.itemsize, lib.pointer(buffer),
+                                              n, lib.device_id, lib.stream(), True)
+            return trimmed(lib, buffer, kept, owned, index.itemsize)
     flat_a = _flat(lib, a)
-    buffer, owned = _output(lib, out, flat_a.shape[0], np.int64)
-    return _kept(lib, "flatnonzero", buffer, owned, (flat_a, buffer), (), backend)
+    buffer, owned = _output(lib, out, flat_a.shape[0], index)
+    return _kept(lib, "flatnonzero", buffer, owned, (flat_a, buffer), (), backend, index)

@@ -13,8 +13,9 @@ Layouts: arrays whose last axis is adjacent in memory (C order, slices of rows o
 crops) are read in place; Fortran order, a step along the last axis or negative strides cost
 one copy (a device volume must be C-contiguous: one copy otherwise). Signed integers are read
 as the unsigned type of their width (no copy). Floating-point input costs one pass: ``a != 0``
-(binary) or a code per distinct value (multi-label). A device call waits for its stream once,
-to read the count.
+(binary) or a code per distinct value (multi-label). A device call waits for its stream only
+when N is needed (``return_N``, ``min_area`` or ``largest_k``): the labels alone stay queued on
+the caller's stream.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify, device_context, run_device, same_library
+from ._arrays import check_backend, classify, same_library
 
 LABEL_DTYPES = ("uint16", "uint32", "uint64", "int32", "int64")
 CONNECTIVITIES = {2: (4, 8), 3: (6, 18, 26)}
@@ -182,16 +183,17 @@ def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True
             raise ValueError(f"out: expected the shape of a {shape}, got {tuple(labels.shape)}")
 
     if ndim == 2 and binary:
-        n, result, raw = _label_binary_image(a, lib, labels, connectivity, min_area, largest_k, stats, backend)
+        n, result, raw = _label_binary_image(a, lib, labels, connectivity, min_area, largest_k, stats, backend,
+                                             return_N)
         raw = None if raw is None else _image_rows(*raw)
     else:
         volume_connectivity = {4: 6, 8: 26}.get(connectivity, connectivity)
         n, result, raw = _label_volume(a, lib, labels, volume_connectivity, not binary, min_area, largest_k, stats,
-                                       out_dtype, backend)
+                                       out_dtype, backend, return_N)
     statistics_fields = None
     if lib.on_device:
-        with device_context(lib):
-            if out_dtype is not None:
+        if out_dtype is not None:
+            with lib.context():
                 result = lib.astype(result, out_dtype)
     else:
         if raw is not None:
@@ -229,30 +231,47 @@ def _image_rows(boxes: np.ndarray, centroids: np.ndarray) -> tuple:
 
 
 def _label_binary_image(a: Any, lib: Any, labels: Any, connectivity: int, min_area: int, largest_k: int,
-                        stats: bool, backend: str) -> tuple:
-    """The image labeling of a binary 2D image: (N, labels, raw statistics or None)."""
+                        stats: bool, backend: str, want_n: bool) -> tuple:
+    """The image labeling of a binary 2D image: (N, labels, raw statistics or None). On the
+    device N is read (a wait for the stream) only when ``want_n`` or a filter needs it, else None."""
     dtype = lib.dtype(a) if lib.on_device else a.dtype
     if dtype.name not in ("bool", "uint8"):
         a = lib.nonzero_mask(a) if lib.on_device else a != 0
     if not _rows_readable(a, _element_strides(a)) or any(s < 0 for s in _element_strides(a)):
         a = lib.contiguous(a) if lib.on_device else np.ascontiguousarray(a)
-    if labels is None:
-        labels = lib.empty(tuple(a.shape), np.uint32)
     if not lib.on_device:
+        if labels is None:
+            labels = np.empty(tuple(a.shape), np.uint32)
         n, raw = _winnow.label_host(a, labels, connectivity, min_area, largest_k, stats, backend)
         return n, labels, raw
-    with device_context(lib):
-        count = lib.empty(1, np.uint32)
-        run_device(lib, _winnow.label_device, a, labels, count, connectivity, lib.stream())
-        n = lib.item(count)
-        if (min_area > 1 or largest_k) and n:
+    filtered = min_area > 1 or largest_k
+    with lib.context():
+        if labels is None:
+            labels = lib.empty(tuple(a.shape), np.uint32)
+        else:
+            _check_device_labels(lib, labels)
+        height, width = a.shape
+        row_stride = _element_strides(a)[0] if height > 1 else width  # bytes: the mask's elements are bytes
+        n = _winnow.label_device(lib.pointer(a), width, height, row_stride, lib.pointer(labels), connectivity,
+                                 lib.device_id, lib.stream(), bool(want_n or filtered))
+        if filtered and n:
             labels, n = lib.relabel(labels, n, min_area, largest_k)
     return n, labels, None
 
 
+def _check_device_labels(lib: Any, labels: Any) -> None:
+    """The out= array of a device labeling (its shape is checked by label)."""
+    dtype = lib.dtype(labels)
+    if dtype.kind not in "iu" or dtype.itemsize != 4:
+        raise TypeError(f"out: expected 32-bit integers, got {dtype}")
+    if not lib.c_contiguous(labels):
+        raise ValueError("out: expected a C-contiguous array")
+
+
 def _label_volume(a: Any, lib: Any, labels: Any, connectivity: int, multilabel: bool, min_area: int,
-                  largest_k: int, stats: bool, out_dtype: Any, backend: str) -> tuple:
-    """The volume labeling (a 2D image as one slice): (N, labels of a's shape, raw statistics or None)."""
+                  largest_k: int, stats: bool, out_dtype: Any, backend: str, want_n: bool) -> tuple:
+    """The volume labeling (a 2D image as one slice): (N, labels of a's shape, raw statistics or
+    None); on the device N as in _label_binary_image."""
     shape = tuple(a.shape)
     volume_shape = shape if len(shape) == 3 else (1,) + shape
     if not lib.on_device:
@@ -273,16 +292,19 @@ def _label_volume(a: Any, lib: Any, labels: Any, connectivity: int, multilabel: 
             np.copyto(labels, result, casting="unsafe")
             result = labels
         return n, result, raw
-    with device_context(lib):
-        volume = lib.contiguous(a).reshape(volume_shape)
+    filtered = min_area > 1 or largest_k
+    with lib.context():
+        volume = lib.contiguous(a)
         if labels is None:
             labels = lib.empty(shape, np.uint32)
-        if volume.numel() == 0 if hasattr(volume, "numel") else volume.size == 0:
+        else:
+            _check_device_labels(lib, labels)
+        if 0 in shape:
             return 0, labels, None
-        count = lib.empty(1, np.uint32)
-        run_device(lib, _winnow.label_volume_device, volume, labels.reshape(volume_shape), count, connectivity,
-                   multilabel, lib.stream())
-        n = lib.item(count)
-        if (min_area > 1 or largest_k) and n:
+        nz, ny, nx = volume_shape
+        n = _winnow.label_volume_device(lib.pointer(volume), lib.dtype(volume).itemsize, nx, ny, nz,
+                                        lib.pointer(labels), connectivity, multilabel, lib.device_id, lib.stream(),
+                                        bool(want_n or filtered))
+        if filtered and n:
             labels, n = lib.relabel(labels, n, min_area, largest_k)
     return n, labels, None

@@ -4,8 +4,8 @@
 //
 // Why: a cudaMemcpy from pageable memory is staged by the driver through its own small pinned
 // buffers, one thread copying, at a fraction of the link's bandwidth. Here the copy goes through a
-// process-wide pair of pinned buffers (16 MiB each, allocated once per device): the host threads
-// (OpenMP) copy chunk k into one buffer while the DMA engine moves chunk k - 1 out of the other,
+// process-wide ring of pinned buffers (four of 4 MiB, allocated once per device): the host threads
+// (OpenMP) copy chunk k into one buffer while the DMA engine moves the chunks before it,
 // so the host copy and the transfer overlap and both run near their peaks. Pinning the caller's
 // memory instead (cudaHostRegister) costs more than the copy for a one-shot call.
 #include <cuda_runtime.h>

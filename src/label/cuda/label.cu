@@ -202,12 +202,16 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
   t = clock::now();
   run_core(p, d_temp.get(), d_mask.get(), d_count.get(), nullptr, 0, s);
   std::uint32_t count = 0;
-  WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
-  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  // Statistics need the count to size their records; labels alone do not wait for it here.
+  if (stats) {
+    WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
   DeviceBuffer<RawComponentStats> d_stats(stats && count ? count : 0, s);
   // With statistics the numbering pass runs again, now sized: it initialises (or fills) the records.
   if (d_stats.size()) run_core(p, d_temp.get(), d_mask.get(), d_count.get(), d_stats.get(), d_stats.size(), s);
   run_final(p, d_temp.get(), d_mask.get(), d_labels.get(), d_stats.get(), d_stats.size(), s);
+  if (!stats) WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
   times.compute = since(t);
   t = clock::now();

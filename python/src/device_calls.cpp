@@ -1,0 +1,137 @@
+// The per-(device, stream) storage of the extension's CUDA functions (see device_calls.hpp).
+#include "device_calls.hpp"
+
+#if WINNOW_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "winnow/error.hpp"
+
+namespace winnow::python {
+
+namespace {
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw BackendError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
+}
+}  // namespace
+
+struct StreamEntry {
+  std::mutex mutex;
+  cuda::CompactWorkspace compaction;
+  void* scratch = nullptr;
+  std::size_t scratch_bytes = 0;
+  void* count = nullptr;       // 8 device bytes
+  void* host_count = nullptr;  // 8 pinned host bytes
+  cudaEvent_t done = nullptr;  // recorded after each use
+
+  // Holds the entry's mutex. Frees in stream order where a stream is given (growing), else
+  // after the device has finished (release).
+  void free_scratch(cudaStream_t stream) {
+    if (scratch) check(stream ? cudaFreeAsync(scratch, stream) : cudaFree(scratch), "freeing temporary storage");
+    scratch = nullptr;
+    scratch_bytes = 0;
+  }
+  void release() {
+    free_scratch(nullptr);
+    compaction = cuda::CompactWorkspace();
+    if (count) cudaFree(count);
+    if (host_count) cudaFreeHost(host_count);
+    if (done) cudaEventDestroy(done);
+    count = host_count = nullptr;
+    done = nullptr;
+  }
+};
+
+namespace {
+// Never destroyed: at process exit the CUDA runtime may be gone before static destructors run
+// (release_device_calls frees the storage earlier).
+std::mutex& table_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::map<std::pair<int, std::uintptr_t>, StreamEntry*>& table() {
+  static auto* t = new std::map<std::pair<int, std::uintptr_t>, StreamEntry*>;
+  return *t;
+}
+StreamEntry& entry_of(int device, std::uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(table_mutex());
+  StreamEntry*& e = table()[{device, stream}];
+  if (!e) e = new StreamEntry;
+  return *e;
+}
+}  // namespace
+
+DeviceCall::DeviceCall(int device, std::uintptr_t stream)
+    : entry_(entry_of(device, stream)), stream_(reinterpret_cast<cudaStream_t>(stream)), device_(device) {
+  check(cudaGetDevice(&previous_device_), "cudaGetDevice");
+  if (previous_device_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+  entry_.mutex.lock();
+  try {
+    if (!entry_.done) {
+      check(cudaEventCreateWithFlags(&entry_.done, cudaEventDisableTiming), "cudaEventCreate");
+      check(cudaMalloc(&entry_.count, 8), "cudaMalloc");
+      check(cudaHostAlloc(&entry_.host_count, 8, cudaHostAllocDefault), "cudaHostAlloc");
+    } else {
+      check(cudaStreamWaitEvent(stream_, entry_.done, 0), "cudaStreamWaitEvent");
+    }
+  } catch (...) {
+    entry_.mutex.unlock();
+    if (previous_device_ != device_) cudaSetDevice(previous_device_);
+    throw;
+  }
+}
+
+DeviceCall::~DeviceCall() {
+  if (entry_.done) cudaEventRecord(entry_.done, stream_);
+  entry_.mutex.unlock();
+  if (previous_device_ != device_) cudaSetDevice(previous_device_);
+}
+
+cuda::CompactWorkspace& DeviceCall::compaction() { return entry_.compaction; }
+
+void* DeviceCall::scratch(std::size_t bytes) {
+  if (bytes > entry_.scratch_bytes) {
+    entry_.free_scratch(stream_);
+    bytes = bytes + bytes / 4;  // room to grow a little without another allocation
+    check(cudaMallocAsync(&entry_.scratch, bytes, stream_), "allocating temporary storage");
+    entry_.scratch_bytes = bytes;
+  }
+  return entry_.scratch;
+}
+
+void* DeviceCall::count() { return entry_.count; }
+
+std::optional<std::uint64_t> DeviceCall::read_count(bool wanted, std::size_t bytes) {
+  if (!wanted) return std::nullopt;
+  check(cudaMemcpyAsync(entry_.host_count, entry_.count, bytes, cudaMemcpyDeviceToHost, stream_), "reading the count");
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (bytes == 4) return *static_cast<const std::uint32_t*>(entry_.host_count);
+  return *static_cast<const std::uint64_t*>(entry_.host_count);
+}
+
+void release_device_calls() {
+  std::lock_guard<std::mutex> lock(table_mutex());
+  for (auto& [key, entry] : table()) {
+    std::lock_guard<std::mutex> entry_lock(entry->mutex);
+    int previous = 0;
+    if (cudaGetDevice(&previous) != cudaSuccess) continue;
+    cudaSetDevice(key.first);
+    entry->release();
+    cudaSetDevice(previous);
+  }
+}
+
+}  // namespace winnow::python
+
+#else
+
+namespace winnow::python {
+void release_device_calls() {}
+}  // namespace winnow::python
+
+#endif

@@ -1,0 +1,59 @@
+#pragma once
+// What the extension's CUDA functions keep between calls, per (device, stream): compaction's
+// reusable workspace, the labelings' temporary storage, the count in device memory and a pinned
+// host word to read it back. A call of the Python layer on device arrays then costs one
+// extension call and no allocation of temporary storage (allocations through CuPy or PyTorch
+// and a sizing call cost more than the small kernels themselves).
+//
+// DeviceCall, constructed with the GIL released, makes the array's device current (and
+// restores the previous one), locks the (device, stream) entry for the call (its storage serves
+// one call at a time), and orders the call after the entry's previous use (an event: a new
+// stream may get the handle of a destroyed one whose work is still running). Storage only
+// grows; growing frees the old storage in stream order. release_device_calls() frees every
+// entry (the Python layer calls it at exit, while the CUDA runtime is still up).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#if WINNOW_HAVE_CUDA
+#include "winnow/cuda/compact.hpp"
+#endif
+
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+
+namespace winnow::python {
+
+#if WINNOW_HAVE_CUDA
+struct StreamEntry;
+
+class DeviceCall {
+ public:
+  DeviceCall(int device, std::uintptr_t stream);
+  ~DeviceCall();
+  DeviceCall(const DeviceCall&) = delete;
+  DeviceCall& operator=(const DeviceCall&) = delete;
+
+  [[nodiscard]] cudaStream_t stream() const { return stream_; }
+  /// Compaction's workspace on this stream (grows as needed; skips the per-call reset).
+  cuda::CompactWorkspace& compaction();
+  /// At least `bytes` of temporary storage (CUB style: contents undefined).
+  void* scratch(std::size_t bytes);
+  /// Eight device bytes for the count the call writes.
+  void* count();
+  /// The count (`bytes` wide: 4 or 8) copied to the host after the call's work, waiting for the
+  /// stream; nothing (no wait) when `wanted` is false.
+  std::optional<std::uint64_t> read_count(bool wanted, std::size_t bytes);
+
+ private:
+  StreamEntry& entry_;
+  cudaStream_t stream_;
+  int previous_device_;
+  int device_;
+};
+#endif
+
+/// Frees the storage of every (device, stream) entry; later calls allocate again.
+void release_device_calls();
+
+}  // namespace winnow::python
