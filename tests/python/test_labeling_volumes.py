@@ -333,4 +333,6 @@ def test_device_volume_on_a_non_default_stream(rng, device_lib):
         a = device_lib.asarray(values)
         b = a * 2  # queued on the stream; winnow must run after it on the same stream
         labels = winnow.label(b > 1.0, 26)
-    np.testing.assert_array_equal(device_lib.to_numpy(labels), oracle(values * 2 > 1.0, 26)[0])
+        # Read on the same stream: ordered after winnow's work, with no wait inside winnow.label.
+        got = device_lib.to_numpy(labels)
+    np.testing.assert_array_equal(got, oracle(values * 2 > 1.0, 26)[0])
