@@ -321,27 +321,44 @@ template <class T, bool Multi, class Idx, int Conn, class RowOf>
   if (!any) return;
   for (std::uint32_t i = 0; i < b.n; ++i) {
     const Idx self = b.first + i;
-    Idx root = self;
     const std::uint32_t s = b.st[i];
+    // The touching runs [lo[t], hi[t]) of each earlier row.
+    std::uint32_t lo[kSlots], hi[kSlots];
 #pragma GCC unroll 4
     for (int t = 0; t < kSlots; ++t) {
       const RowRuns<T, Idx>& a = rows[t];
+      lo[t] = hi[t] = 0;
       if (a.n == 0) continue;  // no runs, or a row across the seam (its bits are not set)
       const std::uint32_t w = kWiden[t], e = b.en[i] + w;
       // The runs q of a that touch [s, e): en[q] > s - w and st[q] < e + w.
-      std::uint32_t q, q_end;
       if (ring) {
-        q = RunBits::rank(bits[t].ends, bits[t].ends_before, s + 1 - w);
-        q_end = RunBits::rank(bits[t].starts, bits[t].starts_before, std::min<std::uint32_t>(e, static_cast<std::uint32_t>(nx)));
+        lo[t] = RunBits::rank(bits[t].ends, bits[t].ends_before, s + 1 - w);
+        hi[t] = RunBits::rank(bits[t].starts, bits[t].starts_before, std::min<std::uint32_t>(e, static_cast<std::uint32_t>(nx)));
       } else {
-        q = j[t];
+        std::uint32_t q = j[t];
         while (q < a.n && a.en[q] + w <= s) ++q;
-        j[t] = q;
-        q_end = q;
-        while (q_end < a.n && a.st[q_end] < e) ++q_end;
+        j[t] = lo[t] = q;
+        while (q < a.n && a.st[q] < e) ++q;
+        hi[t] = q;
       }
-      if (already_joined(p + a.first + q, q_end - q, root)) continue;
-      for (; q < q_end; ++q) {
+    }
+    // Binary input: the run joins the first touching run's set at once, so that on dense volumes
+    // (every touching run already in that set) each row is one compare (already_joined) and no
+    // loop runs. Multi-label input must compare values first: the run starts as its own root.
+    Idx root = self;
+    if constexpr (!Multi) {
+#pragma GCC unroll 4
+      for (int t = 0; t < kSlots; ++t)
+        if (hi[t] > lo[t]) {
+          root = find_halving(p, p[rows[t].first + lo[t]]);
+          break;
+        }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < kSlots; ++t) {
+      const RowRuns<T, Idx>& a = rows[t];
+      if (already_joined(p + a.first + lo[t], hi[t] - lo[t], root)) continue;
+      for (std::uint32_t q = lo[t]; q < hi[t]; ++q) {
         if (Multi && a.value[q] != b.value[i]) continue;
         Idx other = p[a.first + q];
         if (other == root) continue;
