@@ -75,6 +75,8 @@ namespace {
 
 // Slabs per thread: more than one, so a descheduled thread leaves its later slabs to the others.
 constexpr int kSlabsPerThread = 8;
+// A slab's run arrays start with room for this many runs at most (or for all it can hold).
+constexpr std::int64_t kReservedRunsPerSlab = std::int64_t{1} << 24;
 // Below this many voxels one thread does it all (thread start-up costs more than it saves).
 constexpr std::int64_t kParallelVoxels = std::int64_t{1} << 18;
 
@@ -84,14 +86,16 @@ class Buffer {
  public:
   /// Makes room for `more` values past size() and returns where they go.
   U* extend(std::size_t more) {
-    if (size_ + more > cap_) {
-      const std::size_t cap = std::max(size_ + more, cap_ * 2 + 1024);
-      std::unique_ptr<U[]> grown(new U[cap]);
-      if (size_) std::memcpy(grown.get(), data_.get(), size_ * sizeof(U));
-      data_ = std::move(grown);
-      cap_ = cap;
-    }
+    if (size_ + more > cap_) reserve(std::max(size_ + more, cap_ * 2 + 1024));
     return data_.get() + size_;
+  }
+  /// Room for n values in all, allocated but not touched (pages cost only once written).
+  void reserve(std::size_t n) {
+    if (n <= cap_) return;
+    std::unique_ptr<U[]> grown(new U[n]);
+    if (size_) std::memcpy(grown.get(), data_.get(), size_ * sizeof(U));
+    data_ = std::move(grown);
+    cap_ = n;
   }
   void grow_by(std::size_t n) { size_ += n; }
   U* data() { return data_.get(); }
@@ -414,6 +418,12 @@ template <class T, bool Multi, class Idx>
   const std::int64_t nx = vol.nx, ny = vol.ny;
   const std::int64_t per_row = Multi ? nx : (nx + 1) / 2;  // at most this many runs in a row
   sl.row_first.resize(static_cast<std::size_t>(sl.row1 - sl.row0) + 1);
+  // Room for the most runs the slab can hold, up to a cap: the pages are touched only as runs are
+  // written, and growing by copies (a copy of everything, twice the pages) is left to huge slabs.
+  const auto room_for_all = static_cast<std::size_t>(std::min<std::int64_t>(
+      (sl.row1 - sl.row0) * per_row + kParentSlack + 1, kReservedRunsPerSlab));
+  sl.st.reserve(room_for_all), sl.en.reserve(room_for_all), sl.parent.reserve(room_for_all);
+  if constexpr (Multi) sl.value.reserve(room_for_all);
   std::unique_ptr<RunBitsRing> ring;
   if (use_ring) ring = std::make_unique<RunBitsRing>(nx, ny);
   Idx k = 0;
