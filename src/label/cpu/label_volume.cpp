@@ -28,7 +28,13 @@
 //      row are found by rank: each of the last ny + 1 rows keeps its run starts and ends as bit
 //      rows with per-word prefix counts, so the first and last touching run are two popcounts
 //      (no loop whose exits mispredict on dense volumes: 10-20 % of the scan at density 0.5-0.9);
-//      slices too wide for that ring (16 MiB per slab) take a two-pointer scan instead.
+//      slices too wide for that ring (16 MiB per slab) take a two-pointer scan instead. Binary
+//      runs start in the set of their first touching run, and an earlier row whose touching runs
+//      (at most 4) all have that root as parent is passed by one SIMD compare: on dense volumes
+//      nearly every run meets only runs of its own set, and the union loop then never runs.
+//      The scan is compiled twice, for the x86-64 baseline and for the POPCNT instruction, and
+//      picked at run time. A slab's run arrays are allocated once for all the runs it can hold
+//      (pages are touched only as runs are written).
 //   2. The slab arrays are concatenated into one parent array (prefix sum of the runs per slab).
 //   3. Seams: every row pair that crosses a slab boundary (the first ny + 1 rows of a slab with the
 //      rows before it) is united sequentially, without path compression, so every non-root still
