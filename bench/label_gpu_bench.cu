@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/cuda/check.cuh"
+#include "random_mask.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"
@@ -30,21 +31,6 @@
 using namespace winnow;
 
 namespace {
-
-__host__ __device__ inline std::uint32_t fmix32(std::uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
-
-__global__ void random_mask_kernel(std::uint8_t* m, std::uint64_t n, std::uint32_t seed, std::uint32_t cut) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    m[i] = fmix32(static_cast<std::uint32_t>(i) ^ (seed * 0x9E3779B9u)) < cut ? 1 : 0;
-}
 
 struct Case {
   std::string name;

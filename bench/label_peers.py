@@ -29,17 +29,7 @@ import time
 
 import numpy as np
 
-
-def fmix32_mask(xp, n, seed, density):
-    i = xp.arange(n, dtype=xp.uint32)
-    h = i ^ xp.uint32((seed * 0x9E3779B9) & 0xFFFFFFFF)
-    h ^= h >> xp.uint32(16)
-    h *= xp.uint32(0x85EBCA6B)
-    h ^= h >> xp.uint32(13)
-    h *= xp.uint32(0xC2B2AE35)
-    h ^= h >> xp.uint32(16)
-    cut = np.uint32(min(int(density * 4294967296.0), 0xFFFFFFFF))
-    return (h < cut).astype(xp.uint8)
+from label_common import fmix32_mask, gpu_median_ms
 
 
 def main():
@@ -79,19 +69,6 @@ def main():
             cases.append((f"random_{s}_d{d}", s, s, d, None))
 
     structs = {4: None, 8: np.ones((3, 3), dtype=np.int32)}  # NumPy: see the note above
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-
-    def gpu_time(fn):
-        for _ in range(3):
-            fn()
-        t = []
-        for _ in range(a.reps):
-            e0.record()
-            fn()
-            e1.record()
-            e1.synchronize()
-            t.append(cp.cuda.get_elapsed_time(e0, e1))
-        return statistics.median(t)
 
     cupyx_ms = {}  # (case, conn) -> cupyx.label ms
     print(f"{'case':22s} {'peer':28s} {'conn':>4s} {'ms':>10s} {'components':>12s}")
@@ -106,7 +83,7 @@ def main():
                 continue
             st = structs[conn]
             lab, n = cndi.label(m, structure=st)
-            t = gpu_time(lambda: cndi.label(m, structure=st))
+            t = gpu_median_ms(cp, lambda: cndi.label(m, structure=st), a.reps)
             cupyx_ms[(name, conn)] = t
             print(f"{name:22s} {'cupyx.label':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
 
@@ -119,7 +96,7 @@ def main():
                 return area, sx / cp.maximum(area, 1), sy / cp.maximum(area, 1)
 
             if not a.label_only:
-                t = gpu_time(with_stats) if w * h <= 8192 * 8192 else float("nan")  # seconds per run beyond
+                t = gpu_median_ms(cp, with_stats, a.reps) if w * h <= 8192 * 8192 else float("nan")  # seconds per run beyond
                 print(f"{name:22s} {'cupyx.label+area+centroid':28s} {conn:4d} {t:10.4f} {int(n):12d}", flush=True)
             if cv2 is not None:
                 hm = cp.asnumpy(m)

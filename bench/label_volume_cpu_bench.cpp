@@ -4,8 +4,9 @@
 // cores). Median of the repetitions; the label volume's allocation is outside the timed call, as
 // in the library's own milliseconds.
 //
-//   bench_label_volume_cpu [--size N] [--reps R] [--dump DIR]
+//   bench_label_volume_cpu [--size N] [--reps R] [--dump DIR] [--case TEXT] [--conn C]
 //
+// --case keeps the cases whose name contains TEXT, --conn one connectivity (for profiling one case).
 // --dump DIR writes each case's mask as DIR/<case>.npy, so bench/label_volume_cpu_peers.py times cc3d
 // on exactly the same voxels.
 #include <algorithm>
@@ -47,14 +48,17 @@ double median(std::vector<double> t) {
 int main(int argc, char** argv) {
   std::int64_t size = 256;
   int reps = 7;
-  std::string dump;
+  std::string dump, only_case;
+  int only_conn = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--size" && i + 1 < argc) size = std::stoll(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (a == "--dump" && i + 1 < argc) dump = argv[++i];
+    else if (a == "--case" && i + 1 < argc) only_case = argv[++i];
+    else if (a == "--conn" && i + 1 < argc) only_conn = std::stoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_label_volume_cpu [--size N] [--reps R] [--dump DIR]\n");
+      std::fprintf(stderr, "usage: bench_label_volume_cpu [--size N] [--reps R] [--dump DIR] [--case TEXT] [--conn C]\n");
       return 2;
     }
   }
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
   std::printf("%-18s %4s %12s %12s %12s %10s\n", "case", "conn", "voxels", "stats ms", "labels ms", "count");
   for (const auto& c : cases)
     for (int conn : {6, 26}) {
+      if (c.name.find(only_case) == std::string::npos || (only_conn != 0 && conn != only_conn)) continue;
       double ms[2];
       std::uint64_t count = 0;
       for (int stats = 1; stats >= 0; --stats) {

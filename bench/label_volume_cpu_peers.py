@@ -15,19 +15,10 @@ cc3d / winnow per case and connectivity: above 1 means winnow is faster.
 import argparse
 import glob
 import os
-import statistics
-import time
 
 import numpy as np
 
-
-def median_ms(fn, reps):
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+from label_common import cpu_median_ms
 
 
 def read_ours(path):
@@ -58,8 +49,8 @@ def main():
         mask = np.load(path)
         for conn in (6, 26):
             labels, n = cc3d.connected_components(mask, connectivity=conn, return_N=True)
-            t_labels = median_ms(lambda: cc3d.connected_components(mask, connectivity=conn, return_N=True), args.reps)
-            t_stats = median_ms(lambda: cc3d.statistics(cc3d.connected_components(mask, connectivity=conn)), args.reps)
+            t_labels = cpu_median_ms(lambda: cc3d.connected_components(mask, connectivity=conn, return_N=True), args.reps)
+            t_stats = cpu_median_ms(lambda: cc3d.statistics(cc3d.connected_components(mask, connectivity=conn)), args.reps)
             row = f"{case:18} {conn:4d} {t_labels:10.2f} {t_stats:10.2f} {n:9d}"
             if (case, conn) in ours:
                 s, l, count = ours[(case, conn)]

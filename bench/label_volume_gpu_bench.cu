@@ -28,6 +28,7 @@
 
 #include "common/volume_label_oracle.hpp"
 #include "gpu_timing.cuh"
+#include "random_mask.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/label.hpp"
 
@@ -39,21 +40,6 @@ void set_volume_phase_events(cudaEvent_t* events);  // src/label/cuda/label_volu
 
 
 namespace {
-
-__host__ __device__ inline std::uint32_t fmix32(std::uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
-
-__global__ void random_volume_kernel(std::uint8_t* m, std::uint64_t n, std::uint32_t seed, std::uint32_t cut) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    m[i] = fmix32(static_cast<std::uint32_t>(i) ^ (seed * 0x9E3779B9u)) < cut ? 1 : 0;
-}
 
 // The floor: read a u8 and write a u32 per voxel, 4 voxels per thread.
 __global__ void copy_floor_kernel(const uchar4* in, uint4* out, std::uint64_t n4) {
@@ -108,7 +94,7 @@ int main(int argc, char** argv) {
       const auto n = static_cast<std::size_t>(side * side * side);
       Buf<std::uint8_t> d_vol(n);
       Buf<std::uint32_t> d_labels(n), d_count(1);
-      random_volume_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(density * 4294967296.0));
+      random_mask_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(density * 4294967296.0));
       CK(cudaGetLastError());
       const double floor_ms = median_ms(
           [&](int) {

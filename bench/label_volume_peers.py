@@ -15,46 +15,10 @@ every call, a copy and a synchronisation inside the timing).
     python3 bench/label_volume_peers.py [--quick] [--reps 20] [--cpu-reps 3] [--conn 6|26] [--stats]
 """
 import argparse
-import statistics
-import time
 
 import numpy as np
 
-
-def fmix32_volume(xp, side, seed, density):
-    i = xp.arange(side ** 3, dtype=xp.uint32)
-    h = i ^ xp.uint32((seed * 0x9E3779B9) & 0xFFFFFFFF)
-    h ^= h >> xp.uint32(16)
-    h *= xp.uint32(0x85EBCA6B)
-    h ^= h >> xp.uint32(13)
-    h *= xp.uint32(0xC2B2AE35)
-    h ^= h >> xp.uint32(16)
-    cut = np.uint32(min(int(density * 4294967296.0), 0xFFFFFFFF))
-    return (h < cut).astype(xp.uint8).reshape(side, side, side)  # (z, y, x): x fastest
-
-
-def gpu_median_ms(cp, f, reps, warmup=3):
-    for _ in range(warmup):
-        f()
-    cp.cuda.Stream.null.synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(reps):
-        start.record()
-        f()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
-
-
-def cpu_median_ms(f, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+from label_common import cpu_median_ms, fmix32_mask, gpu_median_ms
 
 
 def main():
@@ -91,7 +55,7 @@ def main():
     for side in ([256] if a.quick else [256, 512]):
         for density in (0.1, 0.5, 0.9):
             name = f"random_{side}_d{density}"
-            vol = fmix32_volume(cp, side, 12345, density)
+            vol = fmix32_mask(cp, side ** 3, 12345, density).reshape(side, side, side)  # (z, y, x): x fastest
             host = cp.asnumpy(vol) if cc3d else None
             for conn in conns:
                 out = cp.empty(vol.shape, dtype=cp.int32)

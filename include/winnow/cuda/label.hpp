@@ -12,6 +12,7 @@
 /// API `winnow::label` labels larger images in bands).
 /// `options.min_area` must be 0 or 1 here (filtering needs the count on the host: use
 /// winnow::label); `options.backend` is ignored.
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
@@ -92,16 +93,14 @@ inline VolumeComponentStats to_volume_component_stats(const RawVolumeComponentSt
 /// automatic or tile_merge (bricks labelled in shared memory, merged across their faces).
 /// Limit: nx*ny*nz < 2^32 and every side below 2^31 (32-bit keys; Error beyond). Throws InputError on bad sizes/options,
 /// BackendError on a CUDA error. Temporary storage CUB style (see the top of this header).
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint16_t* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint64_t* d_volume, std::int64_t nx, std::int64_t ny,
+template <class T>
+concept VolumeVoxel = std::same_as<T, std::uint8_t> || std::same_as<T, std::uint16_t> ||
+                      std::same_as<T, std::uint32_t> || std::same_as<T, std::uint64_t>;
+
+/// Voxels of type T: std::uint8_t, std::uint16_t, std::uint32_t or std::uint64_t (the library
+/// instantiates these four).
+template <VolumeVoxel T>
+void label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volume, std::int64_t nx, std::int64_t ny,
                   std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
                   std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
 

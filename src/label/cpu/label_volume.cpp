@@ -28,7 +28,13 @@
 //      row are found by rank: each of the last ny + 1 rows keeps its run starts and ends as bit
 //      rows with per-word prefix counts, so the first and last touching run are two popcounts
 //      (no loop whose exits mispredict on dense volumes: 10-20 % of the scan at density 0.5-0.9);
-//      slices too wide for that ring (16 MiB per slab) take a two-pointer scan instead.
+//      slices too wide for that ring (16 MiB per slab) take a two-pointer scan instead. Binary
+//      runs start in the set of their first touching run, and an earlier row whose touching runs
+//      (at most 4) all have that root as parent is passed by one SIMD compare: on dense volumes
+//      nearly every run meets only runs of its own set, and the union loop then never runs.
+//      The scan is compiled twice, for the x86-64 baseline and for the POPCNT instruction, and
+//      picked at run time. A slab's run arrays are allocated once for all the runs it can hold
+//      (pages are touched only as runs are written).
 //   2. The slab arrays are concatenated into one parent array (prefix sum of the runs per slab).
 //   3. Seams: every row pair that crosses a slab boundary (the first ny + 1 rows of a slab with the
 //      rows before it) is united sequentially, without path compression, so every non-root still
@@ -47,6 +53,10 @@
 // per run two 32-bit bounds, its parent (32-bit indices when the volume's rows can hold fewer than
 // 2^31 runs, else 64-bit) and, for multi-label input, its value; no provisional label volume.
 #include <omp.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -71,6 +81,8 @@ namespace {
 
 // Slabs per thread: more than one, so a descheduled thread leaves its later slabs to the others.
 constexpr int kSlabsPerThread = 8;
+// A slab's run arrays start with room for this many runs at most (or for all it can hold).
+constexpr std::int64_t kReservedRunsPerSlab = std::int64_t{1} << 24;
 // Below this many voxels one thread does it all (thread start-up costs more than it saves).
 constexpr std::int64_t kParallelVoxels = std::int64_t{1} << 18;
 
@@ -80,14 +92,16 @@ class Buffer {
  public:
   /// Makes room for `more` values past size() and returns where they go.
   U* extend(std::size_t more) {
-    if (size_ + more > cap_) {
-      const std::size_t cap = std::max(size_ + more, cap_ * 2 + 1024);
-      std::unique_ptr<U[]> grown(new U[cap]);
-      if (size_) std::memcpy(grown.get(), data_.get(), size_ * sizeof(U));
-      data_ = std::move(grown);
-      cap_ = cap;
-    }
+    if (size_ + more > cap_) reserve(std::max(size_ + more, cap_ * 2 + 1024));
     return data_.get() + size_;
+  }
+  /// Room for n values in all, allocated but not touched (pages cost only once written).
+  void reserve(std::size_t n) {
+    if (n <= cap_) return;
+    std::unique_ptr<U[]> grown(new U[n]);
+    if (size_) std::memcpy(grown.get(), data_.get(), size_ * sizeof(U));
+    data_ = std::move(grown);
+    cap_ = n;
   }
   void grow_by(std::size_t n) { size_ += n; }
   U* data() { return data_.get(); }
@@ -166,7 +180,7 @@ struct RunBits {
   const std::uint32_t* starts_before;  // runs starting before word w
   const std::uint32_t* ends_before;
   /// Bits set before position x.
-  static std::uint32_t rank(const std::uint64_t* bits, const std::uint32_t* before, std::uint32_t x) {
+  [[gnu::always_inline]] static std::uint32_t rank(const std::uint64_t* bits, const std::uint32_t* before, std::uint32_t x) {
     return before[x >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(bits[x >> 6] & ((std::uint64_t{1} << (x & 63)) - 1)));
   }
 };
@@ -183,7 +197,7 @@ class RunBitsRing {
     return static_cast<double>(((nx + 1) >> 6) + 1) * static_cast<double>(ny + 2) * 24.0;
   }
   /// Records row r's runs.
-  void set(std::int64_t r, const std::uint32_t* st, const std::uint32_t* en, std::uint32_t n) {
+  [[gnu::always_inline]] void set(std::int64_t r, const std::uint32_t* st, const std::uint32_t* en, std::uint32_t n) {
     std::uint64_t* s = bits_.data() + slot(r) * words_ * 2;
     std::uint64_t* e = s + words_;
     std::fill(s, s + words_ * 2, 0);
@@ -261,6 +275,29 @@ inline void earlier_rows(std::int64_t r, std::int64_t ny, int connectivity, Visi
   }
 }
 
+// The scan may load up to 4 parent entries from the first touching run of an earlier row on, past
+// the runs the buffer holds so far: kParentSlack entries of room stay behind them.
+constexpr std::uint32_t kParentSlack = 4;
+
+/// Whether the `count` parent entries from `parent` on all already hold `root` (false when unsure).
+/// On dense volumes nearly every run touches runs that share its root: one 4-lane compare with a
+/// well-predicted branch then replaces a loop whose exit mispredicts (its trip count is 1 to 3).
+template <class Idx>
+[[gnu::always_inline]] inline bool already_joined(const Idx* parent, std::uint32_t count, Idx root) {
+#if defined(__SSE2__)
+  if constexpr (sizeof(Idx) == 4) {
+    if (count > 4) return false;
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(parent));
+    const auto equal = static_cast<unsigned>(
+        _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, _mm_set1_epi32(static_cast<int>(root))))));
+    const unsigned wanted = (1u << count) - 1u;
+    return (equal & wanted) == wanted;
+  }
+#endif
+  (void)parent, (void)root;
+  return count == 0;
+}
+
 /// The slab scan's union step for one new row b (every run still its own root): each run is
 /// united with the touching runs of the earlier rows of the slab (from `first_row` on), run by
 /// run, so the run's current root is carried along instead of looked up (He, Chao, Suzuki's
@@ -268,7 +305,7 @@ inline void earlier_rows(std::int64_t r, std::int64_t ny, int connectivity, Visi
 /// connectivity is a template argument: the rows and their widening are then constants, and the
 /// loop over them unrolls.
 template <class T, bool Multi, class Idx, int Conn, class RowOf>
-inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64_t r, std::int64_t first_row,
+[[gnu::always_inline]] inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64_t r, std::int64_t first_row,
                                     std::int64_t ny, std::int64_t nx, const RunBitsRing* ring, RowOf&& row_of) {
   // Slots in the order of earlier_rows: (y-1, z), (y, z-1), then (y-1, z-1), (y+1, z-1) unless 6.
   constexpr int kSlots = Conn == 6 ? 2 : 4;
@@ -294,26 +331,44 @@ inline void unite_with_earlier_rows(Idx* p, const RowRuns<T, Idx>& b, std::int64
   if (!any) return;
   for (std::uint32_t i = 0; i < b.n; ++i) {
     const Idx self = b.first + i;
-    Idx root = self;
     const std::uint32_t s = b.st[i];
+    // The touching runs [lo[t], hi[t]) of each earlier row.
+    std::uint32_t lo[kSlots], hi[kSlots];
 #pragma GCC unroll 4
     for (int t = 0; t < kSlots; ++t) {
       const RowRuns<T, Idx>& a = rows[t];
+      lo[t] = hi[t] = 0;
       if (a.n == 0) continue;  // no runs, or a row across the seam (its bits are not set)
       const std::uint32_t w = kWiden[t], e = b.en[i] + w;
       // The runs q of a that touch [s, e): en[q] > s - w and st[q] < e + w.
-      std::uint32_t q, q_end;
       if (ring) {
-        q = RunBits::rank(bits[t].ends, bits[t].ends_before, s + 1 - w);
-        q_end = RunBits::rank(bits[t].starts, bits[t].starts_before, std::min<std::uint32_t>(e, static_cast<std::uint32_t>(nx)));
+        lo[t] = RunBits::rank(bits[t].ends, bits[t].ends_before, s + 1 - w);
+        hi[t] = RunBits::rank(bits[t].starts, bits[t].starts_before, std::min<std::uint32_t>(e, static_cast<std::uint32_t>(nx)));
       } else {
-        q = j[t];
+        std::uint32_t q = j[t];
         while (q < a.n && a.en[q] + w <= s) ++q;
-        j[t] = q;
-        q_end = q;
-        while (q_end < a.n && a.st[q_end] < e) ++q_end;
+        j[t] = lo[t] = q;
+        while (q < a.n && a.st[q] < e) ++q;
+        hi[t] = q;
       }
-      for (; q < q_end; ++q) {
+    }
+    // Binary input: the run joins the first touching run's set at once, so that on dense volumes
+    // (every touching run already in that set) each row is one compare (already_joined) and no
+    // loop runs. Multi-label input must compare values first: the run starts as its own root.
+    Idx root = self;
+    if constexpr (!Multi) {
+#pragma GCC unroll 4
+      for (int t = 0; t < kSlots; ++t)
+        if (hi[t] > lo[t]) {
+          root = find_halving(p, p[rows[t].first + lo[t]]);
+          break;
+        }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < kSlots; ++t) {
+      const RowRuns<T, Idx>& a = rows[t];
+      if (already_joined(p + a.first + lo[t], hi[t] - lo[t], root)) continue;
+      for (std::uint32_t q = lo[t]; q < hi[t]; ++q) {
         if (Multi && a.value[q] != b.value[i]) continue;
         Idx other = p[a.first + q];
         if (other == root) continue;
@@ -352,6 +407,83 @@ struct Slab {
   Idx base = 0;                 // global index of the slab's first run
 };
 
+/// The runs of row r of a slab, their indices counted from `index_base` (0: slab-local).
+template <class T, bool Multi, class Idx>
+inline RowRuns<T, Idx> slab_row_runs(const Slab<T, Idx>& sl, std::int64_t r, Idx index_base) {
+  const std::size_t lr = static_cast<std::size_t>(r - sl.row0);
+  const Idx f = sl.row_first[lr];
+  return RowRuns<T, Idx>{sl.st.data() + f, sl.en.data() + f, Multi ? sl.value.data() + f : nullptr,
+                         static_cast<std::uint32_t>(sl.row_first[lr + 1] - f), static_cast<Idx>(index_base + f)};
+}
+
+/// Step 1 for one slab: finds its rows' runs and unites each with the touching runs of the
+/// slab's earlier rows, in a slab-local parent array.
+template <class T, bool Multi, class Idx>
+[[gnu::always_inline]] inline void scan_slab(Slab<T, Idx>& sl, const VolumeView<const T>& vol, int connectivity,
+                                             bool use_ring) {
+  const std::int64_t nx = vol.nx, ny = vol.ny;
+  const std::int64_t per_row = Multi ? nx : (nx + 1) / 2;  // at most this many runs in a row
+  sl.row_first.resize(static_cast<std::size_t>(sl.row1 - sl.row0) + 1);
+  // Room for the most runs the slab can hold, up to a cap: the pages are touched only as runs are
+  // written, and growing by copies (a copy of everything, twice the pages) is left to huge slabs.
+  const auto room_for_all = static_cast<std::size_t>(std::min<std::int64_t>(
+      (sl.row1 - sl.row0) * per_row + kParentSlack + 1, kReservedRunsPerSlab));
+  sl.st.reserve(room_for_all), sl.en.reserve(room_for_all), sl.parent.reserve(room_for_all);
+  if constexpr (Multi) sl.value.reserve(room_for_all);
+  std::unique_ptr<RunBitsRing> ring;
+  if (use_ring) ring = std::make_unique<RunBitsRing>(nx, ny);
+  Idx k = 0;
+  for (std::int64_t r = sl.row0; r < sl.row1; ++r) {
+    const auto room = static_cast<std::size_t>(per_row) + 1;
+    std::uint32_t* st = sl.st.extend(room);
+    std::uint32_t* en = sl.en.extend(room);
+    const T* in = vol.row(r % ny, r / ny);
+    const std::uint32_t n = volume_row_runs<T, Multi>(in, nx, st, en);
+    sl.row_first[static_cast<std::size_t>(r - sl.row0)] = k;
+    if constexpr (Multi) {
+      T* v = sl.value.extend(n);
+      for (std::uint32_t i = 0; i < n; ++i) v[i] = in[st[i]];
+      sl.value.grow_by(n);
+    }
+    Idx* p = sl.parent.extend(n + kParentSlack);
+    for (std::uint32_t i = 0; i < n; ++i) p[i] = k + i;
+    sl.st.grow_by(n), sl.en.grow_by(n), sl.parent.grow_by(n);
+    sl.row_first[static_cast<std::size_t>(r - sl.row0) + 1] = k + n;
+    if (ring) ring->set(r, st, en, n);
+    if (n > 0) {
+      const auto row_of = [&](std::int64_t q) { return slab_row_runs<T, Multi, Idx>(sl, q, 0); };
+      const RowRuns<T, Idx> b = row_of(r);
+      Idx* parent = sl.parent.data();
+      if (connectivity == 6) unite_with_earlier_rows<T, Multi, Idx, 6>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
+      else if (connectivity == 18) unite_with_earlier_rows<T, Multi, Idx, 18>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
+      else unite_with_earlier_rows<T, Multi, Idx, 26>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
+    }
+    k += n;
+  }
+}
+
+// The rank lookups of the scan are popcounts. The library is built for the x86-64 baseline, where
+// __builtin_popcountll is a libgcc call (a quarter of the scan at density 0.9); every x86-64 CPU
+// since 2008 has the POPCNT instruction, so the scan is compiled a second time for it and chosen
+// at run time.
+#if defined(__x86_64__) && !defined(__POPCNT__) && defined(__GNUC__)
+inline bool cpu_has_popcnt() {
+  static const bool has = __builtin_cpu_supports("popcnt");
+  return has;
+}
+template <class T, bool Multi, class Idx>
+[[gnu::target("popcnt")]] void scan_slab_popcnt(Slab<T, Idx>& sl, const VolumeView<const T>& vol, int connectivity,
+                                                bool use_ring) {
+  scan_slab<T, Multi, Idx>(sl, vol, connectivity, use_ring);
+}
+#else
+inline bool cpu_has_popcnt() { return false; }  // the portable build already has the instruction, or none exists
+template <class T, bool Multi, class Idx>
+void scan_slab_popcnt(Slab<T, Idx>& sl, const VolumeView<const T>& vol, int connectivity, bool use_ring) {
+  scan_slab<T, Multi, Idx>(sl, vol, connectivity, use_ring);
+}
+#endif
+
 template <class T, bool Multi, class Idx, class Label>
 std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> labels,
                             std::vector<VolumeComponentSums>* sums) {
@@ -359,7 +491,6 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
   constexpr Idx kMask = kFlag - 1;
   const auto& vol = req.volume;
   const std::int64_t nx = vol.nx, ny = vol.ny, rows = vol.ny * vol.nz;
-  const std::int64_t per_row = Multi ? nx : (nx + 1) / 2;  // at most this many runs in a row
   const int connectivity = req.connectivity;
 
   const bool par = vol.size() >= kParallelVoxels;
@@ -371,50 +502,19 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
     slabs[static_cast<std::size_t>(s)].row1 = rows * (s + 1) / nslabs;
   }
   auto row_runs_of = [&](const Slab<T, Idx>& sl, std::int64_t r, Idx index_base) {
-    const std::size_t lr = static_cast<std::size_t>(r - sl.row0);
-    const Idx f = sl.row_first[lr];
-    return RowRuns<T, Idx>{sl.st.data() + f, sl.en.data() + f, Multi ? sl.value.data() + f : nullptr,
-                           static_cast<std::uint32_t>(sl.row_first[lr + 1] - f), static_cast<Idx>(index_base + f)};
+    return slab_row_runs<T, Multi, Idx>(sl, r, index_base);
   };
 
   // The bit rows find touching runs without data-dependent loops; a ring per slab as long as it
   // stays small (very wide slices take the two-pointer scan instead).
   const bool use_ring = RunBitsRing::bytes(nx, ny) <= volume_run_bits_ring_limit;
+  const bool popcnt = cpu_has_popcnt();
   // 1. Slabs: runs and their unions inside the slab.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
     Slab<T, Idx>& sl = slabs[static_cast<std::size_t>(s)];
-    sl.row_first.resize(static_cast<std::size_t>(sl.row1 - sl.row0) + 1);
-    std::unique_ptr<RunBitsRing> ring;
-    if (use_ring) ring = std::make_unique<RunBitsRing>(nx, ny);
-    Idx k = 0;
-    for (std::int64_t r = sl.row0; r < sl.row1; ++r) {
-      const auto room = static_cast<std::size_t>(per_row) + 1;
-      std::uint32_t* st = sl.st.extend(room);
-      std::uint32_t* en = sl.en.extend(room);
-      const T* in = vol.row(r % ny, r / ny);
-      const std::uint32_t n = volume_row_runs<T, Multi>(in, nx, st, en);
-      sl.row_first[static_cast<std::size_t>(r - sl.row0)] = k;
-      if constexpr (Multi) {
-        T* v = sl.value.extend(n);
-        for (std::uint32_t i = 0; i < n; ++i) v[i] = in[st[i]];
-        sl.value.grow_by(n);
-      }
-      Idx* p = sl.parent.extend(n);
-      for (std::uint32_t i = 0; i < n; ++i) p[i] = k + i;
-      sl.st.grow_by(n), sl.en.grow_by(n), sl.parent.grow_by(n);
-      sl.row_first[static_cast<std::size_t>(r - sl.row0) + 1] = k + n;
-      if (ring) ring->set(r, st, en, n);
-      if (n > 0) {
-        const auto row_of = [&](std::int64_t q) { return row_runs_of(sl, q, 0); };
-        const RowRuns<T, Idx> b = row_runs_of(sl, r, 0);
-        Idx* parent = sl.parent.data();
-        if (connectivity == 6) unite_with_earlier_rows<T, Multi, Idx, 6>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
-        else if (connectivity == 18) unite_with_earlier_rows<T, Multi, Idx, 18>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
-        else unite_with_earlier_rows<T, Multi, Idx, 26>(parent, b, r, sl.row0, ny, nx, ring.get(), row_of);
-      }
-      k += n;
-    }
+    if (popcnt) scan_slab_popcnt<T, Multi, Idx>(sl, vol, connectivity, use_ring);
+    else scan_slab<T, Multi, Idx>(sl, vol, connectivity, use_ring);
   }
 
   // 2. One parent array with global indices.

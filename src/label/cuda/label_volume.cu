@@ -841,29 +841,24 @@ template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std:
 
 namespace winnow::cuda {
 
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_volume, std::int64_t nx, std::int64_t ny,
+template <VolumeVoxel T>
+void label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volume, std::int64_t nx, std::int64_t ny,
                   std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
                   std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
   detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
                                     options, stream);
 }
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint16_t* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
-  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
-                                    options, stream);
-}
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
-  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
-                                    options, stream);
-}
-void label_volume(void* d_temp, std::size_t& temp_bytes, const std::uint64_t* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
-  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats, stats_capacity,
-                                    options, stream);
-}
+template void label_volume<std::uint8_t>(void*, std::size_t&, const std::uint8_t*, std::int64_t, std::int64_t,
+                                         std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
+                                         std::uint64_t, const LabelOptions&, cudaStream_t);
+template void label_volume<std::uint16_t>(void*, std::size_t&, const std::uint16_t*, std::int64_t, std::int64_t,
+                                          std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
+                                          std::uint64_t, const LabelOptions&, cudaStream_t);
+template void label_volume<std::uint32_t>(void*, std::size_t&, const std::uint32_t*, std::int64_t, std::int64_t,
+                                          std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
+                                          std::uint64_t, const LabelOptions&, cudaStream_t);
+template void label_volume<std::uint64_t>(void*, std::size_t&, const std::uint64_t*, std::int64_t, std::int64_t,
+                                          std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
+                                          std::uint64_t, const LabelOptions&, cudaStream_t);
 
 }  // namespace winnow::cuda

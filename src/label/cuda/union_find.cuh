@@ -11,8 +11,8 @@
 // statistics are final).
 //
 // Union-find on global memory: find with path halving, a read-only find for passes where every
-// thread writes only roots, unite by atomicMin, and unite_counted for the tile algorithms, which
-// keep a count of roots per (pixel row, tile column). flatten_kernel<B> points the linked local
+// thread writes only roots, unite by atomicMin (unite_linking, which reports the root it linked), and
+// unite_counted for the tile algorithms, which keep a count of roots per (pixel row, tile column). flatten_kernel<B> points the linked local
 // roots of every tile at their roots after the border pass.
 #include <cuda_runtime.h>
 
@@ -88,28 +88,12 @@ __device__ std::uint32_t find_ro(const std::uint32_t* P, std::uint32_t k, const 
   }
 }
 
-template <int B>
-__device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g) {
-  for (;;) {
-    a = find<B>(P, a, g);
-    b = find<B>(P, b, g);
-    if (a == b) return;
-    if (a > b) {
-      const std::uint32_t t = a;
-      a = b;
-      b = t;
-    }
-    const std::uint32_t old = atomicMin(P + node_of<B>(b, g), a);
-    if (old == b) return;
-    b = old;
-  }
-}
-
-// unite for tile_merge: a root that is linked under another stops being a root, so the count of
-// roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per former root
-// (afterwards its node no longer holds its own key). Tiles are 1 << TileShift pixels wide.
-template <int B, int TileShift>
-__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx) {
+// Unites the sets of keys a and b: links the larger root under the smaller by atomicMin, retrying
+// when another thread linked that root first; calls linked(root) for the root it linked (which
+// stops being a root), nothing when a and b were already in one set.
+template <int B, class Linked>
+__device__ __forceinline__ void unite_linking(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g,
+                                              Linked&& linked) {
   for (;;) {
     a = find<B>(P, a, g);
     b = find<B>(P, b, g);
@@ -121,11 +105,26 @@ __device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b
     }
     const std::uint32_t old = atomicMin(P + node_of<B>(b, g), a);
     if (old == b) {
-      atomicSub(rc + static_cast<std::size_t>(b >> g.shift) * ntx + ((b & ((1u << g.shift) - 1u)) >> TileShift), 1u);
+      linked(b);
       return;
     }
     b = old;
   }
+}
+
+template <int B>
+__device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g) {
+  unite_linking<B>(P, a, b, g, [](std::uint32_t) {});
+}
+
+// unite for tile_merge: a root that is linked under another stops being a root, so the count of
+// roots of its (pixel row, tile column) drops by one. Exactly one link succeeds per former root
+// (afterwards its node no longer holds its own key). Tiles are 1 << TileShift pixels wide.
+template <int B, int TileShift>
+__device__ void unite_counted(std::uint32_t* P, std::uint32_t a, std::uint32_t b, const Geo& g, std::uint32_t* rc, int ntx) {
+  unite_linking<B>(P, a, b, g, [&](std::uint32_t root) {
+    atomicSub(rc + static_cast<std::size_t>(root >> g.shift) * ntx + ((root & ((1u << g.shift) - 1u)) >> TileShift), 1u);
+  });
 }
 
 // Shared-memory union-find entries are read and written by several threads of a block at once

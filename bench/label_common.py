@@ -1,0 +1,49 @@
+"""What the labeling peer scripts share (label_peers.py, label_volume_peers.py,
+label_volume_cpu_peers.py): the random masks of the GPU benchmarks and the median timers.
+
+fmix32_mask builds the masks of bench_label_gpu and bench_label_volume_gpu (bench/random_mask.cuh):
+element i (linear index, x fastest) is 1 when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32.
+"""
+import statistics
+import time
+
+import numpy as np
+
+
+def fmix32_mask(xp, n, seed, density):
+    """The n mask bytes as a flat uint8 array of module xp (numpy or cupy)."""
+    i = xp.arange(n, dtype=xp.uint32)
+    h = i ^ xp.uint32((seed * 0x9E3779B9) & 0xFFFFFFFF)
+    h ^= h >> xp.uint32(16)
+    h *= xp.uint32(0x85EBCA6B)
+    h ^= h >> xp.uint32(13)
+    h *= xp.uint32(0xC2B2AE35)
+    h ^= h >> xp.uint32(16)
+    cut = np.uint32(min(int(density * 4294967296.0), 0xFFFFFFFF))
+    return (h < cut).astype(xp.uint8)
+
+
+def gpu_median_ms(cp, f, reps, warmup=3):
+    """Median milliseconds of reps calls of f between CUDA events on the null stream, after warmup calls."""
+    for _ in range(warmup):
+        f()
+    cp.cuda.Stream.null.synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        f()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def cpu_median_ms(f, reps):
+    """Median wall-clock milliseconds of reps calls of f."""
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
