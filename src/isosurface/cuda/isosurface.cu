@@ -7,9 +7,10 @@
 // triangles), i.e. stream expansions, and this file does them the way the HistoPyramid capability
 // does (src/histopyramid/cuda/histopyramid.cu): by output range, with the counts never stored.
 //
-//   classify  a stencil: each thread owns a column (x, y) and marches 16 layers of z, the block
-//             keeping three planes of classes (in the voxel's own type) in shared memory, and
-//             stores one byte per voxel: owner mask and triangle count;
+//   classify  a warp per 128-voxel piece of a row (4 voxels per lane), marching 32 layers of z:
+//             rows become bits (above, on the level) kept in shared memory for the rows around;
+//             most lanes see uniform bits and store zeros, the others take their cases and
+//             crossings from the bits; one byte per voxel: owner mask and triangle count;
 //   sums      per tile of 256 voxels (a piece of a row; tiles follow raster order), one warp of
 //             8 bytes per lane, the sums of the vertex and triangle counts (16 bytes per tile);
 //   top       an exclusive scan of the tile sums (cub::DeviceScan), whose end holds the totals;
@@ -119,9 +120,10 @@ struct Classifier {
   Key threshold;
   bool level_exact;
   __device__ __forceinline__ std::uint8_t operator()(T v) const {
-    const Key k = static_cast<Key>(v);
-    return k > threshold ? iso::kAbove : (level_exact && k == threshold) ? iso::kOnLevel : iso::kBelow;
+    return above(v) ? iso::kAbove : on_level(v) ? iso::kOnLevel : iso::kBelow;
   }
+  __device__ __forceinline__ bool above(T v) const { return static_cast<Key>(v) > threshold; }
+  __device__ __forceinline__ bool on_level(T v) const { return level_exact && static_cast<Key>(v) == threshold; }
 };
 
 template <class T>
@@ -152,31 +154,21 @@ Classifier<T> make_classifier(double level) {
 __device__ iso::CaseTable g_table = iso::kCaseTable;
 
 /// The classes around voxel l: its 8 cell corners (c[0] is the voxel) and its -x, -y, -z
-/// neighbours; kOutside beyond the volume.
+/// neighbours; kOutside beyond the volume (voxel_info's input).
 struct Neighbourhood {
   std::uint8_t corner[8];
   std::uint8_t xm, ym, zm;
 };
+/// The classes of the 8 corners of the cell at l, a cell of the volume (its +x, +y, +z
+/// neighbours exist: every triangle's cell is one).
 template <class T>
-__device__ __forceinline__ Neighbourhood neighbourhood(const DeviceField<T>& f, const Classifier<T>& classify,
-                                                       const Slab& s, const Locus& l) {
+__device__ __forceinline__ void cell_corners(const DeviceField<T>& f, const Classifier<T>& classify, const Locus& l,
+                                             std::uint8_t (&corner)[8]) {
   const T* p = f.data + (l.z - f.z_first) * f.slice_stride + l.y * f.row_stride + l.x;
   const std::int64_t rs = f.row_stride, ss = f.slice_stride;
-  const bool xp = l.x + 1 < s.grid.nx, yp = l.y + 1 < s.grid.ny, zp = l.z + 1 < s.grid.nz;
-  Neighbourhood h;
-  constexpr std::uint8_t out = iso::kOutside;
-  h.corner[0] = classify(p[0]);
-  h.corner[1] = xp ? classify(p[1]) : out;
-  h.corner[2] = xp && yp ? classify(p[rs + 1]) : out;
-  h.corner[3] = yp ? classify(p[rs]) : out;
-  h.corner[4] = zp ? classify(p[ss]) : out;
-  h.corner[5] = xp && zp ? classify(p[ss + 1]) : out;
-  h.corner[6] = xp && yp && zp ? classify(p[ss + rs + 1]) : out;
-  h.corner[7] = yp && zp ? classify(p[ss + rs]) : out;
-  h.xm = l.x > 0 ? classify(p[-1]) : out;
-  h.ym = l.y > 0 ? classify(p[-rs]) : out;
-  h.zm = l.z > 0 ? classify(p[-ss]) : out;
-  return h;
+  const T v[8] = {p[0], p[1], p[rs + 1], p[rs], p[ss], p[ss + 1], p[ss + rs + 1], p[ss + rs]};
+#pragma unroll
+  for (int c = 0; c < 8; ++c) corner[c] = classify(v[c]);
 }
 
 /// Owner mask (bits 0-3) and, for a cell this slab emits, its triangle count (bits 4-6).
@@ -203,99 +195,243 @@ __device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Sla
 
 // ---- kernels ---------------------------------------------------------------------------------
 
-// ---- classification: a stencil over columns of z -------------------------------------------------
+// ---- classification: 4 voxels per lane, rows of bits in shared memory, marching z --------------------
 
-constexpr int kColumnsX = 32, kColumnsY = 8;  // a block's columns (one thread each)
-constexpr int kLayersPerBlock = 16;           // the layers a block marches through
-constexpr int kPlaneX = kColumnsX + 2, kPlaneY = kColumnsY + 2;  // a plane of classes with its halo
+// A block is 8 warps; warp w owns the 128-voxel piece x0 .. x0 + 127 of row y0 + w, 4 voxels per
+// lane, and marches kLayersPerBlock layers of z. Per layer each row of the block, and the halo
+// rows y0 - 1 and y0 + 8, is loaded once and becomes, per lane, 6 bits of "above" and 6 of "on
+// the level" for x - 1 .. x + 4 (its 4 voxels and their neighbours, from the next lanes by
+// shuffles; lanes 0 and 31 read the voxels beyond the piece), 0 beyond the volume. Four planes of
+// these rotate in shared memory (z - 1, z, z + 1 read while z + 2 is written: one barrier per
+// layer). A lane then decides its 4 voxels with bit operations:
+//   uniform   the rows at z, z + 1 and y, y + 1 all below or all above, nothing on the level:
+//             no edge crossed, no cell cut, the 4 bytes are 0 (most lanes);
+//   bits      nothing on the level nearby: each voxel's cell case is 8 bits picked from 4 words,
+//             its crossings the differences of neighbouring bits, its triangle count the table's;
+//   classes   a voxel on the level nearby: the classes rebuilt from the bits and voxel_info's
+//             general rule (own vertices, collapsing triangles).
+// Measured on the H200 (ncu, 512^3 gyroid): a thread per voxel with planes of byte classes took
+// ~210 warp instructions per 32 voxels, integer-bound; one voxel per lane with ballots, ~197.
+constexpr int kRowsPerBlock = 8;               // warps per block, one row each
+constexpr int kPlaneRows = kRowsPerBlock + 2;  // with the halo rows y0 - 1 and y0 + 8
+constexpr int kLayersPerBlock = 32;            // the layers a block marches through
+constexpr int kVoxelsPerLane = 4;
+constexpr int kPieceX = 32 * kVoxelsPerLane;   // voxels of a row per warp
+constexpr unsigned kOnLevelBits = 0x3fu << 8;  // of lane_row_bits
 
-/// The (at most two) entries of a plane of classes that a thread loads: where they sit in the plane
-/// and in a layer of the volume, worked out once (the z loop then adds a layer's offset only).
-struct PlaneEntries {
-  int index[2];              ///< py * kPlaneX + px, or -1
-  std::int64_t offset[2];    ///< y * row_stride + x in the volume
-  bool inside[2];            ///< (x, y) inside the volume
-};
-__device__ __forceinline__ PlaneEntries plane_entries(const Slab& s, std::int64_t row_stride, std::int64_t x0,
-                                                      std::int64_t y0) {
-  PlaneEntries e;
-  const int t = threadIdx.y * kColumnsX + threadIdx.x;
-#pragma unroll
-  for (int j = 0; j < 2; ++j) {
-    const int i = t + j * kColumnsX * kColumnsY;
-    const int px = i % kPlaneX, py = i / kPlaneX;
-    const std::int64_t x = x0 - 1 + px, y = y0 - 1 + py;
-    e.index[j] = i < kPlaneX * kPlaneY ? i : -1;
-    e.inside[j] = x >= 0 && y >= 0 && x < s.grid.nx && y < s.grid.ny;
-    e.offset[j] = y * row_stride + x;
-  }
-  return e;
-}
-static_assert(kPlaneX * kPlaneY <= 2 * kColumnsX * kColumnsY, "two plane entries per thread");
-
-/// Loads the classes of layer z around the block's columns into `plane` (kOutside beyond the volume).
+/// A lane's 4 voxels as one aligned load.
 template <class T>
-__device__ __forceinline__ void load_plane(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s,
-                                           const PlaneEntries& e, std::int64_t z, std::uint8_t* plane) {
-  const bool z_inside = z >= 0 && z < s.grid.nz;
-  const T* layer = f.data + (z - f.z_first) * f.slice_stride;
+struct alignas(kVoxelsPerLane * sizeof(T)) FourVoxels {
+  T v[kVoxelsPerLane];
+};
+
+/// A lane's bits of one row: bit k (k = 0..5) for voxel x - 1 + k above, bit 8 + k on the level;
+/// `row` points at the row (only read when `row_inside`), x is the lane's first voxel; `vector`:
+/// rows are aligned for one FourVoxels load per lane.
+template <class T>
+__device__ __forceinline__ unsigned lane_row_bits(const T* row, bool row_inside, std::int64_t x, std::int64_t nx,
+                                                  bool vector, const Classifier<T>& classify, int lane) {
+  unsigned above = 0, on_level = 0;
+  if (row_inside) {
+    T v[kVoxelsPerLane];
+    const bool whole = x + kVoxelsPerLane <= nx;
+    if (vector && whole) {
+      const FourVoxels<T> four = *reinterpret_cast<const FourVoxels<T>*>(row + x);
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
-    if (e.index[j] >= 0) plane[e.index[j]] = z_inside && e.inside[j] ? classify(layer[e.offset[j]]) : iso::kOutside;
+      for (int j = 0; j < kVoxelsPerLane; ++j) v[j] = four.v[j];
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVoxelsPerLane; ++j) v[j] = x + j < nx ? row[x + j] : T{};
+    }
+    const unsigned inside = whole ? 0xfu : x >= nx ? 0u : (1u << (nx - x)) - 1u;
+#pragma unroll
+    for (int j = 0; j < kVoxelsPerLane; ++j) above |= static_cast<unsigned>(classify.above(v[j])) << j;
+    above &= inside;
+    if (classify.level_exact) {  // uniform: only a level the type can hold can be met exactly
+#pragma unroll
+      for (int j = 0; j < kVoxelsPerLane; ++j) on_level |= static_cast<unsigned>(classify.on_level(v[j])) << j;
+      on_level &= inside;
+    }
+  }
+  constexpr unsigned kAll = 0xffffffffu;
+  const unsigned mine = above | on_level << 4;
+  const unsigned left = __shfl_up_sync(kAll, mine, 1), right = __shfl_down_sync(kAll, mine, 1);
+  unsigned left_above = (left >> 3) & 1u, left_on = (left >> 7) & 1u;
+  unsigned right_above = right & 1u, right_on = (right >> 4) & 1u;
+  if (lane == 0 || lane == 31) {  // the voxels just outside the warp's piece
+    const std::int64_t hx = lane == 0 ? x - 1 : x + kVoxelsPerLane;
+    unsigned a = 0, l = 0;
+    if (row_inside && hx >= 0 && hx < nx) {
+      const T v = row[hx];
+      a = classify.above(v), l = classify.on_level(v);
+    }
+    if (lane == 0) left_above = a, left_on = l;
+    else right_above = a, right_on = l;
+  }
+  return (left_above | above << 1 | right_above << 5) | (left_on | on_level << 1 | right_on << 5) << 8;
+}
+
+/// Spreads the 4 low bits of n to bit 0 of each byte (bit j to bit 8 j).
+__device__ __forceinline__ unsigned spread_to_bytes(unsigned n) { return (n & 0xfu) * 0x00204081u & 0x01010101u; }
+
+/// Triangle counts by a cell's corners taken in x pairs: index bits (0, 1) = corners 0, 1 (the
+/// voxel and its +x neighbour), (2, 3) = corners 3, 2 (row y + 1), (4, 5) = corners 4, 5 (layer
+/// z + 1), (6, 7) = corners 7, 6: the order in which a lane's row bits give them.
+struct PairCounts {
+  std::uint8_t count[256];
+};
+constexpr PairCounts make_pair_counts() {
+  PairCounts p{};
+  for (unsigned i = 0; i < 256; ++i) {
+    const unsigned cell_case = (i & 0x33u) | ((i >> 1) & 0x44u) | ((i << 1) & 0x88u);  // swap bits 2-3 and 6-7
+    p.count[i] = iso::kCaseTable.triangle_count[cell_case];
+  }
+  return p;
+}
+__device__ PairCounts g_pair_counts = make_pair_counts();
+
+/// The class of bit k of a lane's row bits (kOutside is decided by the caller from coordinates).
+__device__ __forceinline__ std::uint8_t class_of(unsigned bits, int k) {
+  return (bits >> k) & 1u ? iso::kAbove : (bits >> (k + 8)) & 1u ? iso::kOnLevel : iso::kBelow;
+}
+
+/// The 4 info bytes of a lane whose neighbourhood has a voxel on the level: the classes rebuilt
+/// from the row bits (kOutside from coordinates) and voxel_info's general rule. Out of line: rare,
+/// and inlined it would cost the common path registers.
+__device__ __noinline__ unsigned on_level_lane_info(const Slab& s, std::int64_t x, std::int64_t y, std::int64_t z,
+                                                    std::uint64_t v, unsigned here, unsigned y_minus, unsigned y_plus,
+                                                    unsigned z_plus, unsigned zy_plus, unsigned z_minus) {
+  constexpr std::uint8_t out = iso::kOutside;
+  const bool y_edge = y + 1 < s.grid.ny, z_edge = z + 1 < s.grid.nz;
+  unsigned bytes = 0;
+  for (int j = 0; j < kVoxelsPerLane; ++j) {
+    if (x + j >= s.grid.nx) break;
+    const bool x_edge = x + j + 1 < s.grid.nx;
+    const int k = j + 1;  // the voxel's bit
+    Neighbourhood h;
+    h.corner[0] = class_of(here, k);
+    h.corner[1] = x_edge ? class_of(here, k + 1) : out;
+    h.corner[2] = x_edge && y_edge ? class_of(y_plus, k + 1) : out;
+    h.corner[3] = y_edge ? class_of(y_plus, k) : out;
+    h.corner[4] = z_edge ? class_of(z_plus, k) : out;
+    h.corner[5] = x_edge && z_edge ? class_of(z_plus, k + 1) : out;
+    h.corner[6] = x_edge && y_edge && z_edge ? class_of(zy_plus, k + 1) : out;
+    h.corner[7] = y_edge && z_edge ? class_of(zy_plus, k) : out;
+    h.xm = x + j > 0 ? class_of(here, k - 1) : out;
+    h.ym = y > 0 ? class_of(y_minus, k) : out;
+    h.zm = z > 0 ? class_of(z_minus, k) : out;
+    Locus l;
+    l.valid = true, l.x = x + j, l.y = y, l.z = z, l.v = v + j;
+    bytes |= voxel_info(h, s, l) << (8 * j);
+  }
+  return bytes;
 }
 
 /// info[v] (owner mask | triangle count << 4) of every voxel of the slab's layers [z0, z1] (the
-/// extra layer included). Each thread owns a column (x, y) and marches kLayersPerBlock layers of
-/// z; the block keeps three planes of classes (z - 1, z, z + 1) in shared memory, so every voxel
-/// is read and classified about once instead of by each of its 11 neighbours' threads.
+/// extra layer included); the scheme is described above.
 template <class T>
-__global__ void __launch_bounds__(kColumnsX * kColumnsY) classify_kernel(DeviceField<T> f, Classifier<T> classify,
-                                                                         Slab s, std::int64_t layers,
-                                                                         std::uint8_t* info) {
-  __shared__ std::uint8_t planes[3][kPlaneY][kPlaneX];
-  const std::uint64_t x_blocks = static_cast<std::uint64_t>((s.grid.nx + kColumnsX - 1) / kColumnsX);
-  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x % x_blocks) * kColumnsX;
-  const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.x / x_blocks) * kColumnsY;
-  const int tx = threadIdx.x + 1, ty = threadIdx.y + 1;
-  Locus l;
-  l.x = x0 + threadIdx.x, l.y = y0 + threadIdx.y;
-  l.valid = l.x < s.grid.nx && l.y < s.grid.ny;
-  const PlaneEntries entries = plane_entries(s, f.row_stride, x0, y0);
-  const std::uint64_t layer_voxels = static_cast<std::uint64_t>(s.grid.nx) * static_cast<std::uint64_t>(s.grid.ny);
-  const std::uint64_t column = static_cast<std::uint64_t>(l.y) * static_cast<std::uint64_t>(s.grid.nx) +
-                               static_cast<std::uint64_t>(l.x);
+__global__ void __launch_bounds__(32 * kRowsPerBlock, 4) classify_kernel(DeviceField<T> f, Classifier<T> classify,
+                                                                      Slab s, std::int64_t layers,
+                                                                      std::uint8_t* info) {
+  __shared__ std::uint16_t planes[4][kPlaneRows][32];
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  const std::int64_t nx = s.grid.nx, ny = s.grid.ny, nz = s.grid.nz;
+  const std::uint64_t x_blocks = static_cast<std::uint64_t>((nx + kPieceX - 1) / kPieceX);
+  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x % x_blocks) * kPieceX;
+  const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.x / x_blocks) * kRowsPerBlock;
+  const std::int64_t x = x0 + kVoxelsPerLane * lane, y = y0 + warp;
+  // The rows this warp loads: its own, and for warps 0 and 1 a halo row.
+  const std::int64_t halo_y = warp == 0 ? y0 - 1 : y0 + kRowsPerBlock;
+  const int halo_row = warp == 0 ? 0 : kPlaneRows - 1;
+  const bool own_row = y < ny, halo_row_inside = warp < 2 && halo_y >= 0 && halo_y < ny;
+  const T* own_base = f.data + y * f.row_stride;
+  const T* halo_base = f.data + halo_y * f.row_stride;
+  // One aligned load per lane when every row starts on a 4-voxel boundary.
+  const bool vector = reinterpret_cast<std::uintptr_t>(f.data) % sizeof(FourVoxels<T>) == 0 && f.row_stride % 4 == 0 &&
+                      f.slice_stride % 4 == 0;
+  const auto load_plane = [&](std::int64_t z, std::int64_t layer, int slot) {  // layer: z's offset
+    const bool z_inside = z >= 0 && z < nz;
+    planes[slot][warp + 1][lane] =
+        static_cast<std::uint16_t>(lane_row_bits(own_base + layer, z_inside && own_row, x, nx, vector, classify, lane));
+    if (warp < 2)
+      planes[slot][halo_row][lane] = static_cast<std::uint16_t>(
+          lane_row_bits(halo_base + layer, z_inside && halo_row_inside, x, nx, vector, classify, lane));
+  };
+  const bool y_edge = y + 1 < ny;
+  const bool aligned = nx % 4 == 0 && reinterpret_cast<std::uintptr_t>(info) % 4 == 0;  // 4 bytes as one word
+  const std::uint64_t layer_voxels = static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny);
+  const std::uint64_t column = static_cast<std::uint64_t>(y) * static_cast<std::uint64_t>(nx) + static_cast<std::uint64_t>(x);
   // Chunks of layers: blockIdx.y, then every gridDim.y-th (the grid's y is at most 65535).
   for (std::int64_t chunk = blockIdx.y; chunk * kLayersPerBlock < layers; chunk += gridDim.y) {
     const std::int64_t zbegin = s.z0 + chunk * kLayersPerBlock;
     const std::int64_t zend = std::min<std::int64_t>(zbegin + kLayersPerBlock, s.z0 + layers);
-    load_plane(f, classify, s, entries, zbegin - 1, &planes[0][0][0]);
-    load_plane(f, classify, s, entries, zbegin, &planes[1][0][0]);
-    int below = 0, here = 1, above = 2;  // the planes of z - 1, z, z + 1, rotating
+    __syncthreads();  // the previous chunk's last reads are done
+    std::int64_t layer = (zbegin - 1 - f.z_first) * f.slice_stride;  // of layer z - 1
+    load_plane(zbegin - 1, layer, 0);
+    load_plane(zbegin, layer += f.slice_stride, 1);
     std::uint64_t v = static_cast<std::uint64_t>(zbegin - s.z0) * layer_voxels + column;
+    int slot = 1;  // planes[slot] holds layer z
     for (std::int64_t z = zbegin; z < zend; ++z, v += layer_voxels) {
-      load_plane(f, classify, s, entries, z + 1, &planes[above][0][0]);
+      const int below = (slot + 3) & 3, above = (slot + 1) & 3;
+      // Four slots: z + 1 goes where z - 3 was, which no warp reads any more (a slower warp is at
+      // most one layer behind, reading z - 2 .. z).
+      load_plane(z + 1, layer += f.slice_stride, above);
       __syncthreads();
-      if (l.valid) {
-        const auto& P = planes[here];
-        const auto& Z = planes[above];
-        Neighbourhood h;
-        h.corner[0] = P[ty][tx], h.corner[1] = P[ty][tx + 1], h.corner[2] = P[ty + 1][tx + 1], h.corner[3] = P[ty + 1][tx];
-        h.corner[4] = Z[ty][tx], h.corner[5] = Z[ty][tx + 1], h.corner[6] = Z[ty + 1][tx + 1], h.corner[7] = Z[ty + 1][tx];
-        h.xm = P[ty][tx - 1], h.ym = P[ty - 1][tx], h.zm = planes[below][ty][tx];
-        l.z = z;
-        l.v = v;
-        info[v] = static_cast<std::uint8_t>(voxel_info(h, s, l));
+      const unsigned here = planes[slot][warp + 1][lane], y_minus = planes[slot][warp][lane];
+      const unsigned y_plus = planes[slot][warp + 2][lane], z_plus = planes[above][warp + 1][lane];
+      const unsigned zy_plus = planes[above][warp + 2][lane], z_minus = planes[below][warp + 1][lane];
+      slot = above;
+      if (!own_row) continue;
+      const bool z_edge = z + 1 < nz;
+      unsigned bytes = 0;  // voxel j's info in byte j
+      if (((here | y_minus | y_plus | z_plus | zy_plus | z_minus) & kOnLevelBits) == 0) {
+        // Bits 1..5: the lane's voxels and the next one along x.
+        const unsigned any = (here | y_plus | z_plus | zy_plus) & 0x3eu;
+        const unsigned all = here & y_plus & z_plus & zy_plus & 0x3eu;
+        if (any != 0 && all != 0x3eu) {
+          // Bit j: voxel x + j (bit 4: x + 4, the last voxel's +x neighbour).
+          const unsigned h = here >> 1, yp = y_plus >> 1, zp = z_plus >> 1, zyp = zy_plus >> 1;
+          const unsigned x_edges = x + kVoxelsPerLane < nx ? 0xfu : x + 1 >= nx ? 0u : (1u << (nx - 1 - x)) - 1u;
+          const unsigned x_cross = (h ^ (h >> 1)) & x_edges;
+          const unsigned y_cross = y_edge ? (h ^ yp) & 0xfu : 0u, z_cross = z_edge ? (h ^ zp) & 0xfu : 0u;
+          bytes = spread_to_bytes(x_cross) << 1 | spread_to_bytes(y_cross) << 2 | spread_to_bytes(z_cross) << 3;
+          if (z < s.z1 && y_edge && z_edge) {
+#pragma unroll
+            for (int j = 0; j < kVoxelsPerLane; ++j) {
+              const unsigned pairs = ((h >> j) & 3u) | ((yp >> j) & 3u) << 2 | ((zp >> j) & 3u) << 4 | ((zyp >> j) & 3u) << 6;
+              if ((x_edges >> j) & 1u) bytes |= static_cast<unsigned>(g_pair_counts.count[pairs]) << (8 * j + 4);
+            }
+          }
+        }
+      } else {  // a voxel on the level nearby: the general rule, from classes
+        bytes = on_level_lane_info(s, x, y, z, v, here, y_minus, y_plus, z_plus, zy_plus, z_minus);
       }
-      __syncthreads();  // the plane `below` is overwritten next
-      const int next_above = below;
-      below = here, here = above, above = next_above;
+      if (aligned && x + kVoxelsPerLane <= nx) {
+        *reinterpret_cast<std::uint32_t*>(info + v) = bytes;
+      } else {
+#pragma unroll
+        for (int j = 0; j < kVoxelsPerLane; ++j)
+          if (x + j < nx) info[v + j] = static_cast<std::uint8_t>(bytes >> (8 * j));
+      }
     }
   }
 }
 
 // ---- tiles: 256-voxel pieces of rows, one warp each, 8 voxels per lane ------------------------------
 
-constexpr int kTilesPerBlock = kThreads / 32;
+// The tile sums take 4 consecutive tiles per warp and issue their loads together (one tile per
+// warp left each warp a chain of dependent loads with nothing to overlap: ncu, 512^3 gyroid, 79
+// -> 54 us). The key passes keep one tile per warp: their time goes to the per-lane writes of
+// the keys, and fewer warps made them slower (213 -> 288 us).
+constexpr int kSumTilesPerWarp = 4, kKeyTilesPerWarp = 1;
+template <int kTilesPerWarp>
+constexpr unsigned tiles_per_block() {
+  return kThreads / 32 * kTilesPerWarp;
+}
+template <int kTilesPerWarp>
+__device__ __forceinline__ unsigned first_tile_of_warp() {
+  return (blockIdx.x * (kThreads / 32) + threadIdx.x / 32) * kTilesPerWarp;
+}
 
 /// The bytes of tile `tile` that lane `lane` owns: info[first .. first + count).
 struct LaneBytes {
@@ -315,26 +451,41 @@ __device__ __forceinline__ LaneBytes lane_bytes(const Slab& s, unsigned tile, in
   b.first = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(s.grid.nx) + static_cast<std::uint64_t>(b.x);
   return b;
 }
-__device__ __forceinline__ void load_bytes(const std::uint8_t* info, const LaneBytes& b, unsigned (&bytes)[8]) {
+/// The lane's 8 bytes, byte i in bits 8 i .. 8 i + 7 (0 past the row's end): one 8-byte load when
+/// aligned (rows of a multiple of 8 voxels), else byte by byte.
+__device__ __forceinline__ unsigned long long load_bytes(const std::uint8_t* info, const LaneBytes& b) {
+  if (b.count == 8 && (b.first & 7u) == 0) return *reinterpret_cast<const unsigned long long*>(info + b.first);
+  unsigned long long w = 0;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) bytes[i] = i < b.count ? info[b.first + i] : 0u;
+  for (int i = 0; i < 8; ++i)
+    if (i < b.count) w |= static_cast<unsigned long long>(info[b.first + i]) << (8 * i);
+  return w;
+}
+__device__ __forceinline__ unsigned byte_of(unsigned long long w, int i) { return static_cast<unsigned>(w >> (8 * i)) & 0xffu; }
+/// Vertices (owner mask bits) and triangles (high nibbles) of 8 info bytes.
+__device__ __forceinline__ unsigned vertices_of(unsigned long long w) { return __popcll(w & 0x0f0f0f0f0f0f0f0full); }
+__device__ __forceinline__ unsigned triangles_of(unsigned long long w) {
+  const unsigned long long t = (w >> 4) & 0x0f0f0f0f0f0f0f0full;
+  return __dp4a(static_cast<unsigned>(t), 0x01010101u, __dp4a(static_cast<unsigned>(t >> 32), 0x01010101u, 0u));
 }
 
 /// sums[t] = (vertices, triangles) of tile t from the bytes; sums[tiles] = 0 so the exclusive scan
 /// ends on the totals.
 __global__ void __launch_bounds__(kThreads) tile_sums_kernel(Slab s, const std::uint8_t* info, Sums* sums) {
-  const unsigned tile = blockIdx.x * kTilesPerBlock + threadIdx.x / 32;
+  const unsigned first = first_tile_of_warp<kSumTilesPerWarp>();
   const int lane = threadIdx.x % 32;
   if (blockIdx.x == 0 && threadIdx.x == 0) sums[s.tiles] = Sums{0, 0};
-  if (tile >= s.tiles) return;  // whole warps
-  unsigned bytes[8];
-  load_bytes(info, lane_bytes(s, tile, lane), bytes);
-  unsigned vertices = 0, triangles = 0;
+  if (first >= s.tiles) return;  // whole warps
+  unsigned long long bytes[kSumTilesPerWarp];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) vertices += __popc(bytes[i] & 15u), triangles += bytes[i] >> 4;
-  vertices = __reduce_add_sync(0xffffffffu, vertices);
-  triangles = __reduce_add_sync(0xffffffffu, triangles);
-  if (lane == 0) sums[tile] = Sums{vertices, triangles};
+  for (int r = 0; r < kSumTilesPerWarp; ++r)
+    bytes[r] = first + r < s.tiles ? load_bytes(info, lane_bytes(s, first + r, lane)) : 0ull;
+#pragma unroll
+  for (int r = 0; r < kSumTilesPerWarp; ++r) {
+    const unsigned vertices = __reduce_add_sync(0xffffffffu, vertices_of(bytes[r]));
+    const unsigned triangles = __reduce_add_sync(0xffffffffu, triangles_of(bytes[r]));
+    if (lane == 0 && first + r < s.tiles) sums[first + r] = Sums{vertices, triangles};
+  }
 }
 
 /// Exclusive prefix of `value` over the warp's lanes.
@@ -390,29 +541,35 @@ __device__ __forceinline__ void put_triangle_key(void* at, std::int64_t x, std::
 __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                const int* fits, std::uint32_t* first_vertex,
                                                                float* d_vertices) {
-  const unsigned tile = blockIdx.x * kTilesPerBlock + threadIdx.x / 32;
+  const unsigned first = first_tile_of_warp<kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
-  // Past the end, nothing to number in the tile (most tiles, away from the surface), or no room:
-  // the whole warp leaves.
-  if (tile >= s.tiles || *fits == 0 || offsets[tile + 1].vertices == offsets[tile].vertices) return;
-  const LaneBytes b = lane_bytes(s, tile, lane);
-  unsigned bytes[8];
-  load_bytes(info, b, bytes);
-  unsigned mine = 0;
+  if (first >= s.tiles || *fits == 0) return;  // past the end, or no room: the whole warp leaves
+  // The tiles' offsets first (past the end they repeat the total: nothing to number), then the
+  // bytes of the tiles that have vertices (most tiles, away from the surface, have none).
+  Sums off[kKeyTilesPerWarp + 1];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) mine += __popc(bytes[i] & 15u);
-  std::uint64_t k = offsets[tile].vertices + warp_exclusive_sum(mine, lane);
-  const bool own = b.z < s.z1;  // the extra layer: numbered here, written by the next slab
+  for (int r = 0; r <= kKeyTilesPerWarp; ++r) off[r] = offsets[min(first + r, s.tiles)];
+  unsigned long long bytes[kKeyTilesPerWarp];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const unsigned mask = bytes[i] & 15u;
-    if (mask == 0) continue;
-    first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
-    for (int slot = 0; slot < 4; ++slot)
-      if (mask & (1u << slot)) {
-        if (own) put_vertex_key(d_vertices + 3 * k, b.x + i, b.y, b.z, slot);
-        ++k;
-      }
+  for (int r = 0; r < kKeyTilesPerWarp; ++r)
+    bytes[r] = off[r + 1].vertices != off[r].vertices ? load_bytes(info, lane_bytes(s, first + r, lane)) : 0ull;
+#pragma unroll
+  for (int r = 0; r < kKeyTilesPerWarp; ++r) {
+    if (off[r + 1].vertices == off[r].vertices) continue;  // uniform
+    const LaneBytes b = lane_bytes(s, first + r, lane);
+    std::uint64_t k = off[r].vertices + warp_exclusive_sum(vertices_of(bytes[r]), lane);
+    const bool own = b.z < s.z1;  // the extra layer: numbered here, written by the next slab
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const unsigned mask = byte_of(bytes[r], i) & 15u;
+      if (mask == 0) continue;
+      first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
+      for (int slot = 0; slot < 4; ++slot)
+        if (mask & (1u << slot)) {
+          if (own) put_vertex_key(d_vertices + 3 * k, b.x + i, b.y, b.z, slot);
+          ++k;
+        }
+    }
   }
 }
 
@@ -438,23 +595,29 @@ __global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab
 /// A warp per tile.
 __global__ void __launch_bounds__(kThreads) triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                  const int* fits, winnow::cuda::DeviceMesh out) {
-  const unsigned tile = blockIdx.x * kTilesPerBlock + threadIdx.x / 32;
+  const unsigned first = first_tile_of_warp<kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
-  if (tile >= s.own_tiles || *fits == 0 || offsets[tile + 1].triangles == offsets[tile].triangles) return;
-  const LaneBytes b = lane_bytes(s, tile, lane);
-  unsigned bytes[8];
-  load_bytes(info, b, bytes);
-  unsigned mine = 0;
+  if (first >= s.own_tiles || *fits == 0) return;
+  Sums off[kKeyTilesPerWarp + 1];  // as in vertex_keys_kernel, over the own tiles
 #pragma unroll
-  for (int i = 0; i < 8; ++i) mine += bytes[i] >> 4;
-  std::uint64_t k = offsets[tile].triangles + warp_exclusive_sum(mine, lane);
+  for (int r = 0; r <= kKeyTilesPerWarp; ++r) off[r] = offsets[min(first + r, s.own_tiles)];
+  unsigned long long bytes[kKeyTilesPerWarp];
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
-    for (unsigned t = 0; t < (bytes[i] >> 4); ++t, ++k) {
-      void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
-                                              : static_cast<void*>(out.d_triangles + 3 * k);
-      put_triangle_key(at, b.x + i, b.y, b.z, static_cast<int>(t));
-    }
+  for (int r = 0; r < kKeyTilesPerWarp; ++r)
+    bytes[r] = off[r + 1].triangles != off[r].triangles ? load_bytes(info, lane_bytes(s, first + r, lane)) : 0ull;
+#pragma unroll
+  for (int r = 0; r < kKeyTilesPerWarp; ++r) {
+    if (off[r + 1].triangles == off[r].triangles) continue;  // uniform
+    const LaneBytes b = lane_bytes(s, first + r, lane);
+    std::uint64_t k = off[r].triangles + warp_exclusive_sum(triangles_of(bytes[r]), lane);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      for (unsigned t = 0; t < (byte_of(bytes[r], i) >> 4); ++t, ++k) {
+        void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
+                                                : static_cast<void*>(out.d_triangles + 3 * k);
+        put_triangle_key(at, b.x + i, b.y, b.z, static_cast<int>(t));
+      }
+  }
 }
 
 /// Dense: triangle k's vertex numbers (index_base + the slab-local ones) from its key.
@@ -477,7 +640,9 @@ __global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Cl
     l.v = (static_cast<std::uint64_t>(l.z - s.z0) * static_cast<std::uint64_t>(s.grid.ny) + static_cast<std::uint64_t>(l.y)) * nx +
           static_cast<std::uint64_t>(l.x);
     std::uint8_t local[iso::kMaxTriangles][3];
-    iso::cell_triangles(g_table, neighbourhood(f, classify, s, l).corner, s.allow_degenerate, s.flip, local);
+    std::uint8_t corner[8];
+    cell_corners(f, classify, l, corner);
+    iso::cell_triangles(g_table, corner, s.allow_degenerate, s.flip, local);
     std::uint64_t index[3];
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
@@ -566,9 +731,9 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   auto* info = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
   if (s.tiles != 0) {
     const std::int64_t layers = s.z1 - s.z0 + (s.extra_voxels != 0 ? 1 : 0);
-    const dim3 columns(kColumnsX, kColumnsY);
-    const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kColumnsX - 1) / kColumnsX) *
-                                        static_cast<std::uint64_t>((s.grid.ny + kColumnsY - 1) / kColumnsY);
+    const dim3 columns(32, kRowsPerBlock);
+    const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kPieceX - 1) / kPieceX) *
+                                        static_cast<std::uint64_t>((s.grid.ny + kRowsPerBlock - 1) / kRowsPerBlock);
     if (column_blocks >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
       throw InputError("isosurface: a slice of " + std::to_string(s.grid.nx) + " x " + std::to_string(s.grid.ny) +
                        " voxels is too large for one grid");
@@ -576,7 +741,7 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
                       static_cast<unsigned>(std::min<std::int64_t>(65535, (layers + kLayersPerBlock - 1) / kLayersPerBlock)));
     classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info);
     WINNOW_CUDA_CHECK_LAUNCH();
-    tile_sums_kernel<<<(s.tiles + kTilesPerBlock - 1) / kTilesPerBlock, kThreads, 0, stream>>>(s, info, sums);
+    tile_sums_kernel<<<(s.tiles + tiles_per_block<kSumTilesPerWarp>() - 1) / tiles_per_block<kSumTilesPerWarp>(), kThreads, 0, stream>>>(s, info, sums);
     WINNOW_CUDA_CHECK_LAUNCH();
   } else {
     WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
@@ -588,11 +753,11 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_keys_kernel<<<(s.tiles + kTilesPerBlock - 1) / kTilesPerBlock, kThreads, 0, stream>>>(s, info, offsets, fits,
+  vertex_keys_kernel<<<(s.tiles + tiles_per_block<kKeyTilesPerWarp>() - 1) / tiles_per_block<kKeyTilesPerWarp>(), kThreads, 0, stream>>>(s, info, offsets, fits,
                                                                                                first, out.d_vertices);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (s.own_tiles == 0) return;
-  triangle_keys_kernel<<<(s.own_tiles + kTilesPerBlock - 1) / kTilesPerBlock, kThreads, 0, stream>>>(s, info, offsets,
+  triangle_keys_kernel<<<(s.own_tiles + tiles_per_block<kKeyTilesPerWarp>() - 1) / tiles_per_block<kKeyTilesPerWarp>(), kThreads, 0, stream>>>(s, info, offsets,
                                                                                                      fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
