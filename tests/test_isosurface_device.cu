@@ -47,7 +47,7 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 template <class T>
 void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, double level, std::int64_t row_pad,
-                        const std::string& what) {
+                        const std::string& what, std::size_t temp_offset = 0) {
   const std::vector<T> host = random_field<T>(nx, ny, nz, 11);
   winnow::VolumeView<const T> hv(host.data(), nx, ny, nz);
   hv.sx = 0.5, hv.sy = 1.25, hv.sz = 2;
@@ -76,9 +76,11 @@ void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, doubl
   Dev<std::uint64_t> d_totals(2);
   std::size_t temp_bytes = 0;
   winnow::cuda::isosurface<T>(nullptr, temp_bytes, dv, level, o, {}, d_totals.p, stream);
-  Dev<char> d_temp(temp_bytes);
+  // Temporary storage at an odd offset when asked: the kernels' wide loads and stores must fall back.
+  Dev<char> d_temp_block(temp_bytes + temp_offset);
+  char* const d_temp = d_temp_block.p + temp_offset;
   // Sizing call: no outputs, the totals only.
-  winnow::cuda::isosurface<T>(d_temp.p, temp_bytes, dv, level, o, {}, d_totals.p, stream, h_totals);
+  winnow::cuda::isosurface<T>(d_temp, temp_bytes, dv, level, o, {}, d_totals.p, stream, h_totals);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_EQ(h_totals[0], cpu.vertex_count()) << what;
   EXPECT_EQ(h_totals[1], cpu.triangle_count()) << what;
@@ -91,7 +93,7 @@ void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, doubl
   // A capacity one triangle short: nothing is written, the totals are.
   d_vertices.poison(), d_triangles.poison();
   out.vertex_capacity = V, out.triangle_capacity = cpu.triangle_count() - 1;
-  winnow::cuda::isosurface<T>(d_temp.p, temp_bytes, dv, level, o, out, d_totals.p, stream);
+  winnow::cuda::isosurface<T>(d_temp, temp_bytes, dv, level, o, out, d_totals.p, stream);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   const auto untouched = d_triangles.download(T3);
   EXPECT_TRUE(std::all_of(untouched.begin(), untouched.end(), [](std::uint32_t v) { return v == 0xA5A5A5A5u; }))
@@ -100,7 +102,7 @@ void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, doubl
 
   d_vertices.poison(), d_normals.poison(), d_values.poison(), d_triangles.poison();
   out.triangle_capacity = cpu.triangle_count();
-  winnow::cuda::isosurface<T>(d_temp.p, temp_bytes, dv, level, o, out, d_totals.p, stream);
+  winnow::cuda::isosurface<T>(d_temp, temp_bytes, dv, level, o, out, d_totals.p, stream);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   std::vector<float> cpu_vertices(3 * V), cpu_normals(3 * V);
   std::memcpy(cpu_vertices.data(), cpu.vertices.data(), 12 * V);
@@ -123,6 +125,9 @@ TEST(IsosurfaceDevice, MatchesCpuBitForBit) {
   device_matches_cpu<std::uint8_t>(31, 33, 12, 4.0, 3, "u8");
   device_matches_cpu<std::uint16_t>(16, 40, 11, 4.5, 0, "u16");
   device_matches_cpu<std::int16_t>(25, 9, 30, 2.0, 1, "i16");
+  // Rows of a multiple of 8 voxels (the wide paths), then the same with unaligned temporary storage.
+  device_matches_cpu<float>(64, 24, 20, 4.0, 0, "f32 aligned rows");
+  device_matches_cpu<float>(64, 24, 20, 4.0, 0, "f32, temporary storage at an odd address", 3);
 }
 
 TEST(IsosurfaceDevice, SlabbedHostPathEqualsOnePass) {

@@ -452,9 +452,10 @@ __device__ __forceinline__ LaneBytes lane_bytes(const Slab& s, unsigned tile, in
   return b;
 }
 /// The lane's 8 bytes, byte i in bits 8 i .. 8 i + 7 (0 past the row's end): one 8-byte load when
-/// aligned (rows of a multiple of 8 voxels), else byte by byte.
+/// aligned (rows of a multiple of 8 voxels, temporary storage 8-byte aligned), else byte by byte.
 __device__ __forceinline__ unsigned long long load_bytes(const std::uint8_t* info, const LaneBytes& b) {
-  if (b.count == 8 && (b.first & 7u) == 0) return *reinterpret_cast<const unsigned long long*>(info + b.first);
+  if (b.count == 8 && reinterpret_cast<std::uintptr_t>(info + b.first) % 8 == 0)
+    return *reinterpret_cast<const unsigned long long*>(info + b.first);
   unsigned long long w = 0;
 #pragma unroll
   for (int i = 0; i < 8; ++i)
@@ -536,40 +537,77 @@ __device__ __forceinline__ void put_triangle_key(void* at, std::int64_t x, std::
   p[0] = static_cast<unsigned>(x), p[1] = static_cast<unsigned>(y), p[2] = static_cast<unsigned>(z) << 3 | rank;
 }
 
+/// The lane (0..31) whose range of a warp-wide count holds output t of the tile: the first lane
+/// whose inclusive prefix exceeds t (lanes with nothing have no range). All lanes call it.
+__device__ __forceinline__ int owner_lane(unsigned inclusive, unsigned t) {
+  int lane = 0;
+#pragma unroll
+  for (int step = 16; step >= 1; step /= 2)
+    if (__shfl_sync(0xffffffffu, inclusive, lane + step - 1) <= t) lane += step;
+  return lane;
+}
+__device__ __forceinline__ unsigned long long shfl_u64(unsigned long long v, int from) {
+  const unsigned lo = __shfl_sync(0xffffffffu, static_cast<unsigned>(v), from);
+  const unsigned hi = __shfl_sync(0xffffffffu, static_cast<unsigned>(v >> 32), from);
+  return static_cast<unsigned long long>(hi) << 32 | lo;
+}
+
+// The key passes write each tile's outputs warp-cooperatively: output t of the tile goes to lane
+// t % 32, which finds its voxel (the owner lane by a search over the lanes' prefix sums, then the
+// voxel among that lane's 8 bytes), so a warp's stores are consecutive keys. With each lane
+// writing its own voxels' keys the stores were scattered 12-byte pieces, and the passes took
+// ~230 us each at 512^3 (ncu, gyroid).
+
 /// Numbers the vertices: for every voxel that owns one (extra layer too), its first vertex's
 /// slab-local number; for the own layers, each vertex's key in its output slot. A warp per tile.
 __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                const int* fits, std::uint32_t* first_vertex,
                                                                float* d_vertices) {
-  const unsigned first = first_tile_of_warp<kKeyTilesPerWarp>();
+  const unsigned tile = first_tile_of_warp<kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
-  if (first >= s.tiles || *fits == 0) return;  // past the end, or no room: the whole warp leaves
-  // The tiles' offsets first (past the end they repeat the total: nothing to number), then the
-  // bytes of the tiles that have vertices (most tiles, away from the surface, have none).
-  Sums off[kKeyTilesPerWarp + 1];
+  // Past the end, nothing to number in the tile (most tiles, away from the surface), or no room:
+  // the whole warp leaves.
+  if (tile >= s.tiles || *fits == 0) return;
+  const Sums begin = offsets[tile], end = offsets[tile + 1];
+  if (end.vertices == begin.vertices) return;
+  const LaneBytes b = lane_bytes(s, tile, lane);
+  const unsigned long long bytes = load_bytes(info, b);
+  const unsigned mine = vertices_of(bytes), exclusive = warp_exclusive_sum(mine, lane), inclusive = exclusive + mine;
+  // First vertex numbers, each lane its own voxels, only those that own vertices. (Tried, both
+  // slower at 512^3: voxel j of the tile by lane j % 32, consecutive stores but 8 rounds of
+  // shuffles, 221 -> 279 us; every voxel's entry as two 16-byte stores per lane, 221 -> 252 us.)
+  std::uint64_t k = begin.vertices + exclusive;
 #pragma unroll
-  for (int r = 0; r <= kKeyTilesPerWarp; ++r) off[r] = offsets[min(first + r, s.tiles)];
-  unsigned long long bytes[kKeyTilesPerWarp];
+  for (int i = 0; i < 8; ++i) {
+    const unsigned mask = byte_of(bytes, i) & 15u;
+    if (mask == 0) continue;
+    first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
+    k += __popc(mask);
+  }
+  const std::int64_t tile_x = b.x - lane * 8;
+  if (b.z >= s.z1) return;  // the extra layer: numbered here, written by the next slab (uniform: one row)
+  const unsigned total = static_cast<unsigned>(end.vertices - begin.vertices);
+  for (unsigned base = 0; base < total; base += 32) {
+    const unsigned t = base + lane;
+    const int from = owner_lane(inclusive, t);
+    const unsigned long long owner_bytes = shfl_u64(bytes, from);
+    unsigned local = t - __shfl_sync(0xffffffffu, exclusive, from);
+    if (t >= total) continue;
+    int voxel = 0, slot = 0;
 #pragma unroll
-  for (int r = 0; r < kKeyTilesPerWarp; ++r)
-    bytes[r] = off[r + 1].vertices != off[r].vertices ? load_bytes(info, lane_bytes(s, first + r, lane)) : 0ull;
-#pragma unroll
-  for (int r = 0; r < kKeyTilesPerWarp; ++r) {
-    if (off[r + 1].vertices == off[r].vertices) continue;  // uniform
-    const LaneBytes b = lane_bytes(s, first + r, lane);
-    std::uint64_t k = off[r].vertices + warp_exclusive_sum(vertices_of(bytes[r]), lane);
-    const bool own = b.z < s.z1;  // the extra layer: numbered here, written by the next slab
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const unsigned mask = byte_of(bytes[r], i) & 15u;
-      if (mask == 0) continue;
-      first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
-      for (int slot = 0; slot < 4; ++slot)
-        if (mask & (1u << slot)) {
-          if (own) put_vertex_key(d_vertices + 3 * k, b.x + i, b.y, b.z, slot);
-          ++k;
-        }
+    for (int i = 0; i < 8; ++i) {  // the voxel, then the slot: the local-th vertex of the owner lane
+      const unsigned mask = byte_of(owner_bytes, i) & 15u, count = __popc(mask);
+      if (local < count) {
+        voxel = i;
+        unsigned m = mask;
+        for (unsigned r = 0; r < local; ++r) m &= m - 1;  // drop the lower vertices of the voxel
+        slot = __ffs(m) - 1;
+        local = 0xffffffffu;  // found: no later voxel matches
+      } else {
+        local -= count;
+      }
     }
+    put_vertex_key(d_vertices + 3 * (begin.vertices + t), tile_x + from * 8 + voxel, b.y, b.z, slot);
   }
 }
 
@@ -592,31 +630,40 @@ __global__ void __launch_bounds__(kThreads) vertex_kernel(DeviceField<T> f, Slab
 }
 
 /// Numbers the own cells' triangles: each triangle's key (its cell, its rank) in its output slot.
-/// A warp per tile.
+/// A warp per tile, writing the tile's keys cooperatively (see vertex_keys_kernel).
 __global__ void __launch_bounds__(kThreads) triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
                                                                  const int* fits, winnow::cuda::DeviceMesh out) {
-  const unsigned first = first_tile_of_warp<kKeyTilesPerWarp>();
+  const unsigned tile = first_tile_of_warp<kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
-  if (first >= s.own_tiles || *fits == 0) return;
-  Sums off[kKeyTilesPerWarp + 1];  // as in vertex_keys_kernel, over the own tiles
+  if (tile >= s.own_tiles || *fits == 0) return;
+  const Sums begin = offsets[tile], end = offsets[tile + 1];
+  if (end.triangles == begin.triangles) return;
+  const LaneBytes b = lane_bytes(s, tile, lane);
+  const unsigned long long bytes = load_bytes(info, b);
+  const unsigned mine = triangles_of(bytes), exclusive = warp_exclusive_sum(mine, lane), inclusive = exclusive + mine;
+  const std::int64_t tile_x = b.x - lane * 8;
+  const unsigned total = static_cast<unsigned>(end.triangles - begin.triangles);
+  for (unsigned base = 0; base < total; base += 32) {
+    const unsigned t = base + lane;
+    const int from = owner_lane(inclusive, t);
+    const unsigned long long owner_bytes = shfl_u64(bytes, from);
+    unsigned local = t - __shfl_sync(0xffffffffu, exclusive, from);
+    if (t >= total) continue;
+    int voxel = 0, rank = 0;
 #pragma unroll
-  for (int r = 0; r <= kKeyTilesPerWarp; ++r) off[r] = offsets[min(first + r, s.own_tiles)];
-  unsigned long long bytes[kKeyTilesPerWarp];
-#pragma unroll
-  for (int r = 0; r < kKeyTilesPerWarp; ++r)
-    bytes[r] = off[r + 1].triangles != off[r].triangles ? load_bytes(info, lane_bytes(s, first + r, lane)) : 0ull;
-#pragma unroll
-  for (int r = 0; r < kKeyTilesPerWarp; ++r) {
-    if (off[r + 1].triangles == off[r].triangles) continue;  // uniform
-    const LaneBytes b = lane_bytes(s, first + r, lane);
-    std::uint64_t k = off[r].triangles + warp_exclusive_sum(triangles_of(bytes[r]), lane);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      for (unsigned t = 0; t < (byte_of(bytes[r], i) >> 4); ++t, ++k) {
-        void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
-                                                : static_cast<void*>(out.d_triangles + 3 * k);
-        put_triangle_key(at, b.x + i, b.y, b.z, static_cast<int>(t));
+    for (int i = 0; i < 8; ++i) {  // the voxel and the triangle's rank in its cell
+      const unsigned count = byte_of(owner_bytes, i) >> 4;
+      if (local < count) {
+        voxel = i, rank = static_cast<int>(local);
+        local = 0xffffffffu;
+      } else {
+        local -= count;
       }
+    }
+    const std::uint64_t k = begin.triangles + t;
+    void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
+                                            : static_cast<void*>(out.d_triangles + 3 * k);
+    put_triangle_key(at, tile_x + from * 8 + voxel, b.y, b.z, rank);
   }
 }
 
@@ -684,7 +731,8 @@ Slab make_slab(const iso::Grid& grid, std::int64_t z0, std::int64_t z1, double l
   return s;
 }
 
-/// Bump layout of a slab's temporary storage, 256-byte aligned parts.
+/// Bump layout of a slab's temporary storage, 256-byte aligned parts (from a base the device API
+/// aligns: `bytes` holds the slack).
 struct Layout {
   std::size_t at_sums = 0, at_offsets = 0, at_scan = 0, at_fits = 0, at_first = 0, at_masks = 0, bytes = 0;
   std::size_t scan_bytes = 0;
@@ -703,7 +751,7 @@ Layout layout_for(const Slab& s) {
   l.at_fits = l.at_scan + round(std::max<std::size_t>(l.scan_bytes, 1));
   l.at_first = l.at_fits + 256;
   l.at_masks = l.at_first + round(voxels * sizeof(std::uint32_t));
-  l.bytes = l.at_masks + round(voxels);
+  l.bytes = l.at_masks + round(voxels) + 255;  // + room to align a caller's storage to 256 bytes
   return l;
 }
 
@@ -927,8 +975,9 @@ void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volum
                   (out.d_triangles == nullptr && out.d_triangles64 == nullptr)))
     throw InputError("isosurface: an output the options ask for is null");
   const d::DeviceField<T> f{volume.data, volume.row_stride, volume.slice_stride, 0};
-  d::run_slab(f, d::make_classifier<T>(level), s, static_cast<char*>(d_temp), l, out, 0, d_totals, h_totals, stream,
-              extract);
+  // The parts are laid out from a 256-byte boundary (wide loads and stores, CUB's scan).
+  char* const base = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(d_temp) + 255) & ~std::uintptr_t{255});
+  d::run_slab(f, d::make_classifier<T>(level), s, base, l, out, 0, d_totals, h_totals, stream, extract);
 }
 
 template void isosurface<std::uint8_t>(void*, std::size_t&, VolumeView<const std::uint8_t>, double,
