@@ -18,9 +18,12 @@ The C++ figures (H200, medians of CUDA events, bench/RESULTS.md and bench/result
   2^24, 1.14-1.33x at 2^28; no 2^26 row), not CuPy's boolean indexing or torch.masked_select,
   which this script times: these ratios have no C++ counterpart, only winnow's own time does
   (2^24: 43-59 us, 2^28: 485-763 us at 1-99 % kept; 2^26 lies between, about 4x 2^24).
-- marching cubes, 512^3 gyroid (two periods per side, level 0), welded mesh + normals: 2.10 ms
-  at 1ed7f58 (results/isosurface.md); the C++ peers are pipelines inside the benchmark, so only
-  winnow's time compares (Python includes the totals read back and the outputs' allocation).
+- marching cubes, 512^3 gyroid (two periods per side, level 0), welded mesh + normals: 1.49 ms
+  at 319f10f (results/isosurface.md, outputs sized beforehand: one count and extraction); the
+  C++ peers are pipelines inside the benchmark, so only winnow's time compares (Python includes
+  the totals read back, the outputs' allocation and the scikit-image column order). The split
+  row times the extension's two calls alone: the count with its totals read back, then the
+  extraction from that count (no second classification).
 
     python3 bench/python_ratios.py [--reps 10] [--only label2d,label3d,compact,isosurface]
 """
@@ -132,7 +135,23 @@ def main():
         del x, y, z
         ours = median_ms(lambda: winnow.marching_cubes(gyroid, 0.0), sync, args.reps)
         faces = winnow.marching_cubes(gyroid, 0.0)[1]
-        row(f"marching cubes 512^3 gyroid ({faces.shape[0] / 1e6:.2f} M triangles; C++: 5.06 M)", ours, [], 2.10)
+        row(f"marching cubes 512^3 gyroid ({faces.shape[0] / 1e6:.2f} M triangles; C++: 5.06 M)", ours, [], 1.49)
+        # The split: the extension's count (totals read back) and its extraction into outputs
+        # allocated once, on the gyroid's pointers, as winnow.marching_cubes makes them.
+        from winnow import _winnow
+
+        stream, nz, ny, nx = cupy.cuda.get_current_stream().ptr, *gyroid.shape
+        volume = (gyroid.data.ptr, "f", 4, nx, ny, nz, nx, nx * ny, 0.0, 1.0, 1.0, 1.0, False)
+        vertices_n, triangles_n = _winnow.isosurface_count_device(*volume, gyroid.data.device_id, stream)
+        mesh = [cupy.empty((vertices_n, 3), cupy.float32), cupy.empty((triangles_n, 3), cupy.uint32),
+                cupy.empty((vertices_n, 3), cupy.float32), cupy.empty(vertices_n, cupy.float32)]
+        count_ms = median_ms(lambda: _winnow.isosurface_count_device(*volume, gyroid.data.device_id, stream), sync,
+                             args.reps)
+        extract_ms = median_ms(lambda: _winnow.isosurface_extract_device(
+            *volume, mesh[0].data.ptr, mesh[1].data.ptr, False, mesh[2].data.ptr, mesh[3].data.ptr, vertices_n,
+            triangles_n, gyroid.data.device_id, stream), sync, args.reps)
+        print(f"| marching cubes split: count + totals read {count_ms:.3f} ms, extraction {extract_ms:.3f} ms, "
+              f"sum {count_ms + extract_ms:.3f} | | | |", flush=True)
 
 
 if __name__ == "__main__":

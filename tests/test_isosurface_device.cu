@@ -1,7 +1,8 @@
 // Isosurfaces through the device API (winnow/cuda/isosurface.hpp) and the CUDA host path, against
 // the CPU backend's mesh (itself checked against independent references in
 // test_isosurface.cpp): the sizing call, the totals in device and host-mapped memory, outputs
-// poisoned first and compared bit for bit, a capacity below the totals (nothing written), a
+// poisoned first and compared bit for bit, a capacity below the totals (nothing written), the
+// extraction alone after a sizing call (isosurface_extract), a
 // strided device view, every voxel type, and the slabbed host path (max_slab_voxels) against
 // one pass.
 #include <cuda_runtime.h>
@@ -113,6 +114,19 @@ void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, doubl
   EXPECT_TRUE(same_bits(d_normals.download(3 * V), cpu_normals)) << what << ": normals";
   EXPECT_TRUE(same_bits(d_values.download(V), cpu.values)) << what << ": values";
   EXPECT_TRUE(d_triangles.download(T3) == cpu_triangles) << what << ": triangles";
+
+  // A sizing call, then the extraction alone from the count it left in d_temp: the same mesh.
+  winnow::cuda::isosurface<T>(d_temp.p, temp_bytes, dv, level, o, {}, d_totals.p, stream);
+  d_vertices.poison(), d_normals.poison(), d_values.poison(), d_triangles.poison();
+  h_totals[0] = h_totals[1] = ~std::uint64_t{0};
+  winnow::cuda::isosurface_extract<T>(d_temp.p, temp_bytes, dv, level, o, out, d_totals.p, stream, h_totals);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(h_totals[0], V) << what << ": extraction alone";
+  EXPECT_EQ(h_totals[1], cpu.triangle_count()) << what << ": extraction alone";
+  EXPECT_TRUE(same_bits(d_vertices.download(3 * V), cpu_vertices)) << what << ": vertices, extraction alone";
+  EXPECT_TRUE(same_bits(d_normals.download(3 * V), cpu_normals)) << what << ": normals, extraction alone";
+  EXPECT_TRUE(same_bits(d_values.download(V), cpu.values)) << what << ": values, extraction alone";
+  EXPECT_TRUE(d_triangles.download(T3) == cpu_triangles) << what << ": triangles, extraction alone";
   cudaFreeHost(h_totals);
   cudaStreamDestroy(stream);
 }

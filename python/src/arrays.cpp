@@ -32,11 +32,6 @@ bool on_cuda(const Array& a) { return is_cuda(a); }
 bool on_cuda(const OutArray& a) { return is_cuda(a); }
 void require_device(const Array& a, bool cuda, const char* what) { check_device(a, cuda, what); }
 void require_device(const OutArray& a, bool cuda, const char* what) { check_device(a, cuda, what); }
-Temp temp_from(const std::optional<OutArray>& temp) {
-  if (!temp) return {};
-  require_device(*temp, true, "temp");
-  return {temp->data(), temp->nbytes()};
-}
 
 void require_c_contiguous(const Array& a, const char* what) { check_c_contiguous(a, what); }
 void require_c_contiguous(const OutArray& a, const char* what) { check_c_contiguous(a, what); }

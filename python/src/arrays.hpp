@@ -41,14 +41,6 @@ void require_c_contiguous(const Array& a, const char* what);
 void require_c_contiguous(const OutArray& a, const char* what);
 /// TypeError unless `a` holds bool or uint8 (one byte, zero or not).
 void require_byte_mask(const Array& a, const char* what);
-/// The temporary storage of a device call: (nullptr, 0), when the caller passed none, asks the
-/// call for its size. TypeError unless `temp` is CUDA memory.
-struct Temp {
-  void* data = nullptr;
-  std::size_t bytes = 0;
-};
-Temp temp_from(const std::optional<OutArray>& temp);
-
 /// TypeError unless `a` holds integers of `bytes` bytes (signed or not: a count or label that
 /// fits either; PyTorch has no unsigned 32- and 64-bit tensors everywhere).
 void require_integer_bytes(const OutArray& a, std::size_t bytes, const char* what);

@@ -20,24 +20,43 @@ void check(cudaError_t status, const char* what) {
 }
 }  // namespace
 
+/// Device storage that only grows. Used under the entry's mutex.
+struct Scratch {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+
+  // Frees in stream order where a stream is given (growing), else after the device has
+  // finished (release).
+  void free(cudaStream_t stream) {
+    if (data) check(stream ? cudaFreeAsync(data, stream) : cudaFree(data), "freeing temporary storage");
+    data = nullptr;
+    bytes = 0;
+  }
+  // Returns whether it grew (its contents are then undefined).
+  bool grow(std::size_t wanted, cudaStream_t stream) {
+    if (wanted <= bytes) return false;
+    free(stream);
+    wanted += wanted / 4;  // room to grow a little without another allocation
+    check(cudaMallocAsync(&data, wanted, stream), "allocating temporary storage");
+    bytes = wanted;
+    return true;
+  }
+};
+
 struct StreamEntry {
   std::mutex mutex;
   cuda::CompactWorkspace compaction;
-  void* scratch = nullptr;
-  std::size_t scratch_bytes = 0;
-  void* count = nullptr;       // 8 device bytes
-  void* host_count = nullptr;  // 8 pinned host bytes
+  Scratch scratch;
+  Scratch mesh;
+  MeshCountKey mesh_key{};     // what `mesh` holds the count of
+  void* count = nullptr;       // 16 device bytes
+  void* host_count = nullptr;  // 16 pinned host bytes
   cudaEvent_t done = nullptr;  // recorded after each use
 
-  // Holds the entry's mutex. Frees in stream order where a stream is given (growing), else
-  // after the device has finished (release).
-  void free_scratch(cudaStream_t stream) {
-    if (scratch) check(stream ? cudaFreeAsync(scratch, stream) : cudaFree(scratch), "freeing temporary storage");
-    scratch = nullptr;
-    scratch_bytes = 0;
-  }
   void release() {
-    free_scratch(nullptr);
+    scratch.free(nullptr);
+    mesh.free(nullptr);
+    mesh_key = {};
     compaction = cuda::CompactWorkspace();
     if (count) cudaFree(count);
     if (host_count) cudaFreeHost(host_count);
@@ -74,8 +93,8 @@ DeviceCall::DeviceCall(int device, std::uintptr_t stream)
   try {
     if (!entry_.done) {
       check(cudaEventCreateWithFlags(&entry_.done, cudaEventDisableTiming), "cudaEventCreate");
-      check(cudaMalloc(&entry_.count, 8), "cudaMalloc");
-      check(cudaHostAlloc(&entry_.host_count, 8, cudaHostAllocDefault), "cudaHostAlloc");
+      check(cudaMalloc(&entry_.count, 16), "cudaMalloc");
+      check(cudaHostAlloc(&entry_.host_count, 16, cudaHostAllocDefault), "cudaHostAlloc");
     } else {
       check(cudaStreamWaitEvent(stream_, entry_.done, 0), "cudaStreamWaitEvent");
     }
@@ -95,14 +114,16 @@ DeviceCall::~DeviceCall() {
 cuda::CompactWorkspace& DeviceCall::compaction() { return entry_.compaction; }
 
 void* DeviceCall::scratch(std::size_t bytes) {
-  if (bytes > entry_.scratch_bytes) {
-    entry_.free_scratch(stream_);
-    bytes = bytes + bytes / 4;  // room to grow a little without another allocation
-    check(cudaMallocAsync(&entry_.scratch, bytes, stream_), "allocating temporary storage");
-    entry_.scratch_bytes = bytes;
-  }
-  return entry_.scratch;
+  entry_.scratch.grow(bytes, stream_);
+  return entry_.scratch.data;
 }
+
+void* DeviceCall::mesh_scratch(std::size_t bytes) {
+  if (entry_.mesh.grow(bytes, stream_)) entry_.mesh_key = {};
+  return entry_.mesh.data;
+}
+
+MeshCountKey& DeviceCall::mesh_count_key() { return entry_.mesh_key; }
 
 void* DeviceCall::count() { return entry_.count; }
 
@@ -112,6 +133,13 @@ std::optional<std::uint64_t> DeviceCall::read_count(bool wanted, std::size_t byt
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   if (bytes == 4) return *static_cast<const std::uint32_t*>(entry_.host_count);
   return *static_cast<const std::uint64_t*>(entry_.host_count);
+}
+
+std::array<std::uint64_t, 2> DeviceCall::read_totals() {
+  check(cudaMemcpyAsync(entry_.host_count, entry_.count, 16, cudaMemcpyDeviceToHost, stream_), "reading the totals");
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  const auto* totals = static_cast<const std::uint64_t*>(entry_.host_count);
+  return {totals[0], totals[1]};
 }
 
 void release_device_calls() {

@@ -5,12 +5,19 @@
 // extension call and no allocation of temporary storage (allocations through CuPy or PyTorch
 // and a sizing call cost more than the small kernels themselves).
 //
+// Marching cubes counts in one call and extracts in the next (the Python layer allocates the
+// mesh in between, once the totals are on the host): its storage is apart from the others', so
+// a compaction or labeling in between leaves the count in place, and remembers what it counted
+// (a key of the volume and options), so the extraction counts again only when another count
+// took the storage since.
+//
 // DeviceCall, constructed with the GIL released, makes the array's device current (and
 // restores the previous one), locks the (device, stream) entry for the call (its storage serves
 // one call at a time), and orders the call after the entry's previous use (an event: a new
 // stream may get the handle of a destroyed one whose work is still running). Storage only
 // grows; growing frees the old storage in stream order. release_device_calls() frees every
 // entry (the Python layer calls it at exit, while the CUDA runtime is still up).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,6 +30,10 @@ struct CUstream_st;
 using cudaStream_t = CUstream_st*;
 
 namespace winnow::python {
+
+/// What a marching-cubes count was of (volume pointer, shape, strides, element type, level,
+/// options), compared bit for bit.
+using MeshCountKey = std::array<std::uint64_t, 12>;
 
 #if WINNOW_HAVE_CUDA
 struct StreamEntry;
@@ -39,11 +50,17 @@ class DeviceCall {
   cuda::CompactWorkspace& compaction();
   /// At least `bytes` of temporary storage (CUB style: contents undefined).
   void* scratch(std::size_t bytes);
-  /// Eight device bytes for the count the call writes.
+  /// Marching cubes' temporary storage (at least `bytes`, apart from scratch()) and the key of
+  /// the count it holds (all zero: none; growing clears it).
+  void* mesh_scratch(std::size_t bytes);
+  MeshCountKey& mesh_count_key();
+  /// Sixteen device bytes for the count (or the two totals) the call writes.
   void* count();
   /// The count (`bytes` wide: 4 or 8) copied to the host after the call's work, waiting for the
   /// stream; nothing (no wait) when `wanted` is false.
   std::optional<std::uint64_t> read_count(bool wanted, std::size_t bytes);
+  /// The two 64-bit totals at count(), likewise (one copy, one wait).
+  std::array<std::uint64_t, 2> read_totals();
 
  private:
   StreamEntry& entry_;

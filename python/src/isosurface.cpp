@@ -1,17 +1,16 @@
 // Isosurfaces for Python (winnow.marching_cubes). Host volumes over winnow::isosurface (any
 // backend, any strides): the mesh leaves as NumPy arrays that own the library's vectors. CUDA
-// volumes over the device API winnow::cuda::isosurface on the caller's stream, into outputs the
-// Python layer allocated with the caller's library: a first call with no outputs writes the
-// totals, a second one the mesh. The Python layer turns the library's x, y, z order into
-// scikit-image's array-index order.
+// volumes over the device API (winnow/cuda/isosurface.hpp) on the caller's stream, on pointers,
+// into outputs the Python layer allocated with the caller's library: a first call counts and
+// returns the totals, a second one extracts from that count. The Python layer turns the
+// library's x, y, z order into scikit-image's array-index order.
 #include <nanobind/stl/string_view.h>
 
-#include <nanobind/stl/optional.h>
-
 #include <array>
-#include <optional>
+#include <bit>
 
 #include "arrays.hpp"
+#include "device_calls.hpp"
 #include "winnow/error.hpp"
 #include "winnow/isosurface.hpp"
 #if WINNOW_HAVE_CUDA
@@ -89,81 +88,138 @@ nb::tuple isosurface_host(const Array& volume, double level, double sx, double s
   return with_mesh_type(volume, run);
 }
 
-/// The device outputs' pointers and capacities (null / 0: sizing call).
-struct MeshOutputs {
-  float *vertices, *normals, *values;
-  std::uint32_t* triangles;
-  std::uint64_t* triangles64;
-  std::uint64_t vertex_capacity, triangle_capacity;
+// CUDA volumes, by pointer (the Python layer has checked them and reads pointers without DLPack;
+// see compact.cpp), in two calls with the caller's library allocating the mesh in between: the
+// count (classification, tile sums, scan) into the (device, stream)'s mesh storage, its totals
+// brought to the host (one 16-byte copy and a wait: the outputs' sizes need them), then the
+// extraction from that count (winnow::cuda::isosurface_extract), counting again only when the
+// storage has served another count since.
+
+/// A device volume [z, y, x] of the element type `kind` / `itemsize` (strides in elements, x
+/// adjacent, non-negative) with its spacing, and the key of its count.
+struct DeviceVolume {
+  std::uintptr_t data;
+  std::string_view kind;
+  std::size_t itemsize;
+  std::int64_t nx, ny, nz, row_stride, slice_stride;
+  double level, sx, sy, sz;
+  bool allow_degenerate;
+
+  [[nodiscard]] MeshCountKey key() const {
+    auto bits = [](double value) { return std::bit_cast<std::uint64_t>(value); };
+    auto word = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
+    const std::uint64_t type = static_cast<std::uint64_t>(kind.empty() ? 0 : kind[0]) << 8 | itemsize;
+    return {data,       type,      word(nx), word(ny), word(nz), word(row_stride), word(slice_stride),
+            bits(level), bits(sx), bits(sy), bits(sz), allow_degenerate ? 1u : 0u};
+  }
 };
 
-/// A float32 device output of `rows` x `columns` (None: capacity 0), checked; its pointer.
-float* float_output(const std::optional<OutArray>& a, std::size_t columns, const char* what) {
-  if (!a) return nullptr;
-  require_device(*a, true, what);
-  if (a->dtype() != nb::dtype<float>()) throw nb::type_error((std::string(what) + ": expected float32").c_str());
-  if (a->ndim() != (columns == 1 ? 1u : 2u) || (columns > 1 && a->shape(1) != columns))
-    throw nb::value_error((std::string(what) + ": expected " + std::to_string(columns) + " columns").c_str());
-  require_c_contiguous(*a, what);
-  return static_cast<float*>(a->data());
+#if WINNOW_HAVE_CUDA
+/// Calls f(view) with the volume as the library's device view of its element type.
+template <class F>
+void with_device_view(const DeviceVolume& v, F&& f) {
+  const nb::dlpack::dtype dt = dtype_of(v.kind, v.itemsize);
+  auto run = [&](auto t) {
+    using T = decltype(t);
+    if (v.row_stride < 0 || v.slice_stride < 0) throw nb::value_error("volume: expected non-negative strides");
+    VolumeView<const T> view(reinterpret_cast<const T*>(v.data), v.nx, v.ny, v.nz, v.row_stride, v.slice_stride);
+    view.sx = v.sx, view.sy = v.sy, view.sz = v.sz;
+    f(view);
+  };
+  if (dt == nb::dtype<std::uint8_t>()) return run(std::uint8_t{});
+  if (dt == nb::dtype<std::uint16_t>()) return run(std::uint16_t{});
+  if (dt == nb::dtype<std::int16_t>()) return run(std::int16_t{});
+  if (dt == nb::dtype<float>()) return run(float{});
+  if (dt == nb::dtype<double>()) return run(double{});
+  throw nb::type_error("volume: expected dtype uint8, uint16, int16, float32 or float64");
 }
 
-/// CUDA volumes [z, y, x]: the totals (vertices, triangles) into totals[0..1] (uint64); the mesh
-/// (vertices and normals x, y, z; triangles as 32-bit indices, or 64-bit when `triangles` holds
-/// 64-bit integers; values) only when every output is given and both totals fit. Returns the
-/// temporary bytes (sizes only when temp is None). On the stream; no host synchronisation.
-std::size_t isosurface_device(const std::optional<OutArray>& temp, const Array& volume, double level, double sx,
-                              double sy, double sz, bool flip, bool allow_degenerate,
-                              const std::optional<OutArray>& vertices, const std::optional<OutArray>& triangles,
-                              const std::optional<OutArray>& normals, const std::optional<OutArray>& values,
-                              const OutArray& totals, std::uintptr_t stream) {
-  require_device(volume, true, "volume");
-  require_ndim(volume, 3, "volume");
-  require_device(totals, true, "totals");
-  require_integer_bytes(totals, 8, "totals");
-  if (totals.size() != 2) throw nb::value_error("totals: expected two elements");
-  const bool outputs = vertices && triangles && normals && values;
-  MeshOutputs mesh_out{};
-  if (outputs) {
-    mesh_out.vertices = float_output(vertices, 3, "vertices");
-    mesh_out.normals = float_output(normals, 3, "normals");
-    mesh_out.values = float_output(values, 1, "values");
-    require_device(*triangles, true, "triangles");
-    if (triangles->ndim() != 2 || triangles->shape(1) != 3) throw nb::value_error("triangles: expected 3 columns");
-    require_c_contiguous(*triangles, "triangles");
-    if (triangles->itemsize() == 8) {
-      require_integer_bytes(*triangles, 8, "triangles");
-      mesh_out.triangles64 = static_cast<std::uint64_t*>(triangles->data());
-    } else {
-      require_integer_bytes(*triangles, 4, "triangles");
-      mesh_out.triangles = static_cast<std::uint32_t*>(triangles->data());
-    }
-    if (normals->shape(0) != vertices->shape(0) || values->shape(0) != vertices->shape(0))
-      throw nb::value_error("normals, values: expected one row per vertex");
-    mesh_out.vertex_capacity = vertices->shape(0);
-    mesh_out.triangle_capacity = triangles->shape(0);
-  }
-#if WINNOW_HAVE_CUDA
-  const Temp t = temp_from(temp);
-  void* d_temp = t.data;
-  std::size_t temp_bytes = t.bytes;
-  const IsosurfaceOptions options{.normals = true, .values = true, .flip = flip, .allow_degenerate = allow_degenerate};
-  cuda::DeviceMesh out;
-  out.d_vertices = mesh_out.vertices, out.d_normals = mesh_out.normals, out.d_values = mesh_out.values;
-  out.d_triangles = mesh_out.triangles, out.d_triangles64 = mesh_out.triangles64;
-  out.vertex_capacity = mesh_out.vertex_capacity, out.triangle_capacity = mesh_out.triangle_capacity;
-  with_mesh_type(volume, [&](auto t) {
-    using T = decltype(t);
-    const VolumeView<const T> view = mesh_view<T>(volume, sx, sy, sz);
-    nb::gil_scoped_release unlocked;
-    cuda::isosurface(d_temp, temp_bytes, view, level, options, out, static_cast<std::uint64_t*>(totals.data()),
-                     stream_from(stream));
-    return 0;
+IsosurfaceOptions device_options(const DeviceVolume& v) {
+  return IsosurfaceOptions{.normals = true, .values = true, .flip = false, .allow_degenerate = v.allow_degenerate};
+}
+
+/// Counts `v` into the mesh storage of `call` (its temporary storage sized by the library).
+void count_mesh(DeviceCall& call, const DeviceVolume& v) {
+  const IsosurfaceOptions options = device_options(v);
+  with_device_view(v, [&](auto view) {
+    std::size_t temp_bytes = 0;
+    cuda::isosurface(nullptr, temp_bytes, view, v.level, options, {}, nullptr, call.stream());
+    void* d_temp = call.mesh_scratch(temp_bytes);
+    call.mesh_count_key() = {};  // cleared until the count is queued
+    cuda::isosurface(d_temp, temp_bytes, view, v.level, options, {}, static_cast<std::uint64_t*>(call.count()),
+                     call.stream());
+    call.mesh_count_key() = v.key();
   });
-  return temp_bytes;
+}
 #else
-  (void)temp, (void)level, (void)sx, (void)sy, (void)sz, (void)flip, (void)allow_degenerate, (void)stream;
-  throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
+[[noreturn]] void no_cuda() { throw BackendError("CUDA arrays need the CUDA backend, which this build does not have"); }
+#endif
+
+DeviceVolume device_volume(std::uintptr_t data, std::string_view kind, std::size_t itemsize, std::int64_t nx,
+                           std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
+                           double level, double sx, double sy, double sz, bool allow_degenerate) {
+  return DeviceVolume{data, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz, allow_degenerate};
+}
+
+/// Returns (vertices, triangles): the totals of the mesh, waiting for the stream.
+nb::tuple isosurface_count_device(std::uintptr_t volume, std::string_view kind, std::size_t itemsize, std::int64_t nx,
+                                  std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
+                                  double level, double sx, double sy, double sz, bool allow_degenerate, int device,
+                                  std::uintptr_t stream) {
+  const DeviceVolume v =
+      device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz, allow_degenerate);
+#if WINNOW_HAVE_CUDA
+  std::array<std::uint64_t, 2> totals{};
+  {
+    nb::gil_scoped_release unlocked;
+    DeviceCall call(device, stream);
+    count_mesh(call, v);
+    totals = call.read_totals();
+  }
+  return nb::make_tuple(totals[0], totals[1]);
+#else
+  (void)v, (void)device, (void)stream;
+  no_cuda();
+#endif
+}
+
+/// The mesh of the volume counted by isosurface_count_device into outputs of exactly its totals
+/// (vertices, normals float32 [V, 3] x, y, z; values float32 [V]; triangles [F, 3] of 32-bit
+/// indices, 64-bit when `wide`), on the stream, no wait.
+void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std::size_t itemsize, std::int64_t nx,
+                               std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
+                               double level, double sx, double sy, double sz, bool allow_degenerate,
+                               std::uintptr_t vertices, std::uintptr_t triangles, bool wide, std::uintptr_t normals,
+                               std::uintptr_t values, std::uint64_t vertex_total, std::uint64_t triangle_total,
+                               int device, std::uintptr_t stream) {
+  const DeviceVolume v =
+      device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz, allow_degenerate);
+#if WINNOW_HAVE_CUDA
+  if (vertex_total == 0 && triangle_total == 0) return;  // nothing to write
+  cuda::DeviceMesh out;
+  out.d_vertices = reinterpret_cast<float*>(vertices);
+  out.d_normals = reinterpret_cast<float*>(normals);
+  out.d_values = reinterpret_cast<float*>(values);
+  if (wide) {
+    out.d_triangles64 = reinterpret_cast<std::uint64_t*>(triangles);
+  } else {
+    out.d_triangles = reinterpret_cast<std::uint32_t*>(triangles);
+  }
+  out.vertex_capacity = vertex_total, out.triangle_capacity = triangle_total;
+  nb::gil_scoped_release unlocked;
+  DeviceCall call(device, stream);
+  if (call.mesh_count_key() != v.key()) count_mesh(call, v);  // another count took the storage since
+  const IsosurfaceOptions options = device_options(v);
+  with_device_view(v, [&](auto view) {
+    std::size_t temp_bytes = 0;
+    cuda::isosurface(nullptr, temp_bytes, view, v.level, options, {}, nullptr, call.stream());
+    cuda::isosurface_extract(call.mesh_scratch(temp_bytes), temp_bytes, view, v.level, options, out,
+                             static_cast<std::uint64_t*>(call.count()), call.stream());
+  });
+#else
+  (void)v, (void)vertices, (void)triangles, (void)wide, (void)normals, (void)values, (void)vertex_total,
+      (void)triangle_total, (void)device, (void)stream;
+  no_cuda();
 #endif
 }
 
@@ -173,12 +229,18 @@ void bind_isosurface(nb::module_& m) {
   m.def("isosurface_host", &isosurface_host, nb::arg("volume"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"),
         nb::arg("sz"), nb::arg("flip"), nb::arg("allow_degenerate"), nb::arg("backend"),
         "Marching cubes of a host volume [z, y, x]; returns (vertices xyz, triangles, normals xyz, values).");
-  m.def("isosurface_device", &isosurface_device, nb::arg("temp").none(), nb::arg("volume"), nb::arg("level"),
-        nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("flip"), nb::arg("allow_degenerate"),
-        nb::arg("vertices").none(), nb::arg("triangles").none(), nb::arg("normals").none(), nb::arg("values").none(),
-        nb::arg("totals"), nb::arg("stream"),
-        "CUDA volumes [z, y, x]: the totals into totals[0..1] and, when the outputs are given and large enough, "
-        "the mesh (x, y, z order), on the stream; returns the temporary bytes.");
+  m.def("isosurface_count_device", &isosurface_count_device, nb::arg("volume"), nb::arg("kind"), nb::arg("itemsize"),
+        nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"), nb::arg("slice_stride"), nb::arg("level"),
+        nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("allow_degenerate"), nb::arg("device"), nb::arg("stream"),
+        "CUDA pointer (checked by the caller): counts the isosurface of the volume [z, y, x] (strides in elements) "
+        "on the stream and returns (vertices, triangles), waiting for the stream.");
+  m.def("isosurface_extract_device", &isosurface_extract_device, nb::arg("volume"), nb::arg("kind"),
+        nb::arg("itemsize"), nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"),
+        nb::arg("slice_stride"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"), nb::arg("sz"),
+        nb::arg("allow_degenerate"), nb::arg("vertices"), nb::arg("triangles"), nb::arg("wide"), nb::arg("normals"),
+        nb::arg("values"), nb::arg("vertex_total"), nb::arg("triangle_total"), nb::arg("device"), nb::arg("stream"),
+        "CUDA pointers: the mesh counted by isosurface_count_device (x, y, z order) into outputs of its totals, "
+        "on the stream; no wait.");
 }
 
 }  // namespace winnow::python

@@ -4,19 +4,23 @@ NumPy (and anything ``numpy.asarray`` takes) is host memory; CuPy arrays and PyT
 tensors are device memory; a PyTorch CPU tensor is viewed as NumPy and its results are turned
 back into tensors (no copy either way). Outputs of device calls are allocated by the caller's
 library on the array's device, so its memory pool serves them, and the calls run on the
-caller's current stream of that device. The compaction and labeling device calls take
-pointers (``pointer``), read here after the checks: DLPack exporters in CuPy and PyTorch do
-stream bookkeeping in Python on each export, which cost more than the kernels at small sizes.
-Their temporary storage and counts are kept by the extension per (device, stream).
+caller's current stream of that device. The device calls take pointers (``pointer``), read
+here after the checks: DLPack exporters in CuPy and PyTorch do stream bookkeeping in Python on
+each export, which cost more than the kernels at small sizes. Their temporary storage and
+counts are kept by the extension per (device, stream).
 
-Per-call cost matters here (the target: at most 15 us over the C++ device API), so the device
-classes are cached per device and look up their library's functions once.
+Per-call cost matters here (the target: at most 15 us over the C++ device API), so:
+``classify`` finds an array's library by a dict lookup on its type (the type's first call
+decides), the device classes are cached per device and look up their library's functions
+once, the device is read from the memory pointer (CuPy's ``a.device`` builds an object), the
+stream as a raw handle, and ``on_device`` enters no context when the array's device is current.
+Checks read cheap attributes (a dtype's ``kind`` and ``itemsize``, not its ``name``, which
+NumPy computes in Python).
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import sys
 from typing import Any
 
@@ -62,14 +66,12 @@ class CuPyDevice:
         self._current_stream = cupy.cuda.get_current_stream
         self._current_device = cupy.cuda.runtime.getDevice
 
-    def context(self) -> Any:
-        """CuPy allocates on the current device: switch to the array's when it is another."""
-        if self._current_device() == self.device_id:
-            return contextlib.nullcontext()
-        return self.xp.cuda.Device(self.device_id)
+    def is_current(self) -> bool:
+        """CuPy allocates on the current device: the array's must be (see on_device)."""
+        return self._current_device() == self.device_id
 
     def switch_device(self) -> Any:
-        """The array's device made current (for extension calls that take DLPack arrays)."""
+        """The array's device made current, as a context."""
         return self.xp.cuda.Device(self.device_id)
 
     def stream(self) -> int:
@@ -83,8 +85,18 @@ class CuPyDevice:
     def c_contiguous(a: Any) -> bool:
         return a.flags.c_contiguous
 
+    @staticmethod
+    def element_strides(a: Any) -> tuple:
+        itemsize = a.itemsize
+        return tuple(s // itemsize for s in a.strides)
+
     def empty(self, shape: Any, dtype: Any) -> Any:
         return self.xp.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def prefix(buffer: Any, count: int, owned: bool) -> Any:
+        """buffer[:count] (a view)."""
+        return buffer[:count]
 
     def dtype(self, a: Any) -> np.dtype:
         return a.dtype
@@ -167,13 +179,13 @@ class TorchDevice:
         self._raw_stream = raw if raw is not None else lambda index: torch.cuda.current_stream(index).cuda_stream
         self._torch_dtypes: dict = {}
 
-    def context(self) -> Any:
+    @staticmethod
+    def is_current() -> bool:
         """PyTorch allocates on the device it is given and the extension makes the array's
-        device current itself: nothing to switch."""
-        return contextlib.nullcontext()
+        device current itself: never a switch."""
+        return True
 
     def switch_device(self) -> Any:
-        """The array's device made current (for extension calls that take DLPack arrays)."""
         return self.xp.cuda.device(self.device_id)
 
     def stream(self) -> int:
@@ -186,6 +198,16 @@ class TorchDevice:
     @staticmethod
     def c_contiguous(a: Any) -> bool:
         return a.is_contiguous()
+
+    @staticmethod
+    def element_strides(a: Any) -> tuple:
+        return a.stride()
+
+    @staticmethod
+    def prefix(buffer: Any, count: int, owned: bool) -> Any:
+        """buffer[:count]: a buffer winnow allocated is shrunk in place (its storage kept; no new
+        tensor, cheaper than a view), the caller's ``out=`` is viewed."""
+        return buffer.resize_(count) if owned else buffer.narrow(0, 0, count)
 
     def torch_dtype(self, dtype: Any) -> Any:
         # Counts and labels: PyTorch's unsigned 32/64-bit tensors are partial; the extension
@@ -268,34 +290,71 @@ def surviving(xp: Any, areas: Any, min_area: int, largest_k: int) -> Any:
     return keep
 
 
-_DEVICES: dict = {}  # (library, device index) -> CuPyDevice / TorchDevice
+def _cupy_adapter(cupy: Any) -> Any:
+    devices: dict = {}  # device index -> CuPyDevice
+
+    def adapt(x: Any, name: str) -> tuple:
+        device_id = x.data.device_id  # the pointer's device: x.device would build a Device object
+        lib = devices.get(device_id)
+        if lib is None:
+            lib = devices[device_id] = CuPyDevice(cupy, device_id)
+        return x, lib
+
+    return adapt
 
 
-def _device_lib(kind: type, module: Any, device_id: int) -> Any:
-    lib = _DEVICES.get((kind, device_id))
-    if lib is None:
-        lib = _DEVICES[(kind, device_id)] = kind(module, device_id)
-    return lib
+def _torch_adapter(torch: Any) -> Any:
+    devices: dict = {}  # device index -> TorchDevice
+
+    def adapt(x: Any, name: str) -> tuple:
+        if x.is_cuda:
+            device_id = x.get_device()
+            lib = devices.get(device_id)
+            if lib is None:
+                lib = devices[device_id] = TorchDevice(torch, device_id)
+            return x, lib
+        if x.device.type != "cpu":
+            raise TypeError(f"{name}: expected a CPU or CUDA tensor, got one on {x.device}")
+        return x.detach().numpy(), Host(torch)
+
+    return adapt
+
+
+def _host_adapter(x: Any, name: str) -> tuple:
+    return x, _HOST
+
+
+# Array type -> its adapter, (array as the extension takes it, its library), filled on the
+# type's first call; one adapter per library (its per-device cache shared by the library's types).
+_ADAPTERS: dict = {np.ndarray: _host_adapter}
+_LIBRARY_ADAPTERS: dict = {}
+
+
+def _adapter_for(kind: type) -> Any:
+    """The adapter of an array type, or None (not an array type: numpy.asarray decides)."""
+    if issubclass(kind, np.ndarray):
+        return _host_adapter
+    for name, array_type, make in (("cupy", "ndarray", _cupy_adapter), ("torch", "Tensor", _torch_adapter)):
+        module = sys.modules.get(name)
+        if module is not None and issubclass(kind, getattr(module, array_type)):
+            if name not in _LIBRARY_ADAPTERS:
+                _LIBRARY_ADAPTERS[name] = make(module)
+            return _LIBRARY_ADAPTERS[name]
+    return None
 
 
 def classify(x: Any, name: str) -> tuple[Any, Any]:
     """(array as the extension takes it, its library: Host, CuPyDevice or TorchDevice)."""
-    if isinstance(x, np.ndarray):
-        return x, _HOST
-    cupy = sys.modules.get("cupy")
-    if cupy is not None and isinstance(x, cupy.ndarray):
-        return x, _device_lib(CuPyDevice, cupy, x.device.id)
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
-        if x.is_cuda:
-            return x, _device_lib(TorchDevice, torch, x.get_device())
-        if x.device.type != "cpu":
-            raise TypeError(f"{name}: expected a CPU or CUDA tensor, got one on {x.device}")
-        return x.detach().numpy(), Host(torch)
-    try:
-        return np.asarray(x), _HOST
-    except Exception as error:  # noqa: BLE001 - any failure means "not an array"
-        raise TypeError(f"{name}: expected a NumPy, CuPy or PyTorch array, got {type(x).__name__}") from error
+    adapt = _ADAPTERS.get(type(x))
+    if adapt is None:
+        adapt = _adapter_for(type(x))
+        if adapt is None:
+            try:
+                return np.asarray(x), _HOST
+            except Exception as error:  # noqa: BLE001 - any failure means "not an array"
+                raise TypeError(f"{name}: expected a NumPy, CuPy or PyTorch array, got {type(x).__name__}") from error
+        _ADAPTERS[type(x)] = adapt
+    return adapt(x, name)
 
 
 def same_library(lib: Any, other: Any, name: str) -> None:
@@ -307,20 +366,24 @@ def same_library(lib: Any, other: Any, name: str) -> None:
                         "library and device)")
 
 
-def device_context(lib: Any) -> Any:
-    """The array's device made current (host arrays: nothing)."""
-    return lib.switch_device() if lib.on_device else contextlib.nullcontext()
+def on_device(lib: Any, function: Any, *args: Any) -> Any:
+    """function(*args) with the device array's device current: directly when it already is (no
+    context entered), else inside a switch to it."""
+    if lib.is_current():
+        return function(*args)
+    with lib.switch_device():
+        return function(*args)
 
 
 def trimmed(lib: Any, buffer: Any, count: int, owned: bool, itemsize: int) -> Any:
     """buffer[:count]; a copy when winnow allocated the buffer and most of it, 1 MiB or more, is
     unused (so the result does not hold memory for every input element; below that the copy
     would cost more than the memory it frees)."""
-    view = buffer[:count]
     unused = len(buffer) - count
     if owned and unused > count and unused * itemsize >= 1 << 20:
+        view = buffer[:count]
         return lib.copy(view) if lib.on_device else view.copy()
-    return view
+    return lib.prefix(buffer, count, owned) if lib.on_device else buffer[:count]
 
 
 @atexit.register

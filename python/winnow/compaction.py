@@ -10,20 +10,23 @@ by reading the number kept (the output's length), so it waits for its stream onc
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify, same_library, trimmed
+from ._arrays import check_backend, classify, on_device, same_library, trimmed
 
 OPS = {">": 0, ">=": 1, "<": 2, "<=": 3, "==": 4, "!=": 5,
        "greater": 0, "greater_equal": 1, "less": 2, "less_equal": 3, "equal": 4, "not_equal": 5}
 ORDERS = ("stable", "any")
-_NO_CONTEXT = contextlib.nullcontext()
 SELECT_DTYPES = ("uint8", "uint16", "int32", "uint32", "float32", "int64", "uint64", "float64")
+# (kind, itemsize) of SELECT_DTYPES: checked without dtype.name, which NumPy computes in Python.
+_SELECT_KINDS = frozenset((np.dtype(name).kind, np.dtype(name).itemsize) for name in SELECT_DTYPES)
+_BOOL = np.dtype(np.bool_)
+_INDEX = np.dtype(np.int64)
+_INTEGER_RANGES: dict = {}  # integer dtype -> (smallest, largest): np.iinfo costs microseconds
 
 
 def _check_order(order: str) -> bool:
@@ -38,7 +41,7 @@ def _flat(lib: Any, a: Any) -> Any:
 
 def _output(lib: Any, out: Any, n: int, dtype: np.dtype) -> tuple[Any, bool]:
     """(the output buffer, whether winnow allocated it). Device buffers are allocated on the
-    array's device (the caller holds lib.context())."""
+    array's device (the caller runs under on_device)."""
     if out is None:
         return lib.empty(n, dtype), True
     out_array, out_lib = classify(out, "out")
@@ -87,21 +90,32 @@ def compact(a: Any, mask: Any, *, order: str = "stable", backend: str = "auto", 
     dtype = _dtype(lib, a)
     if dtype.hasobject or dtype.itemsize not in (1, 2, 4, 8, 16):
         raise TypeError(f"a: expected elements of 1, 2, 4, 8 or 16 bytes (no objects), got dtype {dtype}")
-    if _dtype(mask_lib, mask) != np.bool_:
+    if _dtype(mask_lib, mask) != _BOOL:
         raise TypeError(f"mask: expected dtype bool, got {_dtype(mask_lib, mask)}")
-    if tuple(mask.shape) != tuple(a.shape):
+    if mask.shape != a.shape:
         raise ValueError(f"mask: expected the shape of a {tuple(a.shape)}, got {tuple(mask.shape)}")
     if lib.on_device:
-        with lib.context():
-            flat_a, flat_mask = lib.flat(a), lib.flat(mask)
-            n = flat_a.shape[0]
-            buffer, owned = _output(lib, out, n, dtype)
-            kept = _winnow.compact_device(lib.pointer(flat_a), lib.pointer(flat_mask), lib.pointer(buffer), n,
-                                          dtype.itemsize, stable, lib.device_id, lib.stream(), True)
-            return trimmed(lib, buffer, kept, owned, dtype.itemsize)
+        return on_device(lib, _compact_device, lib, a, mask, out, dtype, stable)
     flat_a, flat_mask = _flat(lib, a), _flat(lib, mask)
     buffer, owned = _output(lib, out, flat_a.shape[0], dtype)
     return _kept(lib, "compact", buffer, owned, (flat_a, flat_mask, buffer), (stable,), backend, dtype)
+
+
+def _compact_device(lib: Any, a: Any, mask: Any, out: Any, dtype: np.dtype, stable: bool) -> Any:
+    flat_a, flat_mask = lib.flat(a), lib.flat(mask)
+    n = flat_a.shape[0]
+    buffer, owned = _output(lib, out, n, dtype)
+    kept = _winnow.compact_device(lib.pointer(flat_a), lib.pointer(flat_mask), lib.pointer(buffer), n,
+                                  dtype.itemsize, stable, lib.device_id, lib.stream(), True)
+    return trimmed(lib, buffer, kept, owned, dtype.itemsize)
+
+
+def _integer_range(dtype: np.dtype) -> tuple:
+    found = _INTEGER_RANGES.get(dtype)
+    if found is None:
+        info = np.iinfo(dtype)
+        found = _INTEGER_RANGES[dtype] = (int(info.min), int(info.max))
+    return found
 
 
 def _integer_threshold(op: int, threshold: Union[int, float], dtype: np.dtype) -> Union[int, bool]:
@@ -120,8 +134,7 @@ def _integer_threshold(op: int, threshold: Union[int, float], dtype: np.dtype) -
         value = math.floor(threshold) if op in (0, 3) else math.ceil(threshold)
     else:
         value = int(threshold)
-    info = np.iinfo(dtype)
-    low, high = int(info.min), int(info.max)
+    low, high = _integer_range(dtype)
     if low <= value <= high:
         if (op == 0 and value == high) or (op == 2 and value == low):
             return False
@@ -154,26 +167,39 @@ def select(a: Any, op: str, threshold: Union[int, float], *, order: str = "stabl
     a, lib = classify(a, "a")
     check_backend(backend, lib.on_device)
     dtype = _dtype(lib, a)
-    if dtype.name not in SELECT_DTYPES:
+    if (dtype.kind, dtype.itemsize) not in _SELECT_KINDS:
         raise TypeError(f"a: expected dtype {', '.join(SELECT_DTYPES)}, got {dtype}")
-    flat_a = _flat(lib, a)
     if dtype.kind in "iu":
         value: Union[int, float, bool] = _integer_threshold(code, threshold.item() if hasattr(threshold, "item") else threshold, dtype)
     else:
         value = float(threshold)
-    with lib.context() if lib.on_device else _NO_CONTEXT:
-        n = flat_a.shape[0]
-        buffer, owned = _output(lib, out, n, dtype)
-        if isinstance(value, bool):  # all or nothing: no comparison to run
-            count = n if value else 0
-            buffer[:count] = flat_a[:count]
-            result = trimmed(lib, buffer, count, owned, dtype.itemsize)
-            return result if lib.on_device else lib.wrap(result)
-        if lib.on_device:
-            kept = _winnow.select_device(lib.pointer(flat_a), dtype.kind, dtype.itemsize, code, value,
-                                         lib.pointer(buffer), n, stable, lib.device_id, lib.stream(), True)
-            return trimmed(lib, buffer, kept, owned, dtype.itemsize)
+    if lib.on_device:
+        return on_device(lib, _select_device, lib, a, code, value, out, dtype, stable)
+    flat_a = _flat(lib, a)
+    n = flat_a.shape[0]
+    buffer, owned = _output(lib, out, n, dtype)
+    if isinstance(value, bool):
+        return lib.wrap(_all_or_nothing(lib, flat_a, buffer, owned, value, dtype))
     return _kept(lib, "select", buffer, owned, (flat_a, code, value, buffer), (stable,), backend, dtype)
+
+
+def _all_or_nothing(lib: Any, flat_a: Any, buffer: Any, owned: bool, keep_all: bool, dtype: np.dtype) -> Any:
+    """A selection whose comparison is always true or always false: no comparison to run."""
+    count = flat_a.shape[0] if keep_all else 0
+    buffer[:count] = flat_a[:count]
+    return trimmed(lib, buffer, count, owned, dtype.itemsize)
+
+
+def _select_device(lib: Any, a: Any, code: int, value: Union[int, float, bool], out: Any, dtype: np.dtype,
+                   stable: bool) -> Any:
+    flat_a = lib.flat(a)
+    n = flat_a.shape[0]
+    buffer, owned = _output(lib, out, n, dtype)
+    if isinstance(value, bool):
+        return _all_or_nothing(lib, flat_a, buffer, owned, value, dtype)
+    kept = _winnow.select_device(lib.pointer(flat_a), dtype.kind, dtype.itemsize, code, value,
+                                 lib.pointer(buffer), n, stable, lib.device_id, lib.stream(), True)
+    return trimmed(lib, buffer, kept, owned, dtype.itemsize)
 
 
 def flatnonzero(a: Any, *, backend: str = "auto", out: Any = None) -> Any:
@@ -191,18 +217,20 @@ def flatnonzero(a: Any, *, backend: str = "auto", out: Any = None) -> Any:
     dtype = _dtype(lib, a)
     if dtype.hasobject or dtype.kind not in "biufc":
         raise TypeError(f"a: expected a bool or numeric dtype, got {dtype}")
-    if dtype.kind == "c" or dtype == np.float16:
+    if dtype.kind == "c" or (dtype.kind == "f" and dtype.itemsize == 2):
         a = lib.nonzero_mask(a) if lib.on_device else a != 0
-    index = np.dtype(np.int64)
     if lib.on_device:
-        with lib.context():
-            flat_a = lib.flat(a)
-            n = flat_a.shape[0]
-            buffer, owned = _output(lib, out, n, index)
-            element = lib.dtype(flat_a)
-            kept = _winnow.flatnonzero_device(lib.pointer(flat_a), element.kind, element.itemsize, lib.pointer(buffer),
-                                              n, lib.device_id, lib.stream(), True)
-            return trimmed(lib, buffer, kept, owned, index.itemsize)
+        return on_device(lib, _flatnonzero_device, lib, a, out)
     flat_a = _flat(lib, a)
-    buffer, owned = _output(lib, out, flat_a.shape[0], index)
-    return _kept(lib, "flatnonzero", buffer, owned, (flat_a, buffer), (), backend, index)
+    buffer, owned = _output(lib, out, flat_a.shape[0], _INDEX)
+    return _kept(lib, "flatnonzero", buffer, owned, (flat_a, buffer), (), backend, _INDEX)
+
+
+def _flatnonzero_device(lib: Any, a: Any, out: Any) -> Any:
+    flat_a = lib.flat(a)
+    n = flat_a.shape[0]
+    buffer, owned = _output(lib, out, n, _INDEX)
+    element = lib.dtype(flat_a)
+    kept = _winnow.flatnonzero_device(lib.pointer(flat_a), element.kind, element.itemsize, lib.pointer(buffer),
+                                      n, lib.device_id, lib.stream(), True)
+    return trimmed(lib, buffer, kept, owned, _INDEX.itemsize)

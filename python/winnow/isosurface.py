@@ -2,8 +2,10 @@
 watertight marching cubes (winnow/isosurface.hpp), on volumes indexed [z, y, x]: NumPy through
 the host API (any backend: the CPU or a CUDA device); CuPy arrays and PyTorch CUDA tensors
 through the device API (winnow/cuda/isosurface.hpp) on the caller's current stream, the mesh
-in arrays of the caller's library: a first call writes the totals (one wait on the stream to
-read them), the outputs are allocated, a second call writes the mesh.
+in arrays of the caller's library: a first extension call counts (its temporary storage kept by
+the extension per device and stream) and returns the totals, which must come to the host (one
+16-byte copy and a wait on the stream: the outputs' sizes need them); the outputs are allocated;
+a second call extracts from that count, without classifying the volume again.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify, device_context
+from ._arrays import check_backend, classify, on_device
 
 MESH_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
 
@@ -59,7 +61,8 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating))):
         raise TypeError(f"level: expected a number, got {type(level).__name__}")
     if lib.on_device:
-        return _marching_cubes_device(volume, lib, dtype, level, spacing, gradient_direction, allow_degenerate)
+        return on_device(lib, _marching_cubes_device, volume, lib, dtype, level, spacing, gradient_direction,
+                         allow_degenerate)
     if volume.dtype.name not in MESH_DTYPES:
         volume = volume.astype(np.float64)
     if volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
@@ -79,31 +82,31 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
 
 def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Optional[float], spacing: tuple,
                            gradient_direction: str, allow_degenerate: bool) -> tuple:
-    """marching_cubes of a CuPy / PyTorch CUDA volume through the device API: sizing call, outputs
-    allocated by the caller's library, extraction call, all on the caller's current stream."""
-    with device_context(lib):
-        if dtype.name not in MESH_DTYPES:
-            volume = lib.astype(volume, np.float64)
-        strides = tuple(volume.stride()) if hasattr(volume, "stride") and callable(volume.stride) else tuple(
-            s // volume.itemsize for s in volume.strides)
-        if strides[2] != 1 or any(s < 0 for s in strides):
-            volume = lib.contiguous(volume)
-        if level is None:
-            level = 0.5 * sum(lib.value_range(volume))
-        stream = lib.stream()
-        # The library's x, y, z spacing is the volume's last axis first (see the host path below).
-        arguments = (volume, float(level), float(spacing[2]), float(spacing[1]), float(spacing[0]), False,
-                     bool(allow_degenerate))
-        totals = lib.empty(2, np.uint64)
-        temp_bytes = _winnow.isosurface_device(None, *arguments, None, None, None, None, totals, stream)
-        temp = lib.empty(max(int(temp_bytes), 1), np.uint8)
-        _winnow.isosurface_device(temp, *arguments, None, None, None, None, totals, stream)
-        vertex_total, triangle_total = (int(v) for v in lib.to_host(totals))  # waits for the stream
-        vertices = lib.empty((vertex_total, 3), np.float32)
-        normals = lib.empty((vertex_total, 3), np.float32)
-        values = lib.empty(vertex_total, np.float32)
-        triangles = lib.empty((triangle_total, 3), np.uint32 if vertex_total < 2**32 else np.uint64)
-        _winnow.isosurface_device(temp, *arguments, vertices, triangles, normals, values, totals, stream)
-        verts = lib.contiguous(lib.reverse_columns(vertices))
-        faces = lib.contiguous(lib.reverse_columns(triangles)) if gradient_direction == "ascent" else triangles
-        return verts, faces, lib.contiguous(lib.reverse_columns(normals)), values
+    """marching_cubes of a CuPy / PyTorch CUDA volume: the count (totals to the host), outputs
+    allocated by the caller's library, the extraction, all on the caller's current stream."""
+    if dtype.name not in MESH_DTYPES:
+        volume = lib.astype(volume, np.float64)
+        dtype = np.dtype(np.float64)
+    strides = lib.element_strides(volume)
+    if strides[2] != 1 or any(s < 0 for s in strides):
+        volume = lib.contiguous(volume)
+        strides = lib.element_strides(volume)
+    if level is None:
+        level = 0.5 * sum(lib.value_range(volume))
+    nz, ny, nx = volume.shape
+    stream = lib.stream()
+    # The library's x, y, z (spacing too) is the volume's last axis first (see the host path).
+    arguments = (lib.pointer(volume), dtype.kind, dtype.itemsize, nx, ny, nz, strides[1], strides[0], float(level),
+                 float(spacing[2]), float(spacing[1]), float(spacing[0]), bool(allow_degenerate))
+    vertex_total, triangle_total = _winnow.isosurface_count_device(*arguments, lib.device_id, stream)
+    wide = vertex_total >= 2**32
+    vertices = lib.empty((vertex_total, 3), np.float32)
+    normals = lib.empty((vertex_total, 3), np.float32)
+    values = lib.empty(vertex_total, np.float32)
+    triangles = lib.empty((triangle_total, 3), np.uint64 if wide else np.uint32)
+    _winnow.isosurface_extract_device(*arguments, lib.pointer(vertices), lib.pointer(triangles), wide,
+                                      lib.pointer(normals), lib.pointer(values), vertex_total, triangle_total,
+                                      lib.device_id, stream)
+    verts = lib.contiguous(lib.reverse_columns(vertices))
+    faces = lib.contiguous(lib.reverse_columns(triangles)) if gradient_direction == "ascent" else triangles
+    return verts, faces, lib.contiguous(lib.reverse_columns(normals)), values

@@ -25,20 +25,24 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify, same_library
+from ._arrays import check_backend, classify, on_device, same_library
 
 LABEL_DTYPES = ("uint16", "uint32", "uint64", "int32", "int64")
 CONNECTIVITIES = {2: (4, 8), 3: (6, 18, 26)}
+_BYTE_MASK_KINDS = (("b", 1), ("u", 1))  # bool, uint8: what the image labeling reads as is
 
 
-def _element_strides(a: Any) -> tuple:
-    if hasattr(a, "stride") and callable(a.stride):  # torch: strides in elements already
-        return tuple(a.stride())
-    return tuple(s // a.itemsize for s in a.strides)
+def _element_strides(a: np.ndarray) -> tuple:
+    itemsize = a.itemsize
+    return tuple(s // itemsize for s in a.strides)
 
 
-def _rows_readable(a: Any, itemsize_strides: tuple) -> bool:
-    return a.shape[1] <= 1 or itemsize_strides[1] == 1 and (a.shape[0] <= 1 or itemsize_strides[0] >= a.shape[1])
+def _rows_readable(a: Any, element_strides: tuple) -> bool:
+    """The mask's rows as the image labeling reads them: pixels adjacent, rows at a stride of at
+    least the width, no negative strides."""
+    height, width = a.shape
+    return ((width <= 1 or element_strides[1] == 1) and (height <= 1 or element_strides[0] >= width)
+            and element_strides[0] >= 0 and element_strides[1] >= 0)
 
 
 def _last_axis_adjacent(a: Any) -> bool:
@@ -47,6 +51,8 @@ def _last_axis_adjacent(a: Any) -> bool:
 
 
 def _non_negative_int(value: Any, name: str) -> int:
+    if value.__class__ is int and value >= 0:  # the usual case, checked without isinstance
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")
     return int(value)
@@ -193,8 +199,7 @@ def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True
     statistics_fields = None
     if lib.on_device:
         if out_dtype is not None:
-            with lib.context():
-                result = lib.astype(result, out_dtype)
+            result = on_device(lib, lib.astype, result, out_dtype)
     else:
         if raw is not None:
             statistics_fields = _labeling_statistics(result, n, raw[0], raw[1], ndim)
@@ -234,28 +239,38 @@ def _label_binary_image(a: Any, lib: Any, labels: Any, connectivity: int, min_ar
                         stats: bool, backend: str, want_n: bool) -> tuple:
     """The image labeling of a binary 2D image: (N, labels, raw statistics or None). On the
     device N is read (a wait for the stream) only when ``want_n`` or a filter needs it, else None."""
-    dtype = lib.dtype(a) if lib.on_device else a.dtype
-    if dtype.name not in ("bool", "uint8"):
-        a = lib.nonzero_mask(a) if lib.on_device else a != 0
-    if not _rows_readable(a, _element_strides(a)) or any(s < 0 for s in _element_strides(a)):
-        a = lib.contiguous(a) if lib.on_device else np.ascontiguousarray(a)
-    if not lib.on_device:
-        if labels is None:
-            labels = np.empty(tuple(a.shape), np.uint32)
-        n, raw = _winnow.label_host(a, labels, connectivity, min_area, largest_k, stats, backend)
-        return n, labels, raw
+    if lib.on_device:
+        return on_device(lib, _label_binary_image_device, a, lib, labels, connectivity, min_area, largest_k, want_n)
+    if (a.dtype.kind, a.itemsize) not in _BYTE_MASK_KINDS:
+        a = a != 0
+    if not _rows_readable(a, _element_strides(a)):
+        a = np.ascontiguousarray(a)
+    if labels is None:
+        labels = np.empty(a.shape, np.uint32)
+    n, raw = _winnow.label_host(a, labels, connectivity, min_area, largest_k, stats, backend)
+    return n, labels, raw
+
+
+def _label_binary_image_device(a: Any, lib: Any, labels: Any, connectivity: int, min_area: int, largest_k: int,
+                               want_n: bool) -> tuple:
+    dtype = lib.dtype(a)
+    if (dtype.kind, dtype.itemsize) not in _BYTE_MASK_KINDS:
+        a = lib.nonzero_mask(a)
+    strides = lib.element_strides(a)
+    if not _rows_readable(a, strides):
+        a = lib.contiguous(a)
+        strides = lib.element_strides(a)
+    if labels is None:
+        labels = lib.empty(a.shape, np.uint32)
+    else:
+        _check_device_labels(lib, labels)
+    height, width = a.shape
+    row_stride = strides[0] if height > 1 else width  # bytes: the mask's elements are bytes
     filtered = min_area > 1 or largest_k
-    with lib.context():
-        if labels is None:
-            labels = lib.empty(tuple(a.shape), np.uint32)
-        else:
-            _check_device_labels(lib, labels)
-        height, width = a.shape
-        row_stride = _element_strides(a)[0] if height > 1 else width  # bytes: the mask's elements are bytes
-        n = _winnow.label_device(lib.pointer(a), width, height, row_stride, lib.pointer(labels), connectivity,
-                                 lib.device_id, lib.stream(), bool(want_n or filtered))
-        if filtered and n:
-            labels, n = lib.relabel(labels, n, min_area, largest_k)
+    n = _winnow.label_device(lib.pointer(a), width, height, row_stride, lib.pointer(labels), connectivity,
+                             lib.device_id, lib.stream(), bool(want_n or filtered))
+    if filtered and n:
+        labels, n = lib.relabel(labels, n, min_area, largest_k)
     return n, labels, None
 
 
@@ -292,19 +307,24 @@ def _label_volume(a: Any, lib: Any, labels: Any, connectivity: int, multilabel: 
             np.copyto(labels, result, casting="unsafe")
             result = labels
         return n, result, raw
+    return on_device(lib, _label_volume_device, a, lib, labels, volume_shape, connectivity, multilabel, min_area,
+                     largest_k, want_n)
+
+
+def _label_volume_device(a: Any, lib: Any, labels: Any, volume_shape: tuple, connectivity: int, multilabel: bool,
+                         min_area: int, largest_k: int, want_n: bool) -> tuple:
+    volume = a if lib.c_contiguous(a) else lib.contiguous(a)
+    if labels is None:
+        labels = lib.empty(a.shape, np.uint32)
+    else:
+        _check_device_labels(lib, labels)
+    if 0 in volume_shape:
+        return 0, labels, None
+    nz, ny, nx = volume_shape
     filtered = min_area > 1 or largest_k
-    with lib.context():
-        volume = lib.contiguous(a)
-        if labels is None:
-            labels = lib.empty(shape, np.uint32)
-        else:
-            _check_device_labels(lib, labels)
-        if 0 in shape:
-            return 0, labels, None
-        nz, ny, nx = volume_shape
-        n = _winnow.label_volume_device(lib.pointer(volume), lib.dtype(volume).itemsize, nx, ny, nz,
-                                        lib.pointer(labels), connectivity, multilabel, lib.device_id, lib.stream(),
-                                        bool(want_n or filtered))
-        if filtered and n:
-            labels, n = lib.relabel(labels, n, min_area, largest_k)
+    n = _winnow.label_volume_device(lib.pointer(volume), lib.dtype(volume).itemsize, nx, ny, nz,
+                                    lib.pointer(labels), connectivity, multilabel, lib.device_id, lib.stream(),
+                                    bool(want_n or filtered))
+    if filtered and n:
+        labels, n = lib.relabel(labels, n, min_area, largest_k)
     return n, labels, None

@@ -45,4 +45,15 @@ void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volum
                 const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals,
                 cudaStream_t stream, std::uint64_t* h_totals = nullptr);
 
+/// The extraction alone, after a sizing call (zero capacities) of isosurface() on the same
+/// stream with the same d_temp, volume, level and options, d_temp untouched since: d_temp still
+/// holds that call's classification and tile offsets, so the volume is not classified and
+/// counted again (what the sizing call spent is not spent twice). Writes the totals and, where
+/// they fit `out`, the mesh, as isosurface() does; may be repeated (the extraction reads d_temp
+/// and writes none of it).
+template <class T>
+void isosurface_extract(void* d_temp, std::size_t temp_bytes, VolumeView<const T> volume, double level,
+                        const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals,
+                        cudaStream_t stream, std::uint64_t* h_totals = nullptr);
+
 }  // namespace winnow::cuda

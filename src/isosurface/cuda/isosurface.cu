@@ -424,9 +424,11 @@ __global__ void __launch_bounds__(32 * kRowsPerBlock, 4) classify_kernel(DeviceF
 // -> 54 us). The key passes keep one tile per warp: their time goes to the per-lane writes of
 // the keys, and fewer warps made them slower (213 -> 288 us).
 constexpr int kSumTilesPerWarp = 4, kKeyTilesPerWarp = 1;
+/// Blocks of kThreads for `tiles` tiles at kTilesPerWarp tiles per warp.
 template <int kTilesPerWarp>
-constexpr unsigned tiles_per_block() {
-  return kThreads / 32 * kTilesPerWarp;
+unsigned blocks_for(unsigned tiles) {
+  constexpr unsigned kPerBlock = kThreads / 32 * kTilesPerWarp;
+  return (tiles + kPerBlock - 1) / kPerBlock;
 }
 template <int kTilesPerWarp>
 __device__ __forceinline__ unsigned first_tile_of_warp() {
@@ -767,46 +769,50 @@ int multiprocessors() {
   return count;
 }
 
-/// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`.
+/// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`. With
+/// `counted`, `temp` already holds this slab's count (classification, tile offsets) and only the
+/// totals and the extraction run: the extraction kernels read it and write none of it.
 template <class T>
 void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s, char* temp, const Layout& l, const winnow::cuda::DeviceMesh& out,
               std::uint64_t index_base, std::uint64_t* d_totals, std::uint64_t* h_totals, cudaStream_t stream,
-              bool extract) {
+              bool extract, bool counted = false) {
   auto* sums = reinterpret_cast<Sums*>(temp + l.at_sums);
   auto* offsets = reinterpret_cast<Sums*>(temp + l.at_offsets);
   auto* fits = reinterpret_cast<int*>(temp + l.at_fits);
   auto* first = reinterpret_cast<std::uint32_t*>(temp + l.at_first);
   auto* info = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
-  if (s.tiles != 0) {
-    const std::int64_t layers = s.z1 - s.z0 + (s.extra_voxels != 0 ? 1 : 0);
-    const dim3 columns(32, kRowsPerBlock);
-    const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kPieceX - 1) / kPieceX) *
-                                        static_cast<std::uint64_t>((s.grid.ny + kRowsPerBlock - 1) / kRowsPerBlock);
-    if (column_blocks >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-      throw InputError("isosurface: a slice of " + std::to_string(s.grid.nx) + " x " + std::to_string(s.grid.ny) +
-                       " voxels is too large for one grid");
-    const dim3 blocks(static_cast<unsigned>(column_blocks),
-                      static_cast<unsigned>(std::min<std::int64_t>(65535, (layers + kLayersPerBlock - 1) / kLayersPerBlock)));
-    classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info);
-    WINNOW_CUDA_CHECK_LAUNCH();
-    tile_sums_kernel<<<(s.tiles + tiles_per_block<kSumTilesPerWarp>() - 1) / tiles_per_block<kSumTilesPerWarp>(), kThreads, 0, stream>>>(s, info, sums);
-    WINNOW_CUDA_CHECK_LAUNCH();
-  } else {
-    WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
+  if (!counted) {  // with `counted`, the classification and the tile offsets are in temp already
+    if (s.tiles != 0) {
+      const std::int64_t layers = s.z1 - s.z0 + (s.extra_voxels != 0 ? 1 : 0);
+      const dim3 columns(32, kRowsPerBlock);
+      const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kPieceX - 1) / kPieceX) *
+                                          static_cast<std::uint64_t>((s.grid.ny + kRowsPerBlock - 1) / kRowsPerBlock);
+      if (column_blocks >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+        throw InputError("isosurface: a slice of " + std::to_string(s.grid.nx) + " x " + std::to_string(s.grid.ny) +
+                         " voxels is too large for one grid");
+      const dim3 blocks(static_cast<unsigned>(column_blocks),
+                        static_cast<unsigned>(std::min<std::int64_t>(65535, (layers + kLayersPerBlock - 1) / kLayersPerBlock)));
+      classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info);
+      WINNOW_CUDA_CHECK_LAUNCH();
+      tile_sums_kernel<<<blocks_for<kSumTilesPerWarp>(s.tiles), kThreads, 0, stream>>>(s, info, sums);
+      WINNOW_CUDA_CHECK_LAUNCH();
+    } else {
+      WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
+    }
+    std::size_t scan_bytes = l.scan_bytes;
+    WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp + l.at_scan, scan_bytes, sums, offsets, AddSums{},
+                                                     Sums{0, 0}, static_cast<int>(s.tiles + 1), stream));
   }
-  std::size_t scan_bytes = l.scan_bytes;
-  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp + l.at_scan, scan_bytes, sums, offsets, AddSums{}, Sums{0, 0},
-                                                   static_cast<int>(s.tiles + 1), stream));
   totals_kernel<<<1, 1, 0, stream>>>(offsets, s.own_tiles, extract ? out.vertex_capacity : 0,
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_keys_kernel<<<(s.tiles + tiles_per_block<kKeyTilesPerWarp>() - 1) / tiles_per_block<kKeyTilesPerWarp>(), kThreads, 0, stream>>>(s, info, offsets, fits,
-                                                                                               first, out.d_vertices);
+  vertex_keys_kernel<<<blocks_for<kKeyTilesPerWarp>(s.tiles), kThreads, 0, stream>>>(s, info, offsets, fits, first,
+                                                                                   out.d_vertices);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (s.own_tiles == 0) return;
-  triangle_keys_kernel<<<(s.own_tiles + tiles_per_block<kKeyTilesPerWarp>() - 1) / tiles_per_block<kKeyTilesPerWarp>(), kThreads, 0, stream>>>(s, info, offsets,
-                                                                                                     fits, out);
+  triangle_keys_kernel<<<blocks_for<kKeyTilesPerWarp>(s.own_tiles), kThreads, 0, stream>>>(s, info, offsets, fits,
+                                                                                         out);
   WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(s.own_tiles, static_cast<unsigned>(multiprocessors()) * 8);
@@ -939,10 +945,12 @@ template void isosurface<double>(VolumeView<const double>, double, const Isosurf
 
 namespace winnow::cuda {
 
+namespace {
+/// isosurface() and isosurface_extract(): the latter (`counted`) finds the count in d_temp.
 template <class T>
-void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, double level,
-                const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals, cudaStream_t stream,
-                std::uint64_t* h_totals) {
+void run_isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, double level,
+                    const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals,
+                    cudaStream_t stream, std::uint64_t* h_totals, bool counted) {
   namespace d = winnow::detail::cuda;
   if (volume.empty()) throw InputError("isosurface: the volume is empty");
   if (level != level) throw InputError("isosurface: the level is NaN");
@@ -977,7 +985,23 @@ void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volum
   const d::DeviceField<T> f{volume.data, volume.row_stride, volume.slice_stride, 0};
   // The parts are laid out from a 256-byte boundary (wide loads and stores, CUB's scan).
   char* const base = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(d_temp) + 255) & ~std::uintptr_t{255});
-  d::run_slab(f, d::make_classifier<T>(level), s, base, l, out, 0, d_totals, h_totals, stream, extract);
+  d::run_slab(f, d::make_classifier<T>(level), s, base, l, out, 0, d_totals, h_totals, stream, extract, counted);
+}
+}  // namespace
+
+template <class T>
+void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, double level,
+                const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals, cudaStream_t stream,
+                std::uint64_t* h_totals) {
+  run_isosurface(d_temp, temp_bytes, volume, level, options, out, d_totals, stream, h_totals, false);
+}
+
+template <class T>
+void isosurface_extract(void* d_temp, std::size_t temp_bytes, VolumeView<const T> volume, double level,
+                        const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals,
+                        cudaStream_t stream, std::uint64_t* h_totals) {
+  if (d_temp == nullptr) throw InputError("isosurface_extract: d_temp is null (it holds the count)");
+  run_isosurface(d_temp, temp_bytes, volume, level, options, out, d_totals, stream, h_totals, true);
 }
 
 template void isosurface<std::uint8_t>(void*, std::size_t&, VolumeView<const std::uint8_t>, double,
@@ -993,5 +1017,15 @@ template void isosurface<float>(void*, std::size_t&, VolumeView<const float>, do
                                 const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
 template void isosurface<double>(void*, std::size_t&, VolumeView<const double>, double, const IsosurfaceOptions&,
                                  const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
+
+#define WINNOW_ISOSURFACE_EXTRACT(T)                                                                            \
+  template void isosurface_extract<T>(void*, std::size_t, VolumeView<const T>, double, const IsosurfaceOptions&, \
+                                      const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
+WINNOW_ISOSURFACE_EXTRACT(std::uint8_t)
+WINNOW_ISOSURFACE_EXTRACT(std::uint16_t)
+WINNOW_ISOSURFACE_EXTRACT(std::int16_t)
+WINNOW_ISOSURFACE_EXTRACT(float)
+WINNOW_ISOSURFACE_EXTRACT(double)
+#undef WINNOW_ISOSURFACE_EXTRACT
 
 }  // namespace winnow::cuda
