@@ -116,10 +116,10 @@ void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, doubl
   EXPECT_TRUE(d_triangles.download(T3) == cpu_triangles) << what << ": triangles";
 
   // A sizing call, then the extraction alone from the count it left in d_temp: the same mesh.
-  winnow::cuda::isosurface<T>(d_temp.p, temp_bytes, dv, level, o, {}, d_totals.p, stream);
+  winnow::cuda::isosurface<T>(d_temp, temp_bytes, dv, level, o, {}, d_totals.p, stream);
   d_vertices.poison(), d_normals.poison(), d_values.poison(), d_triangles.poison();
   h_totals[0] = h_totals[1] = ~std::uint64_t{0};
-  winnow::cuda::isosurface_extract<T>(d_temp.p, temp_bytes, dv, level, o, out, d_totals.p, stream, h_totals);
+  winnow::cuda::isosurface_extract<T>(d_temp, temp_bytes, dv, level, o, out, d_totals.p, stream, h_totals);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_EQ(h_totals[0], V) << what << ": extraction alone";
   EXPECT_EQ(h_totals[1], cpu.triangle_count()) << what << ": extraction alone";
