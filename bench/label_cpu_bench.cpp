@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "fmix32.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"
 
@@ -47,14 +48,6 @@ long minor_faults() {
   return u.ru_minflt;
 }
 
-std::uint32_t fmix32(std::uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
 }  // namespace
 
 int main(int argc, char** argv) {

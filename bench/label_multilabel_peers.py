@@ -18,7 +18,7 @@ import argparse
 
 import numpy as np
 
-from label_common import gpu_median_ms
+from bench_common import gpu_median_ms
 
 
 def regions(rng, side, levels=6):

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from label_common import fmix32_mask, gpu_median_ms
+from bench_common import fmix32_mask, gpu_median_ms
 
 
 def main():

@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from label_common import cpu_median_ms
+from bench_common import cpu_median_ms
 
 
 def read_ours(path):

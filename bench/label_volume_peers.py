@@ -18,7 +18,7 @@ import argparse
 
 import numpy as np
 
-from label_common import cpu_median_ms, fmix32_mask, gpu_median_ms
+from bench_common import cpu_median_ms, fmix32_mask, gpu_median_ms
 
 
 def main():

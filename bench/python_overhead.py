@@ -17,26 +17,16 @@ the kernels launch-bound, so the difference is the layer's own cost.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import winnow
+from bench_common import synced_median
 from winnow import _winnow
 
 
 def median_us(call, sync, reps):
-    for _ in range(50):
-        call()
-    sync()
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        sync()
-        samples.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(samples)
+    return synced_median(call, sync, reps, warmup=50, unit=1e6)
 
 
 def library(name):

@@ -29,24 +29,15 @@ The C++ figures (H200, medians of CUDA events, bench/RESULTS.md and bench/result
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import winnow
+from bench_common import synced_median
 
 
 def median_ms(call, sync, reps):
-    call()
-    sync()
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        sync()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+    return synced_median(call, sync, reps)
 
 
 def optional(name):

@@ -17,24 +17,15 @@ the mask already on the device (winnow.label on a CuPy / PyTorch array, then a s
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import winnow
+from bench_common import synced_median
 
 
 def median_ms(call, sync, reps):
-    call()
-    sync()
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        sync()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+    return synced_median(call, sync, reps)
 
 
 def pinned_transfers(name, mask_bytes, label_bytes):

@@ -1,20 +1,12 @@
 #pragma once
 // The random masks of the GPU labeling benchmarks (bench_label_gpu, bench_label_volume_gpu):
 // element i (linear index, x fastest) is 1 when fmix32(i ^ seed * 0x9E3779B9) < cut, with cut =
-// density * 2^32. bench/label_common.py's fmix32_mask builds the identical masks for the peers.
+// density * 2^32. bench/bench_common.py's fmix32_mask builds the identical masks for the peers.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-/// MurmurHash3's 32-bit finaliser.
-__host__ __device__ inline std::uint32_t fmix32(std::uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
+#include "fmix32.hpp"
 
 /// Writes the n mask bytes m[0, n) (a grid-stride loop: any launch shape covers them).
 __global__ inline void random_mask_kernel(std::uint8_t* m, std::uint64_t n, std::uint32_t seed, std::uint32_t cut) {

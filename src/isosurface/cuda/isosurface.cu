@@ -554,6 +554,35 @@ __device__ __forceinline__ unsigned long long shfl_u64(unsigned long long v, int
   return static_cast<unsigned long long>(hi) << 32 | lo;
 }
 
+/// Where output t of a tile lies: the lane whose voxels hold it, the voxel (0..7) among that lane's
+/// and t's rank among the voxel's outputs; `count(byte)` is a voxel's number of outputs. All lanes
+/// call it (shuffles); for t past the tile's total the result is meaningless and skipped.
+struct TileOutput {
+  int lane, voxel;
+  unsigned rank;
+  unsigned long long bytes;  ///< the owner lane's 8 bytes
+};
+template <class Count>
+__device__ __forceinline__ TileOutput locate_output(unsigned long long bytes, unsigned exclusive, unsigned inclusive,
+                                                    unsigned t, Count count) {
+  TileOutput o;
+  o.lane = owner_lane(inclusive, t);
+  o.bytes = shfl_u64(bytes, o.lane);
+  unsigned local = t - __shfl_sync(0xffffffffu, exclusive, o.lane);
+  o.voxel = 0, o.rank = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const unsigned c = count(byte_of(o.bytes, i));
+    if (local < c) {
+      o.voxel = i, o.rank = local;
+      local = 0xffffffffu;  // found: no later voxel matches
+    } else {
+      local -= c;
+    }
+  }
+  return o;
+}
+
 // The key passes write each tile's outputs warp-cooperatively: output t of the tile goes to lane
 // t % 32, which finds its voxel (the owner lane by a search over the lanes' prefix sums, then the
 // voxel among that lane's 8 bytes), so a warp's stores are consecutive keys. With each lane
@@ -591,25 +620,11 @@ __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std
   const unsigned total = static_cast<unsigned>(end.vertices - begin.vertices);
   for (unsigned base = 0; base < total; base += 32) {
     const unsigned t = base + lane;
-    const int from = owner_lane(inclusive, t);
-    const unsigned long long owner_bytes = shfl_u64(bytes, from);
-    unsigned local = t - __shfl_sync(0xffffffffu, exclusive, from);
+    const TileOutput o = locate_output(bytes, exclusive, inclusive, t, [](unsigned v) { return __popc(v & 15u); });
     if (t >= total) continue;
-    int voxel = 0, slot = 0;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {  // the voxel, then the slot: the local-th vertex of the owner lane
-      const unsigned mask = byte_of(owner_bytes, i) & 15u, count = __popc(mask);
-      if (local < count) {
-        voxel = i;
-        unsigned m = mask;
-        for (unsigned r = 0; r < local; ++r) m &= m - 1;  // drop the lower vertices of the voxel
-        slot = __ffs(m) - 1;
-        local = 0xffffffffu;  // found: no later voxel matches
-      } else {
-        local -= count;
-      }
-    }
-    put_vertex_key(d_vertices + 3 * (begin.vertices + t), tile_x + from * 8 + voxel, b.y, b.z, slot);
+    unsigned mask = byte_of(o.bytes, o.voxel) & 15u;  // the voxel's vertices: drop the lower ones
+    for (unsigned r = 0; r < o.rank; ++r) mask &= mask - 1;
+    put_vertex_key(d_vertices + 3 * (begin.vertices + t), tile_x + o.lane * 8 + o.voxel, b.y, b.z, __ffs(mask) - 1);
   }
 }
 
@@ -647,25 +662,12 @@ __global__ void __launch_bounds__(kThreads) triangle_keys_kernel(Slab s, const s
   const unsigned total = static_cast<unsigned>(end.triangles - begin.triangles);
   for (unsigned base = 0; base < total; base += 32) {
     const unsigned t = base + lane;
-    const int from = owner_lane(inclusive, t);
-    const unsigned long long owner_bytes = shfl_u64(bytes, from);
-    unsigned local = t - __shfl_sync(0xffffffffu, exclusive, from);
+    const TileOutput o = locate_output(bytes, exclusive, inclusive, t, [](unsigned v) { return v >> 4; });
     if (t >= total) continue;
-    int voxel = 0, rank = 0;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {  // the voxel and the triangle's rank in its cell
-      const unsigned count = byte_of(owner_bytes, i) >> 4;
-      if (local < count) {
-        voxel = i, rank = static_cast<int>(local);
-        local = 0xffffffffu;
-      } else {
-        local -= count;
-      }
-    }
     const std::uint64_t k = begin.triangles + t;
     void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
                                             : static_cast<void*>(out.d_triangles + 3 * k);
-    put_triangle_key(at, tile_x + from * 8 + voxel, b.y, b.z, rank);
+    put_triangle_key(at, tile_x + o.lane * 8 + o.voxel, b.y, b.z, static_cast<int>(o.rank));
   }
 }
 

@@ -1,5 +1,6 @@
-"""What the labeling peer scripts share (label_peers.py, label_volume_peers.py,
-label_volume_cpu_peers.py): the random masks of the GPU benchmarks and the median timers.
+"""What the Python benchmark scripts share: the random masks of the GPU labeling benchmarks (for
+label_peers.py, label_volume_peers.py, label_volume_cpu_peers.py) and the median timers (those and
+label_multilabel_peers.py, python_overhead.py, python_ratios.py, python_transfers.py).
 
 fmix32_mask builds the masks of bench_label_gpu and bench_label_volume_gpu (bench/random_mask.cuh):
 element i (linear index, x fastest) is 1 when fmix32(i ^ seed * 0x9E3779B9) < density * 2^32.
@@ -47,3 +48,18 @@ def cpu_median_ms(f, reps):
         f()
         times.append((time.perf_counter() - t) * 1e3)
     return statistics.median(times)
+
+
+def synced_median(call, sync, reps, warmup=1, unit=1e3):
+    """Median wall-clock time of reps calls of call, each followed by sync(), after warmup calls;
+    in seconds times unit (1e3: milliseconds, 1e6: microseconds)."""
+    for _ in range(warmup):
+        call()
+    sync()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        call()
+        sync()
+        samples.append((time.perf_counter() - start) * unit)
+    return statistics.median(samples)
