@@ -64,7 +64,7 @@ File open_for_read(const fs::path& path) {
   return f;
 }
 
-enum class Format { png, jpeg, tiff, fits, unknown };
+using Format = detail::ImageFormat;
 
 Format sniff(const fs::path& path) {
   File f = open_for_read(path);
@@ -435,8 +435,8 @@ Decoded read_fits(const fs::path& path) {
 }
 #endif
 
-Decoded decode_format(const fs::path& path) {
-  switch (sniff(path)) {
+Decoded decode_format(const fs::path& path, Format format) {
+  switch (format) {
     case Format::png: return read_png(path);
     case Format::jpeg: return read_jpeg(path);
     case Format::tiff:
@@ -456,9 +456,9 @@ Decoded decode_format(const fs::path& path) {
   fail(path, "unsupported image format (expected PNG, JPEG, TIFF or FITS)");
 }
 
-Decoded decode(const fs::path& path) {
+Decoded decode(const fs::path& path, Format format) {
   try {
-    return decode_format(path);
+    return decode_format(path, format);
   } catch (const std::bad_alloc&) {  // e.g. a corrupt header claiming an enormous image
     fail(path, "too large to decode in this machine's memory (or a corrupt header claiming so)");
   }
@@ -542,14 +542,18 @@ void write_png_rows(const fs::path& path, std::int64_t w, std::int64_t h, int co
 }  // namespace
 
 Image<Rgba8> read_rgba8(const std::filesystem::path& path, ImageInfo* info) {
-  Decoded d = decode(path);
+  Decoded d = decode(path, sniff(path));
   check_size(path, d.width, d.height);
   if (info) *info = d.info;
   return convert<Rgba8>(d, ToU8{}, 255.0f);
 }
 
 Image<RgbaF32> read_rgbaf(const std::filesystem::path& path, ImageInfo* info) {
-  Decoded d = decode(path);
+  return detail::read_rgbaf_as(path, sniff(path), info);
+}
+
+Image<RgbaF32> detail::read_rgbaf_as(const std::filesystem::path& path, ImageFormat format, ImageInfo* info) {
+  Decoded d = decode(path, format);
   check_size(path, d.width, d.height);
   if (info) *info = d.info;
   return convert<RgbaF32>(d, ToF32{}, 255.0f);
