@@ -291,6 +291,17 @@ TEST(Io, BadInputsAreOneLineErrorsNamingTheFile) {
 #endif
 }
 
+// Found by fuzz_jpeg: a 770-byte JPEG whose frame header claims 60000 x 60000 RGB pixels. The
+// reader allocated (and zeroed) the 10.8 GB claim before libjpeg met the end of the data. A JPEG
+// codes every 8x8 block of its first component in at least one bit, so the claim cannot come
+// from 770 bytes: it must be refused as corrupt before anything is allocated (in a child limited
+// to 1 GiB, an allocation of the claim would give the out-of-memory error instead).
+TEST(Io, JpegHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
+  const auto path = winnow::test::test_data_path("fuzz/image-jpeg-claims-60000x60000.jpg");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+  expect_input_error([&] { io::read_rgbaf(path); }, path, "60000 x 60000");
+}
+
 TEST(Io, OutputToMissingDirectoryFailsAndLeavesNothing) {
   TempDir dir;
   const auto img = random_image(4, 4, 2);
