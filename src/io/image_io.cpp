@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,21 @@ void check_size(const fs::path& path, std::int64_t w, std::int64_t h) {
   if (w <= 0 || h <= 0) fail(path, "image has zero width or height");
 }
 
+// The size of the file at `path`, or nullopt where it cannot be told (then no claim is bounded).
+std::optional<std::uint64_t> file_bytes_of(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t n = fs::file_size(path, ec);
+  if (ec) return std::nullopt;
+  return n;
+}
+
+// The refusal of a header whose pixels its file cannot hold (checked before allocating for them).
+[[noreturn]] void fail_claim(const fs::path& path, const char* format, std::uint64_t w, std::uint64_t h,
+                             std::uint64_t file_bytes) {
+  fail(path, std::string("corrupt ") + format + ": the header's " + std::to_string(w) + " x " + std::to_string(h) +
+                 " pixels cannot come from a file of " + std::to_string(file_bytes) + " bytes");
+}
+
 // ---- PNG (classic API: keeps 16-bit samples as they are, no gamma conversion) ---------------
 struct PngErr {
   std::jmp_buf jump;
@@ -118,14 +134,11 @@ Decoded read_png(const fs::path& path) {
   // Deflate packs at most ~1032 bytes into one: a header claiming more stored rows (as packed in
   // the file, before any expansion: 1-bit and palette images are small there) than that is
   // corrupt, and is refused before gigabytes are allocated for it.
-  std::error_code size_ec;
-  const auto file_bytes = static_cast<double>(fs::file_size(path, size_ec));
+  const auto file_bytes = file_bytes_of(path);
   const double packed_bytes = (static_cast<double>(png_get_rowbytes(png, info)) + 1.0) * h;
-  if (!size_ec && packed_bytes > 1100.0 * file_bytes + 65536.0) {
+  if (file_bytes && packed_bytes > 1100.0 * static_cast<double>(*file_bytes) + 65536.0) {
     png_destroy_read_struct(&png, &info, nullptr);
-    fail(path, "corrupt PNG: the header's " + std::to_string(w) + " x " + std::to_string(h) +
-                   " pixels cannot come from a file of " + std::to_string(static_cast<std::uint64_t>(file_bytes)) +
-                   " bytes");
+    fail_claim(path, "PNG", w, h, *file_bytes);
   }
   png_set_expand(png);  // palette -> RGB, grey < 8 bits -> 8 bits, tRNS -> alpha
   if (depth == 16) png_set_swap(png);  // host (little-endian) order for uint16_t
@@ -203,6 +216,18 @@ Decoded read_jpeg(const fs::path& path) {
   jpeg_create_decompress(&cinfo);
   jpeg_stdio_src(&cinfo, f.get());
   jpeg_read_header(&cinfo, TRUE);
+  // Huffman coding spends at least one bit on every 8x8 block of a component it codes, and no
+  // component has fewer than 1/16 of the image's blocks (sampling factors are 1 to 4): a header
+  // claiming more than 8192 pixels per byte of its file is corrupt (fuzz_jpeg found a 770-byte
+  // file claiming 60000 x 60000, which had 10.8 GB allocated and zeroed before libjpeg met the
+  // end of the data). Refused before libjpeg or we allocate for it. Arithmetic coding can spend
+  // far less than a bit per block: not bounded.
+  if (const auto file_bytes = file_bytes_of(path);
+      file_bytes && !cinfo.arith_code &&
+      static_cast<double>(cinfo.image_width) * cinfo.image_height > 8192.0 * static_cast<double>(*file_bytes) + 1048576.0) {
+    jpeg_destroy_decompress(&cinfo);
+    fail_claim(path, "JPEG", cinfo.image_width, cinfo.image_height, *file_bytes);
+  }
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
     jpeg_destroy_decompress(&cinfo);
     fail(path, "unsupported JPEG colour space (CMYK)");
