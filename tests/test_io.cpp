@@ -291,8 +291,10 @@ TEST(Io, BadInputsAreOneLineErrorsNamingTheFile) {
 #endif
 }
 
-// Found by fuzz_jpeg: a 770-byte JPEG whose frame header claims 60000 x 60000 RGB pixels. The
-// reader allocated (and zeroed) the 10.8 GB claim before libjpeg met the end of the data. A JPEG
+// fuzz_jpeg ran at 2.9 GB of memory on inputs of a few KB: frame headers claiming large images,
+// which the reader allocated (and zeroed) before libjpeg met the end of the data. This file is
+// the fuzzer's seed rgb.jpg (770 bytes) with its frame header set to 60000 x 60000 RGB pixels,
+// a 10.8 GB claim (beyond the fuzzer's 4 GB allocation limit, which its inputs stayed under). A JPEG
 // codes every 8x8 block of its first component in at least one bit, so the claim cannot come
 // from 770 bytes: it must be refused as corrupt before anything is allocated (in a child limited
 // to 1 GiB, an allocation of the claim would give the out-of-memory error instead).

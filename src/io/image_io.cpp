@@ -218,10 +218,10 @@ Decoded read_jpeg(const fs::path& path) {
   jpeg_read_header(&cinfo, TRUE);
   // Huffman coding spends at least one bit on every 8x8 block of a component it codes, and no
   // component has fewer than 1/16 of the image's blocks (sampling factors are 1 to 4): a header
-  // claiming more than 8192 pixels per byte of its file is corrupt (fuzz_jpeg found a 770-byte
-  // file claiming 60000 x 60000, which had 10.8 GB allocated and zeroed before libjpeg met the
-  // end of the data). Refused before libjpeg or we allocate for it. Arithmetic coding can spend
-  // far less than a bit per block: not bounded.
+  // claiming more than 8192 pixels per byte of its file is corrupt (fuzz_jpeg's inputs of a few
+  // KB had gigabytes allocated and zeroed that way before libjpeg met the end of their data).
+  // Refused before libjpeg or we allocate for it. Arithmetic coding can spend far less than a
+  // bit per block: not bounded.
   if (const auto file_bytes = file_bytes_of(path);
       file_bytes && !cinfo.arith_code &&
       static_cast<double>(cinfo.image_width) * cinfo.image_height > 8192.0 * static_cast<double>(*file_bytes) + 1048576.0) {
