@@ -18,6 +18,7 @@
 
 #include "common/cli_runner.hpp"
 #include "common/input_error.hpp"
+#include "winnow/io.hpp"
 #include "winnow/volume.hpp"
 #include "winnow/volume_io.hpp"
 
@@ -821,6 +822,60 @@ TEST(VolumeIo, TiffStackClaimingMoreThanItsFileHolds) {
   const auto path = winnow::test::test_data_path("fuzz/volume-tiff-stack-claims-16GB.tif");
 #ifdef WINNOW_HAVE_TIFF
   expect_input_error([&] { (void)io::read_volume(path); }, path, "more than its data in the file can hold");
+#else
+  GTEST_SKIP() << "built without TIFF";
+#endif
+}
+
+// Limits audit: the image reader checks a TIFF page's claim the way the stack reader does. The
+// fuzzed stack above, read as an image (its first page), must be refused before allocating.
+TEST(VolumeIo, TiffImageClaimingMoreThanItsFileHoldsIsNotAllocated) {
+#ifdef WINNOW_HAVE_TIFF
+  const auto path = winnow::test::test_data_path("fuzz/volume-tiff-stack-claims-16GB.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+#else
+  GTEST_SKIP() << "built without TIFF";
+#endif
+}
+
+// The claim check must not refuse valid pages that compress far: ZSTD codes a page of one value
+// in a few dozen bytes (an expansion beyond 4096, the bound of LZW and Deflate).
+TEST(VolumeIo, ZstdTiffStackOfConstantPagesIsRead) {
+#ifdef WINNOW_HAVE_TIFF
+  if (!TIFFIsCODECConfigured(COMPRESSION_ZSTD)) GTEST_SKIP() << "libtiff without ZSTD";
+  TempDir dir;
+  const auto path = dir / "zstd.tif";
+  std::mt19937 rng(17);
+  const std::uint32_t w = 2048, h = 2048;
+  std::vector<std::uint8_t> values;
+  {
+    TIFF* t = TIFFOpen(path.c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    for (int page = 0; page < 3; ++page) {
+      values.push_back(static_cast<std::uint8_t>(1 + rng() % 255));
+      TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+      TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+      TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+      TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+      TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ZSTD);
+      TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, h);
+      std::vector<std::uint8_t> row(w, values.back());
+      for (std::uint32_t y = 0; y < h; ++y) ASSERT_EQ(TIFFWriteScanline(t, row.data(), y, 0), 1);
+      ASSERT_TRUE(TIFFWriteDirectory(t));
+    }
+    TIFFClose(t);
+  }
+  // Each page (its strip and tags) in under 1/4096 of its pixels.
+  ASSERT_LT(std::filesystem::file_size(path) / 3 * 4096, std::uintmax_t{w} * h) << "not compressed beyond 4096";
+  const auto any = io::read_volume(path);
+  const auto& v = std::get<Volume<std::uint8_t>>(any);
+  ASSERT_EQ(v.nx(), w);
+  ASSERT_EQ(v.ny(), h);
+  ASSERT_EQ(v.nz(), 3);
+  for (std::int64_t z = 0; z < 3; ++z)
+    for (std::int64_t i = 0; i < std::int64_t{w} * h; ++i)
+      ASSERT_EQ(v.data()[z * w * h + i], values[z]) << "page " << z;
 #else
   GTEST_SKIP() << "built without TIFF";
 #endif
