@@ -312,6 +312,16 @@ Decoded read_tiff(const fs::path& path) {
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_SAMPLEFORMAT, &fmt);
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_PHOTOMETRIC, &photometric);
   check_size(path, w, h);
+  // What the page claims against what its data in the file can decode to (as the volume stack
+  // reader checks), and against memory: the largest buffer below is 32 bytes per pixel. YCbCr
+  // may store its chroma subsampled: only luma is counted.
+  const double stored_samples = photometric == PHOTOMETRIC_YCBCR ? 1.0 : spp;
+  const double claimed_bytes = static_cast<double>(w) * h * stored_samples * bps / 8.0;
+  if (const auto file_bytes = file_bytes_of(path);
+      file_bytes && claimed_bytes > static_cast<double>(detail::page_decoded_bound(tif.get(), *file_bytes)))
+    fail_claim(path, "TIFF", w, h, *file_bytes);
+  if (static_cast<double>(w) * h * 32.0 > static_cast<double>(std::numeric_limits<std::size_t>::max()))
+    fail(path, "a TIFF of " + std::to_string(w) + " x " + std::to_string(h) + " pixels is larger than any memory can hold");
   Decoded d;
   d.width = w;
   d.height = h;

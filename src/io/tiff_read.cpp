@@ -30,6 +30,34 @@ TiffHandle open_tiff_for_reading(const fs::path& path) {
   return tif;
 }
 
+std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
+  std::uint16_t compression = COMPRESSION_NONE;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  // Expansion: LZW's 12-bit code stands for at most 4096 bytes, Deflate reaches 1032 and PackBits
+  // 64; every other codec libtiff knows stays under 2^20 (ZSTD's RLE blocks: 2^17 bytes from 4;
+  // LZMA about 7000; JPEG 64 samples per bit; 4096 would refuse valid ZSTD pages of constant
+  // data) except the bilevel fax and JBIG codecs.
+  std::uint64_t expansion = std::uint64_t{1} << 20;
+  switch (compression) {
+    case COMPRESSION_NONE: expansion = 1; break;
+    case COMPRESSION_LZW: case COMPRESSION_ADOBE_DEFLATE: case COMPRESSION_DEFLATE: case COMPRESSION_PACKBITS:
+      expansion = 4096;
+      break;
+    case COMPRESSION_CCITTRLE: case COMPRESSION_CCITTRLEW: case COMPRESSION_CCITTFAX3: case COMPRESSION_CCITTFAX4:
+    case COMPRESSION_JBIG:
+      return UINT64_MAX;
+    default: break;
+  }
+  const bool tiled = TIFFIsTiled(tif);
+  std::uint64_t* counts = nullptr;
+  if (!TIFFGetField(tif, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) || !counts) return 0;
+  const std::uint64_t n = tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+  std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i < n && sum < file_bytes; ++i) sum += std::min(counts[i], file_bytes);
+  std::uint64_t bound = 0;
+  return __builtin_mul_overflow(std::min(sum, file_bytes), expansion, &bound) ? UINT64_MAX : bound;
+}
+
 namespace {
 // Samples `s` of every pixel (PLANARCONFIG_SEPARATE: one plane per sample), or whole pixels
 // (contiguous: sample_bytes == pixel_bytes, s == 0), into `out` as rows of w * pixel_bytes with

@@ -35,4 +35,11 @@ TiffHandle open_tiff_for_reading(const std::filesystem::path& path);
 void read_tiff_pixels(TIFF* tif, const std::filesystem::path& path, std::uint32_t w, std::uint32_t h,
                       std::size_t pixel_bytes, unsigned char* out);
 
+/// The most bytes the current page can decode to: its strips' (or tiles') bytes in the file (each
+/// at most `file_bytes`) times the largest expansion of its compression. A header that claims
+/// more is corrupt, and is refused before anything is allocated for it. 0 when the page lists no
+/// strip or tile byte counts; UINT64_MAX for CCITT fax and JBIG, which code a blank line of any
+/// width in a few bits.
+std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes);
+
 }  // namespace winnow::io::detail
