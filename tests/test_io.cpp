@@ -304,6 +304,20 @@ TEST(Io, JpegHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
   expect_input_error([&] { io::read_rgbaf(path); }, path, "60000 x 60000");
 }
 
+// Found by fuzz_tiff (a timeout: 86 s under ASan): a 246-byte Deflate TIFF whose page claims
+// 11014 x 21063 pixels. The reader allocated 2.8 GB for libtiff's RGBA rendering and converted
+// every pixel before the corrupt data ended the read; the page's strips can decode to at most
+// 4096 times their 246 bytes, so it must be refused before anything is allocated.
+TEST(Io, TiffPageClaimingMoreThanItsStripsHoldIsNotAllocated) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/image-tiff-deflate-claims-large.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+  expect_input_error([&] { io::read_rgbaf(path); }, path, "11014 x 21063");
+#endif
+}
+
 TEST(Io, OutputToMissingDirectoryFailsAndLeavesNothing) {
   TempDir dir;
   const auto img = random_image(4, 4, 2);
