@@ -318,6 +318,41 @@ TEST(Io, TiffPageClaimingMoreThanItsStripsHoldIsNotAllocated) {
 #endif
 }
 
+// Limits audit: a FITS header's size is checked before the reader allocates for it. A plain
+// FITS file holds its image data uncompressed, so NAXIS1 x NAXIS2 samples of BITPIX bits must fit
+// in the file; a header of 8-byte samples whose product overflows 64 bits is refused as well.
+TEST(Io, FitsHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
+#ifndef WINNOW_HAVE_FITS
+  GTEST_SKIP() << "FITS support not compiled in";
+#else
+  auto card = [](const std::string& key, const std::string& value) {
+    std::string c = key;
+    c.resize(8, ' ');
+    if (!value.empty()) c += "= " + std::string(20 - value.size(), ' ') + value;
+    c.resize(80, ' ');
+    return c;
+  };
+  auto fits = [&](const std::string& width, const std::string& height) {
+    std::string h = card("SIMPLE", "T") + card("BITPIX", "-64") + card("NAXIS", "2") + card("NAXIS1", width) +
+                    card("NAXIS2", height) + card("END", "");
+    h.resize(2880, ' ');
+    std::mt19937 rng(5);
+    std::string data(2880, '\0');
+    for (auto& b : data) b = static_cast<char>(rng());
+    return h + data;
+  };
+  TempDir dir;
+  write_bytes(dir / "claims.fits", fits("20000", "20000"));  // 3.2 GB claimed by 5760 bytes
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(dir / "claims.fits"); },
+                                               "20000 x 20000 pixels cannot come from a file of 5760 bytes");
+  write_bytes(dir / "overflow.fits", fits("4294967296", "4294967296"));
+  expect_input_error([&] { io::read_rgba8(dir / "overflow.fits"); }, dir / "overflow.fits", "FITS");
+  // The data of a real header are read: 18 x 20 samples of 8 bytes fill exactly 2880 bytes.
+  write_bytes(dir / "fits.fits", fits("18", "20"));
+  EXPECT_EQ(io::read_rgba8(dir / "fits.fits").width(), 18);
+#endif
+}
+
 TEST(Io, OutputToMissingDirectoryFailsAndLeavesNothing) {
   TempDir dir;
   const auto img = random_image(4, 4, 2);
