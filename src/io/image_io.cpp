@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -443,6 +444,33 @@ Decoded read_fits(const fs::path& path) {
     int ignored = 0;
     fits_close_file(fp, &ignored);
     fail(path, "unsupported FITS image with " + std::to_string(naxis) + " axes (expected a 2-D image)");
+  }
+  // The header's size, checked before allocating: the two buffers below hold 12 bytes a pixel,
+  // and an uncompressed image's data lie in the file itself, so a plain (not gzip-compressed)
+  // file with fewer bytes than its header claims is corrupt.
+  std::int64_t pixels = 0;
+  if (__builtin_mul_overflow(std::int64_t{axes[0]}, std::int64_t{axes[1]}, &pixels) ||
+      pixels > std::numeric_limits<std::int64_t>::max() / 12) {
+    int ignored = 0;
+    fits_close_file(fp, &ignored);
+    fail(path, "a FITS image of " + std::to_string(axes[0]) + " x " + std::to_string(axes[1]) +
+                   " pixels is larger than any memory can hold (corrupt header?)");
+  }
+  {
+    int compressed_status = 0;
+    const bool tile_compressed = fits_is_compressed_image(fp, &compressed_status) != 0;
+    char magic[6] = {};
+    const bool plain = [&] {
+      std::ifstream in(path, std::ios::binary);
+      return in.read(magic, sizeof magic) && std::memcmp(magic, "SIMPLE", sizeof magic) == 0;
+    }();
+    const auto file_bytes = file_bytes_of(path);
+    const double claimed_bytes = static_cast<double>(pixels) * std::abs(bitpix) / 8.0;
+    if (!tile_compressed && plain && file_bytes && claimed_bytes > static_cast<double>(*file_bytes)) {
+      int ignored = 0;
+      fits_close_file(fp, &ignored);
+      fail_claim(path, "FITS", static_cast<std::uint64_t>(axes[0]), static_cast<std::uint64_t>(axes[1]), *file_bytes);
+    }
   }
   Decoded d;
   d.width = axes[0];
