@@ -344,13 +344,34 @@ TEST(Io, FitsHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
   TempDir dir;
   write_bytes(dir / "claims.fits", fits("20000", "20000"));  // 3.2 GB claimed by 5760 bytes
   winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(dir / "claims.fits"); },
-                                               "20000 x 20000 pixels cannot come from a file of 5760 bytes");
+                                               "20000 x 20000 pixels cannot come from a file of 5760 bytes", dir.path());
   write_bytes(dir / "overflow.fits", fits("4294967296", "4294967296"));
   expect_input_error([&] { io::read_rgba8(dir / "overflow.fits"); }, dir / "overflow.fits", "FITS");
   // The data of a real header are read: 18 x 20 samples of 8 bytes fill exactly 2880 bytes.
   write_bytes(dir / "fits.fits", fits("18", "20"));
   EXPECT_EQ(io::read_rgba8(dir / "fits.fits").width(), 18);
 #endif
+}
+
+// Limits audit: allocation failure anywhere in reading, the converted image included, is the
+// one-line error. A valid 8000 x 8000 PNG (rows of random colours, so it compresses within the
+// reader's claim check) decodes in a child limited to 1 GiB, but its 1 GB RgbaF32 image cannot
+// be allocated there.
+TEST(Io, ImageTooLargeForMemoryIsInputError) {
+  TempDir dir;
+  const auto path = dir / "large.png";
+  {
+    Image<Rgba8> big(8000, 8000);
+    std::mt19937 rng(8);
+    for (std::int64_t y = 0; y < big.height(); ++y) {
+      const Rgba8 colour{static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()),
+                         static_cast<std::uint8_t>(rng()), 255};
+      std::fill(big.data() + y * big.width(), big.data() + (y + 1) * big.width(), colour);
+    }
+    io::write_png(path, big.view());
+  }
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgbaf(path); },
+                                               "too large to decode in this machine's memory", dir.path());
 }
 
 TEST(Io, OutputToMissingDirectoryFailsAndLeavesNothing) {
