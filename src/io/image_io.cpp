@@ -519,14 +519,6 @@ Decoded decode_format(const fs::path& path, Format format) {
   fail(path, "unsupported image format (expected PNG, JPEG, TIFF or FITS)");
 }
 
-Decoded decode(const fs::path& path, Format format) {
-  try {
-    return decode_format(path, format);
-  } catch (const std::bad_alloc&) {  // e.g. a corrupt header claiming an enormous image
-    fail(path, "too large to decode in this machine's memory (or a corrupt header claiming so)");
-  }
-}
-
 // Sample -> [0, 255] as float, and as rounded 8-bit.
 inline float to_float(std::uint16_t s, int bits) { return bits == 16 ? s * (255.0f / 65535.0f) : s; }
 inline std::uint8_t to_u8(std::uint16_t s, int bits) {
@@ -602,13 +594,24 @@ void write_png_rows(const fs::path& path, std::int64_t w, std::int64_t h, int co
   file.commit();
 }
 
+// Decodes and converts: allocation failure anywhere (the decoder's buffers or the converted
+// image, e.g. for a corrupt header claiming an enormous image) is the one-line error.
+template <class Pixel, class Conv>
+Image<Pixel> read_image(const fs::path& path, Format format, ImageInfo* info, Conv conv) {
+  try {
+    const Decoded d = decode_format(path, format);
+    check_size(path, d.width, d.height);
+    if (info) *info = d.info;
+    return convert<Pixel>(d, conv, 255.0f);
+  } catch (const std::bad_alloc&) {
+    fail(path, "too large to decode in this machine's memory (or a corrupt header claiming so)");
+  }
+}
+
 }  // namespace
 
 Image<Rgba8> read_rgba8(const std::filesystem::path& path, ImageInfo* info) {
-  Decoded d = decode(path, sniff(path));
-  check_size(path, d.width, d.height);
-  if (info) *info = d.info;
-  return convert<Rgba8>(d, ToU8{}, 255.0f);
+  return read_image<Rgba8>(path, sniff(path), info, ToU8{});
 }
 
 Image<RgbaF32> read_rgbaf(const std::filesystem::path& path, ImageInfo* info) {
@@ -616,10 +619,7 @@ Image<RgbaF32> read_rgbaf(const std::filesystem::path& path, ImageInfo* info) {
 }
 
 Image<RgbaF32> detail::read_rgbaf_as(const std::filesystem::path& path, ImageFormat format, ImageInfo* info) {
-  Decoded d = decode(path, format);
-  check_size(path, d.width, d.height);
-  if (info) *info = d.info;
-  return convert<RgbaF32>(d, ToF32{}, 255.0f);
+  return read_image<RgbaF32>(path, format, info, ToF32{});
 }
 
 void write_png(const std::filesystem::path& path, ImageView<const Rgba8> image) {
