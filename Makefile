@@ -45,6 +45,24 @@ test-sanitize: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD)-sanitize --output-on-failure -j $(JOBS) -LE slow
 
+# The OpenMP paths under ThreadSanitizer (the capabilities whose CPU code runs in parallel), in a
+# build folder of its own: clang with LLVM's libomp and its Archer tool, which tells TSan about
+# OpenMP's barriers and tasks (GCC's libgomp is not instrumented: its synchronisation shows as
+# false races). Races reported inside libomp itself (not instrumented) are ignored; any report in
+# winnow's code fails the run.
+TSAN_TESTS = test_compact test_label test_label_volume test_histopyramid test_isosurface
+ARCHER ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
+test-tsan:
+	@scripts/install-deps.sh clang libomp-dev
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWINNOW_WITH_CUDA=OFF \
+	  -DWINNOW_BUILD_BENCH=OFF -DWINNOW_BUILD_PYTHON=OFF -DWINNOW_SANITIZE=thread > /dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	@test -n "$(ARCHER)" || { echo "libarcher.so not found (Debian: libomp-dev)" >&2; exit 1; }
+	@for t in $(TSAN_TESTS); do \
+	  OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" \
+	    $(BUILD)-tsan/tests/$$t --gtest_brief=1 || exit 1; \
+	done
+
 bench-cpu: build
 	@$(BUILD)/bench/bench_compact_cpu
 
@@ -52,4 +70,4 @@ gpu-check:
 	@scripts/gpu-check.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-sanitize demo-out
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-tsan demo-out
