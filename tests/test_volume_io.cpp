@@ -838,6 +838,21 @@ TEST(VolumeIo, TiffImageClaimingMoreThanItsFileHoldsIsNotAllocated) {
 #endif
 }
 
+// Found by fuzz_tiff_stack (out of memory): a 443-byte TIFF whose page of 8 x 16 pixels names
+// tiles 3,430,023,169 pixels wide. The page's claim passed; the tile buffer (27 GB) was then
+// allocated before the first tile was read. A tile decodes from its bytes in the file, so its
+// size is bounded as the page's is: refused as corrupt before the buffer, as a volume and as an
+// image alike.
+TEST(VolumeIo, TiffTileClaimingMoreThanItsFileHoldsIsNotAllocated) {
+#ifdef WINNOW_HAVE_TIFF
+  const auto path = winnow::test::test_data_path("fuzz/volume-tiff-stack-huge-tiles.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_volume(path); }, "corrupt TIFF: tiles of");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "corrupt TIFF: tiles of");
+#else
+  GTEST_SKIP() << "built without TIFF";
+#endif
+}
+
 // The claim check must not refuse valid pages that compress far: ZSTD codes a page of one value
 // in a few dozen bytes (an expansion beyond 4096, the bound of LZW and Deflate).
 TEST(VolumeIo, ZstdTiffStackOfConstantPagesIsRead) {
