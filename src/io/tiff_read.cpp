@@ -76,6 +76,14 @@ void read_tiff_samples(TIFF* tif, const fs::path& path, std::uint32_t w, std::ui
     const tmsize_t tile_bytes = TIFFTileSize(tif);
     if (tw == 0 || th == 0 || tile_bytes < static_cast<tmsize_t>(static_cast<std::size_t>(tw) * th * sample_bytes))
       fail(path, "corrupt TIFF: bad tile size");
+    // A tile may reach past the page (it is padded), so the page's claim does not bound it; it
+    // decodes from its bytes in the file, as the page does (fuzz_tiff_stack: tiles of 3.4e9 x 8
+    // pixels in a 443-byte file).
+    std::error_code ec;
+    const std::uint64_t file_bytes = fs::file_size(path, ec);
+    if (!ec && static_cast<std::uint64_t>(tile_bytes) > page_decoded_bound(tif, file_bytes))
+      fail(path, "corrupt TIFF: tiles of " + std::to_string(tw) + " x " + std::to_string(th) + " pixels (" +
+                     std::to_string(tile_bytes) + " bytes) claim more than the page's data in the file can hold");
     std::vector<unsigned char> tile(static_cast<std::size_t>(tile_bytes));
     for (std::uint32_t ty = 0; ty < h; ty += th)
       for (std::uint32_t tx = 0; tx < w; tx += tw) {
