@@ -125,7 +125,6 @@ std::array<double, 3> parse_spacing(const std::string& text) {
   return spacing;
 }
 
-
 void register_isosurface(CLI::App& app) {
   auto o = std::make_shared<IsosurfaceCli>();
   auto* cmd = app.add_subcommand("isosurface", "extract the surface where a volume crosses a level as a triangle mesh");
