@@ -374,6 +374,19 @@ TEST(Io, ImageTooLargeForMemoryIsInputError) {
                                                "too large to decode in this machine's memory", dir.path());
 }
 
+// Found by fuzz_tiff (slow units, 12 to 32 s under ASan): a 248-byte TIFF of 1014 x 49919
+// bilevel pixels under compression 32512, a scheme libtiff has no codec for. libtiff's RGBA
+// rendering skipped every strip it could not decode and the reader returned a 50-megapixel image
+// of nothing, without an error. A page libtiff cannot decode must be refused, by name.
+TEST(Io, TiffWithoutACodecIsRefused) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/image-tiff-unknown-codec-slow.tif");
+  expect_input_error([&] { io::read_rgba8(path); }, path, "compression 32512");
+#endif
+}
+
 TEST(Io, OutputToMissingDirectoryFailsAndLeavesNothing) {
   TempDir dir;
   const auto img = random_image(4, 4, 2);
