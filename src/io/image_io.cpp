@@ -313,6 +313,7 @@ Decoded read_tiff(const fs::path& path) {
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_SAMPLEFORMAT, &fmt);
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_PHOTOMETRIC, &photometric);
   check_size(path, w, h);
+  detail::require_codec(tif.get(), path);
   // What the page claims against what its data in the file can decode to (as the volume stack
   // reader checks), and against memory: the largest buffer below is 32 bytes per pixel. YCbCr
   // may store its chroma subsampled: only luma is counted.
@@ -394,7 +395,8 @@ Decoded read_tiff(const fs::path& path) {
                    (planar != PLANARCONFIG_CONTIG ? " in separate planes" : ""));
   } else {  // anything else libtiff can render (palette, YCbCr, bilevel, planes, ...) as 8-bit RGBA
     std::vector<std::uint32_t> rgba(n);
-    if (!TIFFReadRGBAImageOriented(tif.get(), w, h, rgba.data(), ORIENTATION_TOPLEFT, 0))
+    // Stop at the first strip that fails: libtiff would otherwise leave it blank and go on.
+    if (!TIFFReadRGBAImageOriented(tif.get(), w, h, rgba.data(), ORIENTATION_TOPLEFT, 1))
       fail(path, "unsupported or corrupt TIFF: " + g_tiff_error);
     d.channels = 4;
     d.bits = 8;

@@ -30,6 +30,13 @@ TiffHandle open_tiff_for_reading(const fs::path& path) {
   return tif;
 }
 
+void require_codec(TIFF* tif, const fs::path& path) {
+  std::uint16_t compression = COMPRESSION_NONE;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  if (!TIFFIsCODECConfigured(compression))
+    fail(path, "unsupported TIFF compression " + std::to_string(compression) + " (libtiff has no codec for it)");
+}
+
 std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
   std::uint16_t compression = COMPRESSION_NONE;
   TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);

@@ -81,6 +81,7 @@ AnyVolume read_tiff_stack(const fs::path& path) {
     for (tdir_t z = 0; z < pages; ++z) {
       if (!TIFFSetDirectory(tif.get(), z))
         fail(path, "corrupt TIFF: cannot read page " + std::to_string(z) + ": " + g_tiff_error);
+      require_codec(tif.get(), path);
       if (!ec && page_claim > page_decoded_bound(tif.get(), file_bytes))
         fail(path, "corrupt TIFF: page " + std::to_string(z) + " claims " + std::to_string(first.width) + " x " +
                        std::to_string(first.height) + " samples of " + std::to_string(pixel_bytes) +
