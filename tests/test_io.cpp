@@ -304,6 +304,17 @@ TEST(Io, JpegHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
   expect_input_error([&] { io::read_rgbaf(path); }, path, "60000 x 60000");
 }
 
+// Found by fuzz_jpeg (out of memory) minutes after the check above, which left arithmetic
+// coding unbounded: a 258-byte progressive arithmetic-coded JPEG (SOF10) claiming 65496 x 65281
+// grey pixels, for which libjpeg allocated its 8.5 GB coefficient buffer. Arithmetic coding has no
+// useful lower bound of bits per block, so such files are held to a limit instead (65536 pixels
+// a byte), refused with a message that says so.
+TEST(Io, ArithmeticJpegClaimingFarMoreThanItsFileIsRefused) {
+  const auto path = winnow::test::test_data_path("fuzz/image-jpeg-arithmetic-claims-65496x65281.jpg");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "arithmetic-coded JPEG");
+  expect_input_error([&] { io::read_rgbaf(path); }, path, "65281 x 65496");
+}
+
 // Found by fuzz_tiff (a timeout: 86 s under ASan): a 246-byte Deflate TIFF whose page claims
 // 11014 x 21063 pixels. The reader allocated 2.8 GB for libtiff's RGBA rendering and converted
 // every pixel before the corrupt data ended the read; the page's strips can decode to at most
