@@ -221,13 +221,23 @@ Decoded read_jpeg(const fs::path& path) {
   // component has fewer than 1/16 of the image's blocks (sampling factors are 1 to 4): a header
   // claiming more than 8192 pixels per byte of its file is corrupt (fuzz_jpeg's inputs of a few
   // KB had gigabytes allocated and zeroed that way before libjpeg met the end of their data).
-  // Refused before libjpeg or we allocate for it. Arithmetic coding can spend far less than a
-  // bit per block: not bounded.
-  if (const auto file_bytes = file_bytes_of(path);
-      file_bytes && !cinfo.arith_code &&
-      static_cast<double>(cinfo.image_width) * cinfo.image_height > 8192.0 * static_cast<double>(*file_bytes) + 1048576.0) {
-    jpeg_destroy_decompress(&cinfo);
-    fail_claim(path, "JPEG", cinfo.image_width, cinfo.image_height, *file_bytes);
+  // Arithmetic coding has no useful bound (its adaptive coder can spend far less than a bit on a
+  // block), yet fuzz_jpeg's 258-byte arithmetic file claiming 65496 x 65281 pixels had libjpeg
+  // allocate 8.5 GB: those are held to a limit, 65536 pixels a byte, refused as such. Both are
+  // checked before libjpeg or we allocate for the image.
+  if (const auto file_bytes = file_bytes_of(path)) {
+    const double pixels = static_cast<double>(cinfo.image_width) * cinfo.image_height;
+    const double file = static_cast<double>(*file_bytes);
+    if (!cinfo.arith_code && pixels > 8192.0 * file + 1048576.0) {
+      jpeg_destroy_decompress(&cinfo);
+      fail_claim(path, "JPEG", cinfo.image_width, cinfo.image_height, *file_bytes);
+    }
+    if (cinfo.arith_code && pixels > 65536.0 * file + 1048576.0) {
+      const std::string claim = std::to_string(cinfo.image_width) + " x " + std::to_string(cinfo.image_height);
+      jpeg_destroy_decompress(&cinfo);
+      fail(path, "refused: an arithmetic-coded JPEG claiming " + claim + " pixels from " +
+                     std::to_string(*file_bytes) + " bytes (more than 65536 pixels a byte; corrupt?)");
+    }
   }
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
     jpeg_destroy_decompress(&cinfo);
