@@ -853,6 +853,20 @@ TEST(VolumeIo, TiffTileClaimingMoreThanItsFileHoldsIsNotAllocated) {
 #endif
 }
 
+// Found by fuzz_tiff_stack (out of memory): a 218-byte TIFF of 62981 x 29479 16-bit pixels whose
+// compression tag says CCITT fax 4. Fax pages were exempt from the claim check (a bilevel fax
+// line of any width can take a few bits), so the 3.7 GB volume was allocated; but fax codes
+// 1-bit pages only, and a 16-bit page under it cannot decode at all.
+TEST(VolumeIo, TiffFaxPageOfSixteenBitsIsNotAllocated) {
+#ifdef WINNOW_HAVE_TIFF
+  const auto path = winnow::test::test_data_path("fuzz/volume-tiff-stack-16bit-fax.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_volume(path); },
+                                               "more than its data in the file can hold");
+#else
+  GTEST_SKIP() << "built without TIFF";
+#endif
+}
+
 // The claim check must not refuse valid pages that compress far: ZSTD codes a page of one value
 // in a few dozen bytes (an expansion beyond 4096, the bound of LZW and Deflate).
 TEST(VolumeIo, ZstdTiffStackOfConstantPagesIsRead) {
