@@ -385,6 +385,19 @@ TEST(Io, ImageTooLargeForMemoryIsInputError) {
                                                "too large to decode in this machine's memory", dir.path());
 }
 
+// Found by fuzz_tiff (out of memory): a 278-byte bilevel TIFF under CCITT run-length coding
+// claiming 65531 x 58125 pixels; fax pages were exempt from the claim check, and the 15 GB RGBA
+// buffer was allocated. A fax page spends at least a bit on every line, whatever its width, so
+// 132 bytes of strip cannot hold 58125 lines.
+TEST(Io, TiffFaxPageClaimingMoreLinesThanItsStripsHoldIsNotAllocated) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/image-tiff-fax-claims-58125-lines.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+#endif
+}
+
 // Found by fuzz_tiff (slow units, 12 to 32 s under ASan): a 248-byte TIFF of 1014 x 49919
 // bilevel pixels under compression 32512, a scheme libtiff has no codec for. libtiff's RGBA
 // rendering skipped every strip it could not decode and the reader returned a 50-megapixel image
