@@ -45,6 +45,7 @@ std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
   // LZMA about 7000; JPEG 64 samples per bit; 4096 would refuse valid ZSTD pages of constant
   // data) except the bilevel fax and JBIG codecs.
   std::uint64_t expansion = std::uint64_t{1} << 20;
+  bool fax = false;
   switch (compression) {
     case COMPRESSION_NONE: expansion = 1; break;
     case COMPRESSION_LZW: case COMPRESSION_ADOBE_DEFLATE: case COMPRESSION_DEFLATE: case COMPRESSION_PACKBITS:
@@ -56,7 +57,13 @@ std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
       // 16-bit page under fax 4 had its 3.7 GB allocated).
       std::uint16_t bits = 1;
       TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
-      return bits == 1 ? UINT64_MAX : 0;
+      if (bits != 1) return 0;
+      if (compression == COMPRESSION_JBIG) return UINT64_MAX;
+      // Fax spends at least a bit on every line (a blank one under fax 4: one code), whatever its
+      // width: its lines are bounded by its bits, not its bytes (fuzz_tiff: 58125 lines claimed
+      // from 132 bytes had a 15 GB RGBA buffer allocated).
+      fax = true;
+      break;
     }
     default: break;
   }
@@ -67,6 +74,12 @@ std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
   std::uint64_t sum = 0;
   for (std::uint64_t i = 0; i < n && sum < file_bytes; ++i) sum += std::min(counts[i], file_bytes);
   std::uint64_t bound = 0;
+  if (fax) {
+    std::uint32_t width = 0;
+    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width);
+    const std::uint64_t lines = std::min(sum, file_bytes) * 8, line_bytes = (std::uint64_t{width} + 7) / 8;
+    return __builtin_mul_overflow(lines, line_bytes, &bound) ? UINT64_MAX : bound;
+  }
   return __builtin_mul_overflow(std::min(sum, file_bytes), expansion, &bound) ? UINT64_MAX : bound;
 }
 
