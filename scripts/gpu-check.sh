@@ -34,7 +34,7 @@ fi
 
 if want tests; then
   step "tests (WINNOW_REQUIRE_GPU=1)"
-  ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 300 > "$logs/ctest.log" 2>&1 || status=1
+  ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 300 -LE slow > "$logs/ctest.log" 2>&1 || status=1
   grep -E 'tests passed|tests failed|\(Failed\)|\(Timeout\)|Skipped\)' "$logs/ctest.log" | tail -25
 fi
 

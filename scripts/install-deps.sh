@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages winnow needs to build, test and benchmark, if any is missing.
-# As root: apt-get installs them. Otherwise: prints the exact command and stops.
+# As root: apt-get installs them. Otherwise: prints the exact command and stops. Packages given
+# as arguments are needed too (make test-tsan: clang libomp-dev).
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -11,6 +12,7 @@ packages=(
   libgtest-dev libbenchmark-dev                       # tests, CPU benchmarks
   libopencv-core-dev libopencv-imgproc-dev            # reference in tests and benchmarks only
   python3-venv python3-dev                            # the Python package and its tests (make test)
+  "$@"
 )
 missing=()
 for p in "${packages[@]}"; do

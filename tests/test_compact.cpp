@@ -4,6 +4,7 @@
 // variants is fixed (every pair the library knows), so CUDA variants appear everywhere and show as
 // skipped where no device answers; a separate test checks that compact_variants() is covered.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
@@ -745,6 +746,21 @@ TEST(CompactGeneric, ValuePredicateOnCarriedTypeIsInputError) {
   const std::vector<Particle> ps{{1.0f, 2}};
   std::vector<Particle> pout(1);
   EXPECT_THROW(winnow::compact<Particle>(ps, pout, winnow::where_luminance(CompareOp::greater, 1.0)), winnow::InputError);
+}
+
+// The documented limit of 32-bit indices (compact.hpp): more than 2^32 elements is an
+// InputError, before any element is read. The input is a reserved, never-touched mapping of
+// 2^32 + 1 bytes, so the check costs no memory.
+TEST(CompactLimits, ThirtyTwoBitIndicesRefuseMoreThan2Pow32Elements) {
+  const std::size_t n = (std::size_t{1} << 32) + 1;
+  void* mapping = mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  std::vector<std::uint32_t> indices(16);
+  EXPECT_THROW(winnow::compact_indices<std::uint8_t>(std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(mapping), n),
+                                                     winnow::where(CompareOp::greater, std::uint8_t{0}),
+                                                     std::span<std::uint32_t>(indices)),
+               winnow::InputError);
+  munmap(mapping, n);
 }
 
 // Beyond 2^32 elements on the CPU (64-bit sizes throughout): opt-in, ~9 GB of memory.

@@ -291,6 +291,126 @@ TEST(Io, BadInputsAreOneLineErrorsNamingTheFile) {
 #endif
 }
 
+// fuzz_jpeg ran at 2.9 GB of memory on inputs of a few KB: frame headers claiming large images,
+// which the reader allocated (and zeroed) before libjpeg met the end of the data. This file is
+// the fuzzer's seed rgb.jpg (770 bytes) with its frame header set to 60000 x 60000 RGB pixels,
+// a 10.8 GB claim (beyond the fuzzer's 4 GB allocation limit, which its inputs stayed under). A JPEG
+// codes every 8x8 block of its first component in at least one bit, so the claim cannot come
+// from 770 bytes: it must be refused as corrupt before anything is allocated (in a child limited
+// to 1 GiB, an allocation of the claim would give the out-of-memory error instead).
+TEST(Io, JpegHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
+  const auto path = winnow::test::test_data_path("fuzz/image-jpeg-claims-60000x60000.jpg");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+  expect_input_error([&] { io::read_rgbaf(path); }, path, "60000 x 60000");
+}
+
+// Found by fuzz_jpeg (out of memory) minutes after the check above, which left arithmetic
+// coding unbounded: a 258-byte progressive arithmetic-coded JPEG (SOF10) claiming 65496 x 65281
+// grey pixels, for which libjpeg allocated its 8.5 GB coefficient buffer. Arithmetic coding has no
+// useful lower bound of bits per block, so such files are held to a limit instead (65536 pixels
+// a byte), refused with a message that says so.
+TEST(Io, ArithmeticJpegClaimingFarMoreThanItsFileIsRefused) {
+  const auto path = winnow::test::test_data_path("fuzz/image-jpeg-arithmetic-claims-65496x65281.jpg");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "arithmetic-coded JPEG");
+  expect_input_error([&] { io::read_rgbaf(path); }, path, "65281 x 65496");
+}
+
+// Found by fuzz_tiff (a timeout: 86 s under ASan): a 246-byte Deflate TIFF whose page claims
+// 11014 x 21063 pixels. The reader allocated 2.8 GB for libtiff's RGBA rendering and converted
+// every pixel before the corrupt data ended the read; the page's strips can decode to at most
+// 4096 times their 246 bytes, so it must be refused before anything is allocated.
+TEST(Io, TiffPageClaimingMoreThanItsStripsHoldIsNotAllocated) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/image-tiff-deflate-claims-large.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+  expect_input_error([&] { io::read_rgbaf(path); }, path, "11014 x 21063");
+#endif
+}
+
+// Limits audit: a FITS header's size is checked before the reader allocates for it. A plain
+// FITS file holds its image data uncompressed, so NAXIS1 x NAXIS2 samples of BITPIX bits must fit
+// in the file; a header of 8-byte samples whose product overflows 64 bits is refused as well.
+TEST(Io, FitsHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
+#ifndef WINNOW_HAVE_FITS
+  GTEST_SKIP() << "FITS support not compiled in";
+#else
+  auto card = [](const std::string& key, const std::string& value) {
+    std::string c = key;
+    c.resize(8, ' ');
+    if (!value.empty()) c += "= " + std::string(20 - value.size(), ' ') + value;
+    c.resize(80, ' ');
+    return c;
+  };
+  auto fits = [&](const std::string& width, const std::string& height) {
+    std::string h = card("SIMPLE", "T") + card("BITPIX", "-64") + card("NAXIS", "2") + card("NAXIS1", width) +
+                    card("NAXIS2", height) + card("END", "");
+    h.resize(2880, ' ');
+    std::mt19937 rng(5);
+    std::string data(2880, '\0');
+    for (auto& b : data) b = static_cast<char>(rng());
+    return h + data;
+  };
+  TempDir dir;
+  write_bytes(dir / "claims.fits", fits("20000", "20000"));  // 3.2 GB claimed by 5760 bytes
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(dir / "claims.fits"); },
+                                               "20000 x 20000 pixels cannot come from a file of 5760 bytes", dir.path());
+  write_bytes(dir / "overflow.fits", fits("4294967296", "4294967296"));
+  expect_input_error([&] { io::read_rgba8(dir / "overflow.fits"); }, dir / "overflow.fits", "FITS");
+  // The data of a real header are read: 18 x 20 samples of 8 bytes fill exactly 2880 bytes.
+  write_bytes(dir / "fits.fits", fits("18", "20"));
+  EXPECT_EQ(io::read_rgba8(dir / "fits.fits").width(), 18);
+#endif
+}
+
+// Limits audit: allocation failure anywhere in reading, the converted image included, is the
+// one-line error. A valid 8000 x 8000 PNG (rows of random colours, so it compresses within the
+// reader's claim check) decodes in a child limited to 1 GiB, but its 1 GB RgbaF32 image cannot
+// be allocated there.
+TEST(Io, ImageTooLargeForMemoryIsInputError) {
+  TempDir dir;
+  const auto path = dir / "large.png";
+  {
+    Image<Rgba8> big(8000, 8000);
+    std::mt19937 rng(8);
+    for (std::int64_t y = 0; y < big.height(); ++y) {
+      const Rgba8 colour{static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()),
+                         static_cast<std::uint8_t>(rng()), 255};
+      std::fill(big.data() + y * big.width(), big.data() + (y + 1) * big.width(), colour);
+    }
+    io::write_png(path, big.view());
+  }
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgbaf(path); },
+                                               "too large to decode in this machine's memory", dir.path());
+}
+
+// Found by fuzz_tiff (out of memory): a 278-byte bilevel TIFF under CCITT run-length coding
+// claiming 65531 x 58125 pixels; fax pages were exempt from the claim check, and the 15 GB RGBA
+// buffer was allocated. A fax page spends at least a bit on every line, whatever its width, so
+// 132 bytes of strip cannot hold 58125 lines.
+TEST(Io, TiffFaxPageClaimingMoreLinesThanItsStripsHoldIsNotAllocated) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/image-tiff-fax-claims-58125-lines.tif");
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); }, "cannot come from a file of");
+#endif
+}
+
+// Found by fuzz_tiff (slow units, 12 to 32 s under ASan): a 248-byte TIFF of 1014 x 49919
+// bilevel pixels under compression 32512, a scheme libtiff has no codec for. libtiff's RGBA
+// rendering skipped every strip it could not decode and the reader returned a 50-megapixel image
+// of nothing, without an error. A page libtiff cannot decode must be refused, by name.
+TEST(Io, TiffWithoutACodecIsRefused) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  const auto path = winnow::test::test_data_path("fuzz/image-tiff-unknown-codec-slow.tif");
+  expect_input_error([&] { io::read_rgba8(path); }, path, "compression 32512");
+#endif
+}
+
 TEST(Io, OutputToMissingDirectoryFailsAndLeavesNothing) {
   TempDir dir;
   const auto img = random_image(4, 4, 2);

@@ -38,22 +38,6 @@ struct IsosurfaceCli {
   std::string preview;
 };
 
-// "SX,SY,SZ" of --spacing: three positive finite numbers.
-std::array<double, 3> parse_spacing(const std::string& text) {
-  std::array<double, 3> spacing{};
-  const char* p = text.c_str();
-  for (std::size_t axis = 0; axis < 3; ++axis) {
-    char* end = nullptr;
-    spacing[axis] = std::strtod(p, &end);
-    const char expected = axis < 2 ? ',' : '\0';
-    const bool digits_first = *p >= '0' && *p <= '9';  // no blanks, signs, "inf" or "nan"
-    if (!digits_first || end == p || *end != expected || !std::isfinite(spacing[axis]) || !(spacing[axis] > 0))
-      throw InputError("--spacing '" + text + "' is not SX,SY,SZ (three positive numbers)");
-    p = end + 1;
-  }
-  return spacing;
-}
-
 template <class T>
 constexpr bool kHasIsosurface = std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t> ||
                                 std::is_same_v<T, std::int16_t> || std::is_same_v<T, float> ||
@@ -125,6 +109,21 @@ void run(const IsosurfaceCli& o) {
 }
 
 }  // namespace
+
+std::array<double, 3> parse_spacing(const std::string& text) {
+  std::array<double, 3> spacing{};
+  const char* p = text.c_str();
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    char* end = nullptr;
+    spacing[axis] = std::strtod(p, &end);
+    const char expected = axis < 2 ? ',' : '\0';
+    const bool digits_first = *p >= '0' && *p <= '9';  // no blanks, signs, "inf" or "nan"
+    if (!digits_first || end == p || *end != expected || !std::isfinite(spacing[axis]) || !(spacing[axis] > 0))
+      throw InputError("--spacing '" + text + "' is not SX,SY,SZ (three positive numbers)");
+    p = end + 1;
+  }
+  return spacing;
+}
 
 void register_isosurface(CLI::App& app) {
   auto o = std::make_shared<IsosurfaceCli>();

@@ -15,13 +15,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "puzzle_json.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 #include "winnow/progress.hpp"
@@ -63,50 +63,6 @@ Image<Rgba8> to_rgba8(const Image<RgbaF32>& in) {
     out.data()[i] = Rgba8{cv(p.r), cv(p.g), cv(p.b), 255};
   }
   return out;
-}
-
-json read_json(const fs::path& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path.string() + ": cannot open");
-  try {
-    return json::parse(f);
-  } catch (const json::exception& e) {
-    throw InputError(path.string() + ": not valid JSON (" + std::string(e.what()) + ")");
-  }
-}
-
-struct PuzzleFile {
-  int rows = 0, cols = 0;
-  std::vector<int> values;
-};
-
-PuzzleFile read_puzzle_json(const fs::path& path, const char* format, const char* key) {
-  const json j = read_json(path);
-  PuzzleFile p;
-  try {
-    if (!j.is_object() || j.value("format", std::string()) != format)
-      throw InputError(path.string() + ": not a " + format + " file");
-    // Whole numbers only: the JSON library would truncate 0.5 to 0.
-    const bool whole = j.at("rows").is_number_integer() && j.at("cols").is_number_integer() && j.at(key).is_array() &&
-                       std::all_of(j.at(key).begin(), j.at(key).end(), [](const json& v) { return v.is_number_integer(); });
-    if (!whole) throw InputError(path.string() + ": 'rows', 'cols' and '" + key + "' must be whole numbers");
-    p.rows = j.at("rows").get<int>();
-    p.cols = j.at("cols").get<int>();
-    p.values = j.at(key).get<std::vector<int>>();
-  } catch (const json::exception& e) {
-    throw InputError(path.string() + ": malformed " + format + " file (" + std::string(e.what()) + ")");
-  }
-  if (p.rows < 1 || p.cols < 1)
-    throw InputError(path.string() + ": 'rows' and 'cols' must be at least 1");
-  if (static_cast<long>(p.values.size()) != static_cast<long>(p.rows) * p.cols)
-    throw InputError(path.string() + ": '" + key + "' must hold rows*cols entries");
-  std::vector<char> seen(p.values.size(), 0);
-  for (int v : p.values) {
-    if (v < 0 || v >= static_cast<int>(p.values.size()) || seen[v])
-      throw InputError(path.string() + ": '" + key + "' is not a permutation of 0..rows*cols-1");
-    seen[v] = 1;
-  }
-  return p;
 }
 
 pz::Score score_pair(const fs::path& placement, const fs::path& truth) {

@@ -1,6 +1,7 @@
 #pragma once
 // Sub-commands of the winnow CLI: each cmd_<verb>.cpp registers its own options and callback.
 #include <CLI/CLI.hpp>
+#include <array>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -40,6 +41,11 @@ double parse_threshold(const std::string& text, const std::string& input);
 /// written under x.jpg would mislead. Empty paths and names without an extension pass.
 void check_output_name(const std::string& path, std::initializer_list<const char*> extensions, const char* format);
 
+/// "SX,SY,SZ" of isosurface's --spacing: three positive finite numbers, else InputError.
+std::array<double, 3> parse_spacing(const std::string& text);
+
+/// Sets up `app` as the winnow command line: one sub-command required, --version, every command.
+void register_commands(CLI::App& app);
 void register_devices(CLI::App& app);
 void register_compact(CLI::App& app);
 void register_label(CLI::App& app);

@@ -1,116 +1,16 @@
-// winnow: fast data-parallel image primitives on CPU and GPU. One sub-command per capability.
-#include <cctype>
-#include <cerrno>
-#include <cstdlib>
+// winnow: fast data-parallel image primitives on CPU and GPU. One sub-command per capability
+// (cli.cpp builds the command line); every error is one line and exit status 2.
 #include <cstdio>
 #include <exception>
-#include <filesystem>
-#include <system_error>
 
 #include "commands.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 
-namespace winnow::cli {
-
-Backend CommonOptions::requested() const {
-  if (backend.empty()) return Backend::automatic;  // the library reads WINNOW_BACKEND
-  const Backend b = parse_backend(backend);
-  if (b != Backend::automatic) return b;
-  // An explicit auto: the environment does not apply, but the library's automatic choice (which
-  // can weigh the job, as labeling does) still does.
-  unsetenv("WINNOW_BACKEND");
-  return Backend::automatic;
-}
-
-void add_common_options(CLI::App* cmd, CommonOptions& common) {
-  cmd->add_option("--backend", common.backend, "auto | cpu | cuda (default: WINNOW_BACKEND, else auto)")
-      ->check(CLI::IsMember({"auto", "automatic", "cpu", "cuda", "gpu"}));
-  cmd->add_flag("-q,--quiet", common.quiet, "no progress or summary output");
-}
-
-const CLI::Validator kFileName(
-    [](const std::string& name) { return name.empty() ? std::string("empty file name") : std::string(); }, "FILE");
-
-void write_outputs(const std::vector<Output>& outputs) {
-  // Each output is written in full under a temporary name beside its target; only when all are,
-  // are they renamed into place. A failure removes the temporaries and leaves the targets as
-  // they were (files of an earlier run included).
-  std::vector<std::pair<std::filesystem::path, const std::string*>> staged;
-  auto drop_staged = [&] {
-    std::error_code ec;
-    for (const auto& s : staged) {
-      std::filesystem::remove(s.first, ec);
-      io::release_temporary(s.first);
-    }
-  };
-  for (const Output& o : outputs) {
-    if (o.path.empty()) continue;
-    try {
-      io::check_writable(o.path);
-      staged.emplace_back(io::temporary_beside(o.path), &o.path);
-      o.write(staged.back().first.string());
-    } catch (const std::exception& e) {
-      drop_staged();
-      // The writer named the temporary: the user knows the file by its own name.
-      std::string message = e.what();
-      if (!staged.empty() && staged.back().second == &o.path)
-        for (std::size_t at; (at = message.find(staged.back().first.string())) != std::string::npos;)
-          message.replace(at, staged.back().first.string().size(), o.path);
-      throw InputError(message);
-    }
-  }
-  for (std::size_t i = 0; i < staged.size(); ++i) {
-    std::error_code ec;
-    std::filesystem::rename(staged[i].first, *staged[i].second, ec);
-    if (ec) {
-      const std::string target = *staged[i].second;
-      staged.erase(staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(i));  // those are in place
-      drop_staged();
-      throw InputError(target + ": cannot write: " + ec.message());
-    }
-    io::release_temporary(staged[i].first);
-  }
-}
-
-double parse_threshold(const std::string& text, const std::string& input) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const double t = std::strtod(begin, &end);
-  // Plain decimals only ("40", "40.5"): strtod would also take " 40", "0x28" and "4e1".
-  const bool decimal = text.find_first_not_of("0123456789.") == std::string::npos &&
-                       text.find_first_of("0123456789") != std::string::npos;
-  const bool whole = decimal && end == begin + text.size() && errno == 0;
-  if (!whole || !(t >= 0.0 && t <= 255.0))
-    throw InputError(input + ": threshold '" + text + "' is not a number in 0..255");
-  return t;
-}
-
-void check_output_name(const std::string& path, std::initializer_list<const char*> extensions, const char* format) {
-  if (path.empty()) return;
-  std::string ext = std::filesystem::path(path).extension().string();
-  if (ext.empty()) return;  // no extension: the user's choice
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* e : extensions)
-    if (ext == e) return;
-  throw InputError(path + ": this output is written as " + format + "; name it " + *extensions.begin() +
-                   " (or give no extension)");
-}
-
-}  // namespace winnow::cli
-
 int main(int argc, char** argv) {
   CLI::App app{"winnow: fast data-parallel image primitives (compaction, labeling, puzzles, voxels, isosurfaces) on CPU and GPU"};
-  app.require_subcommand(1);
   winnow::io::remove_temporaries_on_signals();
-  app.set_version_flag("--version", "winnow 0.1.0");
-  winnow::cli::register_devices(app);
-  winnow::cli::register_compact(app);
-  winnow::cli::register_label(app);
-  winnow::cli::register_puzzle(app);
-  winnow::cli::register_voxels(app);
-  winnow::cli::register_isosurface(app);
+  winnow::cli::register_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -9,9 +9,7 @@
 #include "winnow/error.hpp"
 
 namespace winnow::cli {
-namespace {
 
-// "X,Y,Z" of --dims: three positive integers.
 std::array<std::int64_t, 3> parse_dims(const std::string& text) {
   std::array<std::int64_t, 3> dims{};
   const char* p = text.data();
@@ -33,8 +31,6 @@ io::VoxelType parse_dtype(const std::string& text) {
     if (text == io::voxel_type_name(t)) return t;
   throw InputError("--dtype '" + text + "' is not one of u8 i8 u16 i16 u32 i32 u64 i64 f32 f64");
 }
-
-}  // namespace
 
 void add_raw_volume_options(CLI::App* cmd, VolumeArguments& arguments) {
   cmd->add_option("--dims", arguments.dims, "raw volume: X,Y,Z voxels");

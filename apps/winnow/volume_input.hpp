@@ -34,6 +34,11 @@ class VolumeSource {
   io::VoxelType raw_type_ = io::VoxelType::u8;
 };
 
+/// "X,Y,Z" of --dims: three positive integers, else InputError naming --dims.
+std::array<std::int64_t, 3> parse_dims(const std::string& text);
+/// --dtype's voxel type name (u8 ... f64), else InputError naming --dtype.
+io::VoxelType parse_dtype(const std::string& text);
+
 /// A finite decimal number from --level's text, else InputError naming --level.
 double parse_level(const std::string& text);
 

@@ -7,11 +7,13 @@
 #include <cstdarg>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,7 +66,7 @@ File open_for_read(const fs::path& path) {
   return f;
 }
 
-enum class Format { png, jpeg, tiff, fits, unknown };
+using Format = detail::ImageFormat;
 
 Format sniff(const fs::path& path) {
   File f = open_for_read(path);
@@ -83,6 +85,21 @@ Format sniff(const fs::path& path) {
 
 void check_size(const fs::path& path, std::int64_t w, std::int64_t h) {
   if (w <= 0 || h <= 0) fail(path, "image has zero width or height");
+}
+
+// The size of the file at `path`, or nullopt where it cannot be told (then no claim is bounded).
+std::optional<std::uint64_t> file_bytes_of(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t n = fs::file_size(path, ec);
+  if (ec) return std::nullopt;
+  return n;
+}
+
+// The refusal of a header whose pixels its file cannot hold (checked before allocating for them).
+[[noreturn]] void fail_claim(const fs::path& path, const char* format, std::uint64_t w, std::uint64_t h,
+                             std::uint64_t file_bytes) {
+  fail(path, std::string("corrupt ") + format + ": the header's " + std::to_string(w) + " x " + std::to_string(h) +
+                 " pixels cannot come from a file of " + std::to_string(file_bytes) + " bytes");
 }
 
 // ---- PNG (classic API: keeps 16-bit samples as they are, no gamma conversion) ---------------
@@ -118,14 +135,11 @@ Decoded read_png(const fs::path& path) {
   // Deflate packs at most ~1032 bytes into one: a header claiming more stored rows (as packed in
   // the file, before any expansion: 1-bit and palette images are small there) than that is
   // corrupt, and is refused before gigabytes are allocated for it.
-  std::error_code size_ec;
-  const auto file_bytes = static_cast<double>(fs::file_size(path, size_ec));
+  const auto file_bytes = file_bytes_of(path);
   const double packed_bytes = (static_cast<double>(png_get_rowbytes(png, info)) + 1.0) * h;
-  if (!size_ec && packed_bytes > 1100.0 * file_bytes + 65536.0) {
+  if (file_bytes && packed_bytes > 1100.0 * static_cast<double>(*file_bytes) + 65536.0) {
     png_destroy_read_struct(&png, &info, nullptr);
-    fail(path, "corrupt PNG: the header's " + std::to_string(w) + " x " + std::to_string(h) +
-                   " pixels cannot come from a file of " + std::to_string(static_cast<std::uint64_t>(file_bytes)) +
-                   " bytes");
+    fail_claim(path, "PNG", w, h, *file_bytes);
   }
   png_set_expand(png);  // palette -> RGB, grey < 8 bits -> 8 bits, tRNS -> alpha
   if (depth == 16) png_set_swap(png);  // host (little-endian) order for uint16_t
@@ -203,6 +217,28 @@ Decoded read_jpeg(const fs::path& path) {
   jpeg_create_decompress(&cinfo);
   jpeg_stdio_src(&cinfo, f.get());
   jpeg_read_header(&cinfo, TRUE);
+  // Huffman coding spends at least one bit on every 8x8 block of a component it codes, and no
+  // component has fewer than 1/16 of the image's blocks (sampling factors are 1 to 4): a header
+  // claiming more than 8192 pixels per byte of its file is corrupt (fuzz_jpeg's inputs of a few
+  // KB had gigabytes allocated and zeroed that way before libjpeg met the end of their data).
+  // Arithmetic coding has no useful bound (its adaptive coder can spend far less than a bit on a
+  // block), yet fuzz_jpeg's 258-byte arithmetic file claiming 65496 x 65281 pixels had libjpeg
+  // allocate 8.5 GB: those are held to a limit, 65536 pixels a byte, refused as such. Both are
+  // checked before libjpeg or we allocate for the image.
+  if (const auto file_bytes = file_bytes_of(path)) {
+    const double pixels = static_cast<double>(cinfo.image_width) * cinfo.image_height;
+    const double file = static_cast<double>(*file_bytes);
+    if (!cinfo.arith_code && pixels > 8192.0 * file + 1048576.0) {
+      jpeg_destroy_decompress(&cinfo);
+      fail_claim(path, "JPEG", cinfo.image_width, cinfo.image_height, *file_bytes);
+    }
+    if (cinfo.arith_code && pixels > 65536.0 * file + 1048576.0) {
+      const std::string claim = std::to_string(cinfo.image_width) + " x " + std::to_string(cinfo.image_height);
+      jpeg_destroy_decompress(&cinfo);
+      fail(path, "refused: an arithmetic-coded JPEG claiming " + claim + " pixels from " +
+                     std::to_string(*file_bytes) + " bytes (more than 65536 pixels a byte; corrupt?)");
+    }
+  }
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
     jpeg_destroy_decompress(&cinfo);
     fail(path, "unsupported JPEG colour space (CMYK)");
@@ -287,6 +323,17 @@ Decoded read_tiff(const fs::path& path) {
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_SAMPLEFORMAT, &fmt);
   TIFFGetFieldDefaulted(tif.get(), TIFFTAG_PHOTOMETRIC, &photometric);
   check_size(path, w, h);
+  detail::require_codec(tif.get(), path);
+  // What the page claims against what its data in the file can decode to (as the volume stack
+  // reader checks), and against memory: the largest buffer below is 32 bytes per pixel. YCbCr
+  // may store its chroma subsampled: only luma is counted.
+  const double stored_samples = photometric == PHOTOMETRIC_YCBCR ? 1.0 : spp;
+  const double claimed_bytes = static_cast<double>(w) * h * stored_samples * bps / 8.0;
+  if (const auto file_bytes = file_bytes_of(path);
+      file_bytes && claimed_bytes > static_cast<double>(detail::page_decoded_bound(tif.get(), *file_bytes)))
+    fail_claim(path, "TIFF", w, h, *file_bytes);
+  if (static_cast<double>(w) * h * 32.0 > static_cast<double>(std::numeric_limits<std::size_t>::max()))
+    fail(path, "a TIFF of " + std::to_string(w) + " x " + std::to_string(h) + " pixels is larger than any memory can hold");
   Decoded d;
   d.width = w;
   d.height = h;
@@ -358,7 +405,8 @@ Decoded read_tiff(const fs::path& path) {
                    (planar != PLANARCONFIG_CONTIG ? " in separate planes" : ""));
   } else {  // anything else libtiff can render (palette, YCbCr, bilevel, planes, ...) as 8-bit RGBA
     std::vector<std::uint32_t> rgba(n);
-    if (!TIFFReadRGBAImageOriented(tif.get(), w, h, rgba.data(), ORIENTATION_TOPLEFT, 0))
+    // Stop at the first strip that fails: libtiff would otherwise leave it blank and go on.
+    if (!TIFFReadRGBAImageOriented(tif.get(), w, h, rgba.data(), ORIENTATION_TOPLEFT, 1))
       fail(path, "unsupported or corrupt TIFF: " + g_tiff_error);
     d.channels = 4;
     d.bits = 8;
@@ -409,6 +457,33 @@ Decoded read_fits(const fs::path& path) {
     fits_close_file(fp, &ignored);
     fail(path, "unsupported FITS image with " + std::to_string(naxis) + " axes (expected a 2-D image)");
   }
+  // The header's size, checked before allocating: the two buffers below hold 12 bytes a pixel,
+  // and an uncompressed image's data lie in the file itself, so a plain (not gzip-compressed)
+  // file with fewer bytes than its header claims is corrupt.
+  std::int64_t pixels = 0;
+  if (__builtin_mul_overflow(std::int64_t{axes[0]}, std::int64_t{axes[1]}, &pixels) ||
+      pixels > std::numeric_limits<std::int64_t>::max() / 12) {
+    int ignored = 0;
+    fits_close_file(fp, &ignored);
+    fail(path, "a FITS image of " + std::to_string(axes[0]) + " x " + std::to_string(axes[1]) +
+                   " pixels is larger than any memory can hold (corrupt header?)");
+  }
+  {
+    int compressed_status = 0;
+    const bool tile_compressed = fits_is_compressed_image(fp, &compressed_status) != 0;
+    char magic[6] = {};
+    const bool plain = [&] {
+      std::ifstream in(path, std::ios::binary);
+      return in.read(magic, sizeof magic) && std::memcmp(magic, "SIMPLE", sizeof magic) == 0;
+    }();
+    const auto file_bytes = file_bytes_of(path);
+    const double claimed_bytes = static_cast<double>(pixels) * std::abs(bitpix) / 8.0;
+    if (!tile_compressed && plain && file_bytes && claimed_bytes > static_cast<double>(*file_bytes)) {
+      int ignored = 0;
+      fits_close_file(fp, &ignored);
+      fail_claim(path, "FITS", static_cast<std::uint64_t>(axes[0]), static_cast<std::uint64_t>(axes[1]), *file_bytes);
+    }
+  }
   Decoded d;
   d.width = axes[0];
   d.height = axes[1];
@@ -435,8 +510,8 @@ Decoded read_fits(const fs::path& path) {
 }
 #endif
 
-Decoded decode_format(const fs::path& path) {
-  switch (sniff(path)) {
+Decoded decode_format(const fs::path& path, Format format) {
+  switch (format) {
     case Format::png: return read_png(path);
     case Format::jpeg: return read_jpeg(path);
     case Format::tiff:
@@ -454,14 +529,6 @@ Decoded decode_format(const fs::path& path) {
     case Format::unknown: break;
   }
   fail(path, "unsupported image format (expected PNG, JPEG, TIFF or FITS)");
-}
-
-Decoded decode(const fs::path& path) {
-  try {
-    return decode_format(path);
-  } catch (const std::bad_alloc&) {  // e.g. a corrupt header claiming an enormous image
-    fail(path, "too large to decode in this machine's memory (or a corrupt header claiming so)");
-  }
 }
 
 // Sample -> [0, 255] as float, and as rounded 8-bit.
@@ -539,20 +606,32 @@ void write_png_rows(const fs::path& path, std::int64_t w, std::int64_t h, int co
   file.commit();
 }
 
+// Decodes and converts: allocation failure anywhere (the decoder's buffers or the converted
+// image, e.g. for a corrupt header claiming an enormous image) is the one-line error.
+template <class Pixel, class Conv>
+Image<Pixel> read_image(const fs::path& path, Format format, ImageInfo* info, Conv conv) {
+  try {
+    const Decoded d = decode_format(path, format);
+    check_size(path, d.width, d.height);
+    if (info) *info = d.info;
+    return convert<Pixel>(d, conv, 255.0f);
+  } catch (const std::bad_alloc&) {
+    fail(path, "too large to decode in this machine's memory (or a corrupt header claiming so)");
+  }
+}
+
 }  // namespace
 
 Image<Rgba8> read_rgba8(const std::filesystem::path& path, ImageInfo* info) {
-  Decoded d = decode(path);
-  check_size(path, d.width, d.height);
-  if (info) *info = d.info;
-  return convert<Rgba8>(d, ToU8{}, 255.0f);
+  return read_image<Rgba8>(path, sniff(path), info, ToU8{});
 }
 
 Image<RgbaF32> read_rgbaf(const std::filesystem::path& path, ImageInfo* info) {
-  Decoded d = decode(path);
-  check_size(path, d.width, d.height);
-  if (info) *info = d.info;
-  return convert<RgbaF32>(d, ToF32{}, 255.0f);
+  return detail::read_rgbaf_as(path, sniff(path), info);
+}
+
+Image<RgbaF32> detail::read_rgbaf_as(const std::filesystem::path& path, ImageFormat format, ImageInfo* info) {
+  return read_image<RgbaF32>(path, format, info, ToF32{});
 }
 
 void write_png(const std::filesystem::path& path, ImageView<const Rgba8> image) {

@@ -35,4 +35,16 @@ TiffHandle open_tiff_for_reading(const std::filesystem::path& path);
 void read_tiff_pixels(TIFF* tif, const std::filesystem::path& path, std::uint32_t w, std::uint32_t h,
                       std::size_t pixel_bytes, unsigned char* out);
 
+/// InputError naming `path` unless libtiff has a codec for the current page's compression (it
+/// would otherwise skip every strip and leave the page empty, without an error).
+void require_codec(TIFF* tif, const std::filesystem::path& path);
+
+/// The most bytes the current page can decode to: its strips' (or tiles') bytes in the file (each
+/// at most `file_bytes`) times the largest expansion of its compression. A header that claims
+/// more is corrupt, and is refused before anything is allocated for it. 0 when the page lists no
+/// strip or tile byte counts. CCITT fax codes a blank line of any width in a bit: its 1-bit pages
+/// are bounded by 8 lines a byte; 1-bit JBIG pages are not bounded (UINT64_MAX); other pages under
+/// them cannot decode (0).
+std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes);
+
 }  // namespace winnow::io::detail

@@ -61,24 +61,6 @@ std::optional<VoxelType> voxel_type_of(const PageFormat& f) {
   }
 }
 
-// The most bytes page `tif` can decode to: its strips' (or tiles') bytes in the file (each at most
-// the file's size), times the largest expansion of its compression: 1 uncompressed, else 4096 (above
-// what LZW, Deflate or PackBits reach: a code of 12 bits stands for at most 4096 bytes). A header that
-// claims more than this is corrupt, and is refused before the volume is allocated.
-std::uint64_t page_bound(TIFF* tif, std::uint64_t file_bytes) {
-  std::uint16_t compression = COMPRESSION_NONE;
-  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
-  const bool tiled = TIFFIsTiled(tif);
-  std::uint64_t* counts = nullptr;
-  if (!TIFFGetField(tif, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) || !counts) return 0;
-  const std::uint64_t n = tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
-  std::uint64_t sum = 0;
-  for (std::uint64_t i = 0; i < n && sum < file_bytes; ++i) sum += std::min(counts[i], file_bytes);
-  sum = std::min(sum, file_bytes);
-  constexpr std::uint64_t kMaxExpansion = 4096;
-  return compression == COMPRESSION_NONE ? sum : sum * kMaxExpansion;
-}
-
 }  // namespace
 
 AnyVolume read_tiff_stack(const fs::path& path) {
@@ -99,7 +81,8 @@ AnyVolume read_tiff_stack(const fs::path& path) {
     for (tdir_t z = 0; z < pages; ++z) {
       if (!TIFFSetDirectory(tif.get(), z))
         fail(path, "corrupt TIFF: cannot read page " + std::to_string(z) + ": " + g_tiff_error);
-      if (!ec && page_claim > page_bound(tif.get(), file_bytes))
+      require_codec(tif.get(), path);
+      if (!ec && page_claim > page_decoded_bound(tif.get(), file_bytes))
         fail(path, "corrupt TIFF: page " + std::to_string(z) + " claims " + std::to_string(first.width) + " x " +
                        std::to_string(first.height) + " samples of " + std::to_string(pixel_bytes) +
                        " bytes, more than its data in the file can hold");

@@ -104,6 +104,13 @@ void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedVi
 /// The number of pages of the TIFF file `path` (tiff_stack.cpp).
 std::int64_t tiff_page_count(const fs::path& path);
 
+/// The volume formats read_volume tells apart by their first bytes (after gzip).
+enum class VolumeFormat { nifti, nrrd, npy, tiff_stack };
+/// read_volume with the format given instead of sniffed (gzip still undone first): each format's
+/// reader on any bytes, with read_volume's handling of allocation failure (the per-format fuzz
+/// targets' entry; volume_io.cpp).
+AnyVolume read_volume_as(const fs::path& path, VolumeFormat format);
+
 /// Reverses the byte order of `count` values of `width` bytes in place.
 void swap_bytes(unsigned char* data, std::size_t count, int width);
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -330,22 +331,46 @@ bool is_volume_file(const std::filesystem::path& path) {
   return is_tiff(b) && tiff_page_count(path) > 1;
 }
 
-AnyVolume read_volume(const std::filesystem::path& path) {
-  try {
-    const FileBytes file = FileBytes::load(path);
-    const auto b = file.bytes();
-    if (starts_with(b, "NRRD000")) return read_nrrd(path, b);
-    if (starts_with(b, "\x93NUMPY")) return read_npy(path, b);
-    if (is_nifti(b)) return read_nifti(path, b);
-    if (is_tiff(b)) {
-      if (file.was_gzip()) fail(path, "a gzip-compressed TIFF is not supported (decompress it first)");
-      return read_tiff_stack(path);
-    }
+namespace {
+std::optional<detail::VolumeFormat> sniff_volume(std::span<const unsigned char> b) {
+  using detail::VolumeFormat;
+  if (starts_with(b, "NRRD000")) return VolumeFormat::nrrd;
+  if (starts_with(b, "\x93NUMPY")) return VolumeFormat::npy;
+  if (is_nifti(b)) return VolumeFormat::nifti;
+  if (is_tiff(b)) return VolumeFormat::tiff_stack;
+  return std::nullopt;
+}
+
+AnyVolume read_loaded(const std::filesystem::path& path, const FileBytes& file,
+                      std::optional<detail::VolumeFormat> format) {
+  const auto b = file.bytes();
+  if (!format) format = sniff_volume(b);
+  if (!format)
     fail(path, std::string("unknown volume format") + (file.was_gzip() ? " inside the gzip stream" : "") +
                    " (expected NIfTI-1, NRRD, .npy or TIFF; raw files need their dimensions given)");
+  switch (*format) {
+    case detail::VolumeFormat::nrrd: return read_nrrd(path, b);
+    case detail::VolumeFormat::npy: return read_npy(path, b);
+    case detail::VolumeFormat::nifti: return read_nifti(path, b);
+    case detail::VolumeFormat::tiff_stack: break;
+  }
+  if (file.was_gzip()) fail(path, "a gzip-compressed TIFF is not supported (decompress it first)");
+  return read_tiff_stack(path);
+}
+
+AnyVolume read_volume_format(const std::filesystem::path& path, std::optional<detail::VolumeFormat> format) {
+  try {
+    return read_loaded(path, FileBytes::load(path), format);
   } catch (const std::bad_alloc&) {
     fail(path, "too large to read in this machine's memory (or a corrupt header claiming so)");
   }
+}
+}  // namespace
+
+AnyVolume read_volume(const std::filesystem::path& path) { return read_volume_format(path, std::nullopt); }
+
+AnyVolume detail::read_volume_as(const std::filesystem::path& path, VolumeFormat format) {
+  return read_volume_format(path, format);
 }
 
 AnyVolume read_raw_volume(const std::filesystem::path& path, std::int64_t nx, std::int64_t ny, std::int64_t nz,
