@@ -11,8 +11,8 @@
 //             rows become bits (above, on the level) kept in shared memory for the rows around;
 //             most lanes see uniform bits and store zeros, the others take their cases and
 //             crossings from the bits; one byte per voxel: owner mask and triangle count;
-//   sums      per tile of 256 voxels (a piece of a row; tiles follow raster order), one warp of
-//             8 bytes per lane, the sums of the vertex and triangle counts (16 bytes per tile);
+//   sums      per tile of 256 voxels (a piece of a row; tiles follow raster order), 8 bytes per
+//             lane, a warp per 4 tiles, the sums of the vertex and triangle counts (16 bytes per tile);
 //   top       an exclusive scan of the tile sums (cub::DeviceScan), whose end holds the totals;
 //             a one-thread kernel copies them out (device, and host-mapped memory) and decides
 //             whether the outputs have room;
@@ -20,7 +20,8 @@
 //             first leaves per voxel its first vertex's number (4 bytes per voxel: how a triangle
 //             finds the vertex of an edge owned by another voxel) and writes each vertex's key
 //             (voxel, slot) into its output slot; the second writes each triangle's key (cell,
-//             rank) into its slot; tiles with nothing to number leave at once;
+//             rank) into its slot; tiles with nothing to number leave at once; a tile's keys are
+//             written by the warp together, output t by lane t % 32 (consecutive stores);
 //   dense     one thread per output reads its key and computes the output in place: positions,
 //             normals and values (double arithmetic, gradients), and triangles (the cell's table
 //             entry, three vertex numbers). A surface touches a voxel or two per warp, so doing
