@@ -93,6 +93,8 @@ def statistics(labels: Any) -> dict:
         raise ValueError(f"labels: expected a 2D or 3D array, got {labels.ndim} dimensions")
     if labels.dtype.kind not in "biu":
         raise TypeError(f"labels: expected an integer dtype, got {labels.dtype}")
+    if labels.size == 0:
+        return _empty_statistics(labels.ndim)
     volume = labels if labels.ndim == 3 else labels[None]
     if not _last_axis_adjacent(volume):
         volume = np.ascontiguousarray(volume)
@@ -100,9 +102,18 @@ def statistics(labels: Any) -> dict:
     return _cc3d_fields(counts, lower, upper, centroids, labels.ndim)
 
 
+def _empty_statistics(ndim: int) -> dict:
+    """The statistics of an array without voxels: the background alone, with no voxels (cc3d gives
+    None for each field there; arrays of one row keep the fields' types)."""
+    return _cc3d_fields(np.zeros(1, np.uint64), np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int64),
+                        np.full((1, 3), np.nan), ndim)
+
+
 def _labeling_statistics(labels: np.ndarray, n: int, rows: np.ndarray, centroids: np.ndarray, ndim: int) -> dict:
     """cc3d.statistics' fields of a labeling: the library's rows for labels 1..N (voxels, x, y,
     z, width, height, depth and centroid x, y, z) and one pass over the background."""
+    if labels.size == 0:
+        return _empty_statistics(ndim)
     volume = labels if labels.ndim == 3 else labels[None]
     background = _winnow.statistics_host(volume, True)
     counts = np.empty(n + 1, np.uint64)

@@ -250,6 +250,16 @@ def test_statistics_of_any_label_array(rng):
     assert_statistics(stats, ones)
 
 
+@pytest.mark.parametrize("shape", [(0, 5, 6), (4, 0, 3), (0, 5)])
+def test_statistics_of_arrays_without_voxels(shape):
+    # The background alone, with no voxels (cc3d returns None for each field here).
+    for stats in (winnow.statistics(np.zeros(shape, np.uint32)),
+                  winnow.label(np.zeros(shape, np.uint8), stats=True)[1]):
+        assert stats["voxel_counts"].tolist() == [0]
+        assert stats["bounding_boxes"] == [None]
+        assert stats["centroids"].shape == (1, len(shape)) and np.isnan(stats["centroids"]).all()
+
+
 def test_bundled_volumes():
     for name in ("mni152_gm.nii.gz", "motor_activation.nii.gz"):
         volume = read_nifti(EXAMPLES / "volumes" / name)
