@@ -184,7 +184,8 @@ void expect_same_mesh(const Mesh& a, const Mesh& b) {
   EXPECT_TRUE(a.triangles64 == b.triangles64);
   EXPECT_TRUE(a.normals == b.normals);
   EXPECT_EQ(a.values.size(), b.values.size());
-  EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));  // NaN-safe
+  if (!a.values.empty() && a.values.size() == b.values.size())  // memcmp: NaN-safe; never on null
+    EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
 }
 
 // Normals and winding point away from `centre` (outward for a surface around it).
