@@ -37,6 +37,7 @@
 
 #include "label/backends.hpp"
 #include "label/cpu/label_runs.hpp"
+#include "label/cpu/row_runs.hpp"
 #include "winnow/error.hpp"
 
 namespace winnow::detail::cpu {
@@ -50,13 +51,9 @@ struct Tile {
   std::uint64_t offset = 0;  // global id of local component 0
 };
 
-inline std::uint32_t find_root(std::vector<std::uint32_t>& p, std::uint32_t a) {
-  while (p[a] != a) a = p[a];
-  return a;
-}
 inline std::uint32_t merge(std::vector<std::uint32_t>& p, std::uint32_t a, std::uint32_t b) {
-  a = find_root(p, a);
-  b = find_root(p, b);
+  a = find_root(p.data(), a);
+  b = find_root(p.data(), b);
   if (a < b) {
     p[b] = a;
     return a;

@@ -77,20 +77,6 @@ constexpr Idx kMask = kFlag - 1;
 // leaves its later stripes to the others (dynamic schedule); seams are cheap.
 constexpr int kStripesPerThread = 8;
 
-/// Find without path compression (the seams must leave non-roots pointing inside their stripe).
-inline Idx find_ro(const Idx* p, Idx a) {
-  while (p[a] != a) a = p[a];
-  return a;
-}
-
-inline Idx find(Idx* p, Idx a) {
-  while (p[a] != a) {
-    const Idx g = p[p[a]];
-    p[a] = g;
-    a = g;
-  }
-  return a;
-}
 
 /// Unites the runs of row b (indices kb..) with those of the row above, a (indices ka..).
 /// Fresh: row b was just found (every run its own root; the stripe scan), with path halving.
@@ -104,7 +90,7 @@ inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* a
   for (std::uint32_t i = 0; i < nb; ++i) {
     const std::uint32_t s = bs[i], e = be[i];
     const Idx self = kb + i;
-    Idx root = Fresh ? self : find_ro(p, self);
+    Idx root = Fresh ? self : find_root(p, self);
     // 8-connectivity: a run [ps, pe) above touches [s, e) when pe >= s and ps <= e;
     // 4-connectivity: when pe > s and ps < e.
     if constexpr (Conn == 8) {
@@ -114,7 +100,7 @@ inline void connect_rows(Idx* p, const std::uint32_t* as, const std::uint32_t* a
     }
     while (j < na && (Conn == 8 ? as[j] <= e : as[j] < e)) {
       Idx r = p[ka + j];  // usually the root already
-      if (r != root && p[r] != r) r = Fresh ? find(p, r) : find_ro(p, r);
+      if (r != root && p[r] != r) r = Fresh ? find_halving(p, r) : find_root(p, r);
       if (r != root) {
         if (r < root) {
           p[root] = r;

@@ -227,23 +227,6 @@ class RunBitsRing {
   std::vector<std::uint32_t> counts_;
 };
 
-template <class Idx>
-inline Idx find_halving(Idx* p, Idx a) {
-  while (p[a] != a) {
-    const Idx g = p[p[a]];
-    p[a] = g;
-    a = g;
-  }
-  return a;
-}
-
-/// Find without path compression (the seams must leave non-roots pointing inside their slab).
-template <class Idx>
-inline Idx find_root(const Idx* p, Idx a) {
-  while (p[a] != a) a = p[a];
-  return a;
-}
-
 /// Calls join(index of a's run, index of b's run) for every pair of runs that touch: their x
 /// intervals overlap once widened by `widen` (0 or 1) voxels, and for multi-label input their
 /// values are equal. Two pointers: O(a.n + b.n + pairs).

@@ -1,7 +1,8 @@
 #pragma once
 // The foreground runs of one row of an 8-bit mask, 64 pixels at a time: SSE2 compares give a bit
-// row, run starts and ends are its bit transitions; and the 16-byte fills that write label rows. Shared by the image (label_runs.cpp) and
-// volume (label_volume.cpp) run-based labelings.
+// row, run starts and ends are its bit transitions; the 16-byte fills that write label rows; and
+// the union-find finds. Shared by the image (label_runs.cpp) and volume (label_volume.cpp)
+// run-based labelings.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,26 @@
 #endif
 
 namespace winnow::detail::cpu {
+
+/// The root of a in the union-find forest p, halving the path on the way (each visited node then
+/// points at its grandparent).
+template <class Idx>
+inline Idx find_halving(Idx* p, Idx a) {
+  while (p[a] != a) {
+    const Idx g = p[p[a]];
+    p[a] = g;
+    a = g;
+  }
+  return a;
+}
+
+/// The root of a without path compression: for the seams between stripes or slabs, which must
+/// leave non-roots pointing inside their own stripe or slab.
+template <class Idx>
+inline Idx find_root(const Idx* p, Idx a) {
+  while (p[a] != a) a = p[a];
+  return a;
+}
 
 /// Foreground bits of up to 64 mask bytes (bit i = m[i] != 0); bytes past n read as background.
 inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
