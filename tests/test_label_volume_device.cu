@@ -1,9 +1,9 @@
 // CUDA labeling of volumes (winnow::cuda::label_volume and the host-memory backend function
 // detail::cuda::label_volume) against the BFS oracle of tests/common/volume_label_oracle.hpp:
 // 6/18/26-connectivity, binary and multi-label, u8/u16/u32/u64 voxels, random volumes at
-// densities 0.1/0.5/0.9, sizes around the brick (32 x 8 x 8) and warp boundaries, 1-voxel-thick
-// volumes, staircases and lattices that connect only through edges or corners, statistics (and a
-// capacity below the count), strided host views. Outputs are poisoned before every run, and every
+// densities 0.1/0.5/0.9, sizes around the bricks (32 x 8 x 8; 32 x 64 x 1 for one layer) and warp
+// boundaries, 1-voxel-thick volumes, staircases and lattices that connect only through edges or
+// corners, statistics (and a capacity below the count), strided host views. Outputs are poisoned before every run, and every
 // case runs twice: a race shows as a difference between the runs.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -186,6 +186,45 @@ TEST(LabelVolumeDevice, OneVoxelThick) {
       SCOPED_TRACE("multilabel");
       check_volume<std::uint16_t>(random_volume<std::uint16_t>(d, 0.8, seed++, 2, 1), d, conn, true);
     }
+}
+
+// Volumes of one layer (images: multi-label, or of wide values) take bricks of 32 x 64 x 1: sizes
+// around their boundaries, every connectivity (18 and 26 are the same in one layer), binary and
+// multi-label, and diagonal staircases that cross brick rows and columns through corners only.
+TEST(LabelVolumeDevice, SingleLayersAroundLayerBricks) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const Dims sizes[] = {{32, 64, 1}, {31, 63, 1}, {33, 65, 1}, {65, 129, 1}, {97, 200, 1}, {300, 130, 1}, {1, 200, 1}, {200, 1, 1}};
+  std::uint32_t seed = 500;
+  for (const Dims& d : sizes)
+    for (double density : {0.1, 0.5, 0.9})
+      for (int conn : {6, 18, 26}) {
+        SCOPED_TRACE(describe(d, conn, false, "layer") + " density " + std::to_string(density));
+        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 255, 1), d, conn, false);
+        SCOPED_TRACE("multilabel");
+        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 3, 1), d, conn, true);
+        check_volume<std::uint16_t>(random_volume<std::uint16_t>(d, density, seed++, 3, 60000), d, conn, true);
+        if (HasFailure()) return;
+      }
+  // Staircases: pixel (x, y) set when (x + y) % 9 == 0 or (x - y) % 11 == 0 -- diagonal lines that
+  // join only through corners, crossing every brick border at many places; values alternate per line.
+  const Dims d{150, 300, 1};
+  std::vector<std::uint8_t> binary(static_cast<std::size_t>(d.nx * d.ny)), multi(binary.size());
+  for (std::int64_t y = 0; y < d.ny; ++y)
+    for (std::int64_t x = 0; x < d.nx; ++x) {
+      const bool a = (x + y) % 9 == 0, b = ((x - y) % 11 + 11) % 11 == 0;
+      binary[static_cast<std::size_t>(y * d.nx + x)] = a || b;
+      multi[static_cast<std::size_t>(y * d.nx + x)] = a ? 1 + (x + y) / 9 % 2 : b ? 3 : 0;
+    }
+  for (int conn : {6, 26}) {
+    SCOPED_TRACE(describe(d, conn, false, "staircases"));
+    check_volume(binary, d, conn, false);
+    check_volume(multi, d, conn, true);
+  }
+  const auto count = [&](int conn) {
+    return test::oracle_label_volume(VolumeView<const std::uint8_t>(binary.data(), d.nx, d.ny, d.nz), conn, false)
+        .components.size();
+  };
+  EXPECT_GT(count(6), 10 * count(26));  // the staircases do tell the connectivities apart
 }
 
 // Patterns where 6, 18 and 26 differ: the 3D chessboard (edges join it under 18 and 26), spirals

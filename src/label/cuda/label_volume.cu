@@ -10,7 +10,8 @@
 //
 // Passes (one kernel each, stream order between them):
 //   1. local: one thread block per brick of 32 x 8 x 8 voxels (the tile idea of the 2D tile_merge
-//      in 3D) loads the brick's values into shared memory. A warp holds one brick row, and a
+//      in 3D; 32 x 64 x 1 when the volume is one layer, an image) loads the brick's values into
+//      shared memory. A warp holds one brick row, and a
 //      ballot of "joins my left neighbour" splits it into x-runs: every voxel's parent starts as
 //      its run's first voxel (no atomic). Each run then unites (shared-memory union-find:
 //      atomicMin links, path halving by atomicMin) with the first voxel of each stretch of
@@ -20,8 +21,8 @@
 //      root is written as a global key, and the brick-local roots are marked, a bit per voxel.
 //   2. merge: the voxels on brick faces unite with their backward neighbours in other bricks,
 //      union-find on global memory (atomicMin links, path halving by atomicMin). Threads map to
-//      face slots only (z0, y0, y7, x0, x31; a crossing pair belongs to exactly one), so warps are
-//      full, and a pair is replaced by its voxels' parents and de-duplicated per lane and per warp
+//      face slots only (z0, y0, yl, x0, x31; a crossing pair belongs to exactly one), a warp per
+//      32 slots of one face group, so warps are full, and a pair is replaced by its voxels' parents and de-duplicated per lane and per warp
 //      (__match_any_sync) before any find: across a face of a dense component the pairs are
 //      nearly all (brick root, brick root) of the same two bricks, and one union suffices.
 //      Backward neighbours: those before the voxel in raster order (3, 9, 13 of them for 6, 18,
@@ -97,8 +98,21 @@ namespace {
 
 using winnow::cuda::RawVolumeComponentStats;
 
-// Bricks of the local pass: a warp reads 32 voxels of one row.
-constexpr int kBX = 32, kBY = 8, kBZ = 8, kBrick = kBX * kBY * kBZ;
+// Bricks of the local pass: a warp reads 32 voxels of one row (kBX). Volumes take bricks of
+// 32 x 8 x 8 voxels; a volume of one layer (an image: multi-label, or of 16- to 64-bit values)
+// takes bricks of 32 x 64 x 1, the same 2048 voxels in its one layer -- with 32 x 8 x 8 bricks,
+// 7 of every 8 warps would find no layer to work on. Layer bricks serve single-layer volumes
+// only: they have no slice before them, so no z faces.
+constexpr int kBX = 32;
+template <int Y, int Z>
+struct BrickShape {
+  static constexpr int kY = Y, kZ = Z, kRows = Y * Z, kVoxels = kBX * Y * Z;
+  static constexpr bool kLayer = Z == 1;
+};
+using VolumeBrick = BrickShape<8, 8>;
+using LayerBrick = BrickShape<64, 1>;
+constexpr int kBrickVoxels = VolumeBrick::kVoxels;  // shared memory per block: the same for both
+static_assert(LayerBrick::kVoxels == kBrickVoxels && LayerBrick::kRows == VolumeBrick::kRows);
 constexpr int kThreads = 256;
 // Numbering: a thread block counts and ranks the roots of kChunk consecutive keys.
 constexpr int kItems = 8, kChunk = kThreads * kItems;
@@ -185,13 +199,19 @@ __device__ __forceinline__ bool implied_by_left(Offset d, int conn, bool left_jo
   return conn == 26 && left_joins && d.dx <= 0 && !(d.dx == -1 && d.dy == 0 && d.dz == 0);
 }
 
+template <class B>
 __device__ __forceinline__ void brick_origin(std::uint32_t brick, const VolGeo& g, std::uint32_t& x0, std::uint32_t& y0,
                                              std::uint32_t& z0) {
   const std::uint32_t bx = brick % g.nbx, rest = brick / g.nbx;
   x0 = bx * kBX;
-  y0 = (rest % g.nby) * kBY;
-  z0 = (rest / g.nby) * kBZ;
+  y0 = (rest % g.nby) * B::kY;
+  z0 = (rest / g.nby) * B::kZ;
 }
+// A brick-local index (lz * kY + ly) * kBX + lx and its coordinates.
+template <class B>
+__device__ __forceinline__ int local_y(int li) { return (li / kBX) % B::kY; }
+template <class B>
+__device__ __forceinline__ int local_z(int li) { return li / (kBX * B::kY); }
 
 // ---- pass 1: bricks in shared memory ------------------------------------------------------------
 
@@ -230,16 +250,17 @@ __device__ __forceinline__ int run_first_column(unsigned left, int lx) { return 
 // W = [s - ext, e + ext]: the voxels of one stretch are 6-adjacent and all join v, so they are
 // one set already, and every neighbour of R in r' lies in W. The first voxel t of each stretch
 // (t = lo or t - 1 does not join v) is united by the thread of column clamp(t, s, e).
-template <class T, int Conn>
+template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
     local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* root_rows, VolGeo g, bool multilabel) {
+  constexpr int kBrick = B::kVoxels;
   __shared__ T values[kBrick];
-  __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kBY + ly) * kBX + lx
+  __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kY + ly) * kBX + lx
   for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
     std::uint32_t x0, y0, z0;
-    brick_origin(brick, g, x0, y0, z0);
+    brick_origin<B>(brick, g, x0, y0, z0);
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
-      const std::uint32_t x = x0 + (li % kBX), y = y0 + (li / kBX) % kBY, z = z0 + li / (kBX * kBY);
+      const std::uint32_t x = x0 + (li % kBX), y = y0 + local_y<B>(li), z = z0 + local_z<B>(li);
       values[li] = (x < g.nx && y < g.ny && z < g.nz) ? vol[key_of(x, y, z, g)] : T{};
     }
     __syncthreads();
@@ -255,7 +276,7 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned left = joins_left_ballot(values, li, multilabel);  // every lane takes part
       const T v = values[li];
       if (v == T{}) continue;
-      const int lx = li % kBX, ly = (li / kBX) % kBY, lz = li / (kBX * kBY);
+      const int lx = li % kBX, ly = local_y<B>(li), lz = local_z<B>(li);
       const bool run_first = !(left >> lx & 1u);
       const bool run_last = lx == kBX - 1 || !(left >> (lx + 1) & 1u);
       const int s = run_first_column(left, lx);  // not parent[li]: a union may have lowered it
@@ -263,9 +284,10 @@ __global__ void __launch_bounds__(kThreads)
       for (int r = 0; r < 4; ++r) {
         if (!back_row_used(r, Conn)) continue;
         const BackRow b = back_row(r, Conn);
+        if (B::kLayer && b.dz != 0) continue;  // a single layer has no slice before it
         const int ry = ly + b.dy, rz = lz + b.dz;
-        if (ry < 0 || ry >= kBY || rz < 0) continue;  // the row lies in another brick
-        const int row = (rz * kBY + ry) * kBX;
+        if (ry < 0 || ry >= B::kY || rz < 0) continue;  // the row lies in another brick
+        const int row = (rz * B::kY + ry) * kBX;
         const int lo = max(s - b.ext, 0);  // the window's first column inside the brick
         const int t_begin = run_first ? max(lx - b.ext, 0) : lx;
         const int t_end = run_last ? min(lx + b.ext, kBX - 1) : lx;
@@ -280,14 +302,15 @@ __global__ void __launch_bounds__(kThreads)
     // Every link is in place: a read-only walk to the brick-local root; the roots are marked, a
     // bit per voxel, for the flatten pass.
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
-      const std::uint32_t x = x0 + (li % kBX), y = y0 + (li / kBX) % kBY, z = z0 + li / (kBX * kBY);
+      const std::uint32_t x = x0 + (li % kBX), y = y0 + local_y<B>(li), z = z0 + local_z<B>(li);
       std::uint32_t key = kNone, r = static_cast<std::uint32_t>(li);
       if (values[li] != T{}) {
         for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
-        key = key_of(x0 + r % kBX, y0 + (r / kBX) % kBY, z0 + r / (kBX * kBY), g);
+        const int lr = static_cast<int>(r);
+        key = key_of(x0 + lr % kBX, y0 + local_y<B>(lr), z0 + local_z<B>(lr), g);
       }
       const unsigned roots = __ballot_sync(kFull, values[li] != T{} && r == static_cast<std::uint32_t>(li));
-      if ((li % kBX) == 0) root_rows[std::size_t{brick} * (kBrick / kBX) + li / kBX] = roots;
+      if ((li % kBX) == 0) root_rows[std::size_t{brick} * B::kRows + li / kBX] = roots;
       if (x < g.nx && y < g.ny && z < g.nz) P[key_of(x, y, z, g)] = key;
     }
     __syncthreads();  // the shared arrays are refilled for the next brick
@@ -298,94 +321,100 @@ __global__ void __launch_bounds__(kThreads)
 
 // A pair (voxel, backward neighbour) that leaves the brick crosses exactly one face slot group:
 // the slice before (z0: the neighbour's lz < 0), else the row before (y0: ly < 0), else the row
-// after in the slice before (y7: ly >= kBY, 18/26 only), else the left or right column (x0, x31).
-enum Face : int { kZ0, kY0, kY7, kX0, kX31, kInside };
+// after in the slice before (yl: ly >= kY, 18/26 only), else the left or right column (x0, x31).
+enum Face : int { kZ0, kY0, kYL, kX0, kX31, kInside };
+template <class B>
 __host__ __device__ constexpr Face face_of(int nx, int ny, int nz) {
-  return nz < 0 ? kZ0 : ny < 0 ? kY0 : ny >= kBY ? kY7 : nx < 0 ? kX0 : nx >= kBX ? kX31 : kInside;
+  return nz < 0 ? kZ0 : ny < 0 ? kY0 : ny >= B::kY ? kYL : nx < 0 ? kX0 : nx >= kBX ? kX31 : kInside;
 }
-// Slots per brick: 256 for z0 (lx, ly), y0 and y7 (lx, lz), 64 for x0 and x31 (ly, lz); every slot
-// group is a multiple of 32, so a warp works on one group. 6-connectivity has no y7 and no x31
-// pairs (their offsets need dx = +1 or dy = +1).
-constexpr int kFaceXY = kBX * kBY, kFaceXZ = kBX * kBZ, kFaceYZ = kBY * kBZ;
-template <int Conn>
+// Slots per brick, in this order: z0 (lx, ly), y0 and yl (lx, lz), x0 and x31 (ly, lz); every
+// group is a multiple of 32, so a warp works on one group. 6-connectivity has no yl and no x31
+// pairs (their offsets need dx = +1 or dy = +1); a layer brick has no z0 and no yl pairs (both
+// need dz = -1).
+template <int Conn, class B>
+__host__ __device__ constexpr int face_group_slots(Face f) {
+  const bool used = f == kZ0 || f == kYL ? !B::kLayer && (f == kZ0 || Conn != 6) : f == kX31 ? Conn != 6 : true;
+  return !used ? 0 : f == kZ0 ? kBX * B::kY : f == kY0 || f == kYL ? kBX * B::kZ : B::kY * B::kZ;
+}
+template <int Conn, class B>
 constexpr int face_slots() {
-  return Conn == 6 ? kFaceXY + kFaceXZ + kFaceYZ : kFaceXY + 2 * kFaceXZ + 2 * kFaceYZ;
+  int n = 0;
+  for (int f = kZ0; f < kInside; ++f) n += face_group_slots<Conn, B>(static_cast<Face>(f));
+  return n;
 }
 // Slot -> face group and brick-local voxel.
-template <int Conn>
+template <int Conn, class B>
 __device__ __forceinline__ Face slot_voxel(int slot, int& lx, int& ly, int& lz) {
-  if (slot < kFaceXY) {
-    lx = slot % kBX, ly = slot / kBX, lz = 0;
-    return kZ0;
-  }
-  slot -= kFaceXY;
-  if (slot < kFaceXZ) {
-    lx = slot % kBX, ly = 0, lz = slot / kBX;
-    return kY0;
-  }
-  slot -= kFaceXZ;
-  if (Conn != 6) {
-    if (slot < kFaceXZ) {
-      lx = slot % kBX, ly = kBY - 1, lz = slot / kBX;
-      return kY7;
+#pragma unroll
+  for (int f = kZ0; f < kInside; ++f) {
+    const Face face = static_cast<Face>(f);
+    const int n = face_group_slots<Conn, B>(face);
+    if (slot >= n) {
+      slot -= n;
+      continue;
     }
-    slot -= kFaceXZ;
+    switch (face) {
+      case kZ0: lx = slot % kBX, ly = slot / kBX, lz = 0; break;
+      case kY0: lx = slot % kBX, ly = 0, lz = slot / kBX; break;
+      case kYL: lx = slot % kBX, ly = B::kY - 1, lz = slot / kBX; break;
+      default: ly = slot % B::kY, lz = slot / B::kY, lx = face == kX0 ? 0 : kBX - 1; break;
+    }
+    return face;
   }
-  ly = slot % kBY, lz = (slot / kBY) % kBZ;
-  if (slot < kFaceYZ) {
-    lx = 0;
-    return kX0;
-  }
-  lx = kBX - 1;
-  return kX31;
+  return kInside;
 }
 
-// Every slot's voxel unites with its backward neighbours across that face. Before a union the
-// pair is replaced by its voxels' parents (each an ancestor, so the same sets), and a pair that
-// the same lane just united, or that a lower lane of the warp holds for the same offset
-// (__match_any_sync), is skipped: across a face of a dense component nearly every pair is
-// (brick root, brick root) of the same two bricks, and one union of them is enough.
-template <class T, int Conn>
+// Every slot's voxel unites with its backward neighbours across that face. A warp takes 32 slots
+// of one face group of one brick (grid-stride over all bricks' groups, so no lane idles on a
+// brick with fewer slots than the block has threads). Before a union the pair is replaced by its
+// voxels' parents (each an ancestor, so the same sets), and a pair that the same lane just
+// united, or that a lower lane of the warp holds for the same offset (__match_any_sync), is
+// skipped: across a face of a dense component nearly every pair is (brick root, brick root) of
+// the same two bricks, and one union of them is enough.
+template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint32_t* P, VolGeo g, bool multilabel) {
-  constexpr int kSlots = face_slots<Conn>();
+  constexpr int kSlots = face_slots<Conn, B>();
   static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
-  for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
+  constexpr int kWarpsPerBrick = kSlots / 32;
+  const std::uint64_t units = std::uint64_t{g.nbricks} * kWarpsPerBrick;
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  for (std::uint64_t u = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; u < units; u += warps) {
+    const auto brick = static_cast<std::uint32_t>(u / kWarpsPerBrick);
+    const int slot = static_cast<int>(u % kWarpsPerBrick) * 32 + static_cast<int>(threadIdx.x & 31u);
     std::uint32_t x0, y0, z0;
-    brick_origin(brick, g, x0, y0, z0);
-    for (int slot = threadIdx.x; slot < (kSlots + kThreads - 1) / kThreads * kThreads; slot += kThreads) {
-      // Every lane of the warp reaches the __match_any_sync calls below: the voxel's checks only
-      // clear `active`.
-      int lx = 0, ly = 0, lz = 0;
-      const Face face = slot < kSlots ? slot_voxel<Conn>(slot, lx, ly, lz) : kInside;
-      const std::uint32_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
-      bool active = face != kInside && x < g.nx && y < g.ny && z < g.nz;
-      const std::uint32_t a = active ? key_of(x, y, z, g) : 0u;
-      const T v = active ? vol[a] : T{};
-      active = active && v != T{};
-      const bool left_joins = active && x > 0 && joins(v, vol[a - 1], multilabel);
-      const std::uint32_t parent_a = active ? load_parent(P, a) : kNone;
-      unsigned long long last_pair = ~0ull;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    // Every lane of the warp reaches the __match_any_sync calls below: the voxel's checks only
+    // clear `active`.
+    int lx = 0, ly = 0, lz = 0;
+    const Face face = slot_voxel<Conn, B>(slot, lx, ly, lz);
+    const std::uint32_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
+    bool active = face != kInside && x < g.nx && y < g.ny && z < g.nz;
+    const std::uint32_t a = active ? key_of(x, y, z, g) : 0u;
+    const T v = active ? vol[a] : T{};
+    active = active && v != T{};
+    const bool left_joins = active && x > 0 && joins(v, vol[a - 1], multilabel);
+    const std::uint32_t parent_a = active ? load_parent(P, a) : kNone;
+    unsigned long long last_pair = ~0ull;
 #pragma unroll
-      for (int k = 0; k < 13; ++k) {
-        const Offset d = backward_offset(k);
-        if (!in_connectivity(d, Conn)) continue;  // compile-time: uniform over the warp
-        bool pair = active && face_of(lx + d.dx, ly + d.dy, lz + d.dz) == face && !implied_by_left(d, Conn, left_joins);
-        const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
-                        tz = static_cast<long long>(z) + d.dz;
-        pair = pair && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx && ty < g.ny;  // tz <= z < nz
-        std::uint32_t b = 0;
-        if (pair) {
-          b = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g);
-          pair = joins(v, vol[b], multilabel);
-        }
-        const unsigned long long both =
-            pair ? (static_cast<unsigned long long>(parent_a) << 32 | load_parent(P, b)) : ~0ull;
-        const unsigned peers = __match_any_sync(kFull, both);
-        const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
-        if (pair && first_in_warp && both != last_pair) {
-          unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both));
-          last_pair = both;
-        }
+    for (int k = 0; k < 13; ++k) {
+      const Offset d = backward_offset(k);
+      if (!in_connectivity(d, Conn) || (B::kLayer && d.dz != 0)) continue;  // compile-time: uniform over the warp
+      bool pair = active && face_of<B>(lx + d.dx, ly + d.dy, lz + d.dz) == face && !implied_by_left(d, Conn, left_joins);
+      const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
+                      tz = static_cast<long long>(z) + d.dz;
+      pair = pair && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx && ty < g.ny;  // tz <= z < nz
+      std::uint32_t b = 0;
+      if (pair) {
+        b = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g);
+        pair = joins(v, vol[b], multilabel);
+      }
+      const unsigned long long both =
+          pair ? (static_cast<unsigned long long>(parent_a) << 32 | load_parent(P, b)) : ~0ull;
+      const unsigned peers = __match_any_sync(kFull, both);
+      const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
+      if (pair && first_in_warp && both != last_pair) {
+        unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both));
+        last_pair = both;
       }
     }
   }
@@ -398,17 +427,18 @@ __global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint
 // every voxel is at most two hops from its root: voxel -> brick-local root -> root. Concurrent
 // flatteners store only ancestors over their own entries, so a walk reads either the old parent
 // or the root, both ancestors; nobody links any more.
+template <class B>
 __global__ void __launch_bounds__(kThreads) flatten_kernel(std::uint32_t* P, const std::uint32_t* root_rows, VolGeo g) {
-  const std::uint64_t rows = std::uint64_t{g.nbricks} * (kBrick / kBX);
+  const std::uint64_t rows = std::uint64_t{g.nbricks} * B::kRows;
   for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < rows;
        w += static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32)) {
     const std::uint32_t lane = threadIdx.x & 31u;
     if (!(root_rows[w] >> lane & 1u)) continue;
-    const auto brick = static_cast<std::uint32_t>(w / (kBrick / kBX));
-    const auto row = static_cast<std::uint32_t>(w % (kBrick / kBX));
+    const auto brick = static_cast<std::uint32_t>(w / B::kRows);
+    const auto row = static_cast<std::uint32_t>(w % B::kRows);
     std::uint32_t x0, y0, z0;
-    brick_origin(brick, g, x0, y0, z0);
-    const std::uint32_t k = key_of(x0 + lane, y0 + row % kBY, z0 + row / kBY, g);
+    brick_origin<B>(brick, g, x0, y0, z0);
+    const std::uint32_t k = key_of(x0 + lane, y0 + row % B::kY, z0 + row / B::kY, g);
     std::uint32_t r = load_parent(P, k);
     if (r == k) continue;  // still a root
     for (std::uint32_t p = load_parent(P, r); p != r; p = load_parent(P, r)) r = p;
@@ -609,6 +639,7 @@ struct VolumePlan {
   VolGeo g{};
   int conn = 26;
   bool multilabel = false;
+  bool layer = false;  // one layer: LayerBrick, else VolumeBrick
   std::uint64_t n = 0;
   std::uint32_t nchunks = 0;
   std::size_t scan_bytes = 0;
@@ -642,15 +673,19 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
   p.g.sxy = static_cast<std::uint32_t>(ux * uy);
   p.g.n = static_cast<std::uint32_t>(p.n);
   p.g.nbx = static_cast<std::uint32_t>((ux + kBX - 1) / kBX);
-  p.g.nby = static_cast<std::uint32_t>((uy + kBY - 1) / kBY);
+  // In one layer 18- and 26-connectivity pair the same voxels: one instantiation serves both.
+  p.layer = nz == 1;
+  if (p.layer && p.conn == 18) p.conn = 26;
+  const std::uint64_t by = p.layer ? LayerBrick::kY : VolumeBrick::kY, bz = p.layer ? LayerBrick::kZ : VolumeBrick::kZ;
+  p.g.nby = static_cast<std::uint32_t>((uy + by - 1) / by);
   // Every brick holds a voxel of the volume, so there are at most n of them.
-  p.g.nbricks = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * p.g.nby * ((uz + kBZ - 1) / kBZ));
+  p.g.nbricks = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * p.g.nby * ((uz + bz - 1) / bz));
   p.nchunks = static_cast<std::uint32_t>((p.n + kChunk - 1) / kChunk);
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), static_cast<int>(p.nchunks)));
   p.off_P = 0;
   p.off_root_rows = align256(p.off_P + p.n * 4);
-  p.off_counts = align256(p.off_root_rows + std::size_t{p.g.nbricks} * (kBrick / kBX) * 4);
+  p.off_counts = align256(p.off_root_rows + std::size_t{p.g.nbricks} * VolumeBrick::kRows * 4);
   p.off_offsets = align256(p.off_counts + std::size_t{p.nchunks} * 4);
   p.off_scan = align256(p.off_offsets + std::size_t{p.nchunks} * 4);
   p.total = align256(p.off_scan + p.scan_bytes);
@@ -672,17 +707,19 @@ void mark_phase(int boundary, cudaStream_t s) {
   if (g_phase_events) WINNOW_CUDA_CHECK(cudaEventRecord(g_phase_events[boundary], s));
 }
 
-template <class T, int Conn>
+template <class T, int Conn, class B>
 void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* root_rows, cudaStream_t s) {
-  const unsigned grid = resident_blocks(p.g.nbricks);
-  local_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, root_rows, p.g, p.multilabel);
+  constexpr unsigned kWarps = kThreads / 32;
+  local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks), kThreads, 0, s>>>(d_vol, P, root_rows, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(1, s);
-  merge_kernel<T, Conn><<<grid, kThreads, 0, s>>>(d_vol, P, p.g, p.multilabel);
+  const std::uint64_t face_warps = std::uint64_t{p.g.nbricks} * (face_slots<Conn, B>() / 32);
+  merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps), kThreads, 0, s>>>(d_vol, P, p.g,
+                                                                                                    p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
-  const std::uint64_t rows = std::uint64_t{p.g.nbricks} * (kBrick / kBX);
-  flatten_kernel<<<resident_blocks((rows + kThreads / 32 - 1) / (kThreads / 32)), kThreads, 0, s>>>(P, root_rows, p.g);
+  const std::uint64_t rows = std::uint64_t{p.g.nbricks} * B::kRows;
+  flatten_kernel<B><<<resident_blocks((rows + kWarps - 1) / kWarps), kThreads, 0, s>>>(P, root_rows, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(3, s);
 }
@@ -700,9 +737,16 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
   auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
   mark_phase(0, s);
-  if (p.conn == 6) launch_link<T, 6>(p, d_vol, P, root_rows, s);
-  else if (p.conn == 18) launch_link<T, 18>(p, d_vol, P, root_rows, s);
-  else launch_link<T, 26>(p, d_vol, P, root_rows, s);
+  if (p.layer) {
+    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, P, root_rows, s);
+    else launch_link<T, 26, LayerBrick>(p, d_vol, P, root_rows, s);
+  } else if (p.conn == 6) {
+    launch_link<T, 6, VolumeBrick>(p, d_vol, P, root_rows, s);
+  } else if (p.conn == 18) {
+    launch_link<T, 18, VolumeBrick>(p, d_vol, P, root_rows, s);
+  } else {
+    launch_link<T, 26, VolumeBrick>(p, d_vol, P, root_rows, s);
+  }
   count_roots_kernel<<<p.nchunks, kThreads, 0, s>>>(P, p.g, counts);
   WINNOW_CUDA_CHECK_LAUNCH();
   std::size_t scan_bytes = p.scan_bytes;
