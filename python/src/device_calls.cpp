@@ -48,6 +48,7 @@ struct StreamEntry {
   cuda::CompactWorkspace compaction;
   Scratch scratch;
   Scratch mesh;
+  Scratch records;             // labelings' statistics records
   MeshCountKey mesh_key{};     // what `mesh` holds the count of
   void* count = nullptr;       // 16 device bytes
   void* host_count = nullptr;  // 16 pinned host bytes
@@ -56,6 +57,7 @@ struct StreamEntry {
   void release() {
     scratch.free(nullptr);
     mesh.free(nullptr);
+    records.free(nullptr);
     mesh_key = {};
     compaction = cuda::CompactWorkspace();
     if (count) cudaFree(count);
@@ -124,6 +126,18 @@ void* DeviceCall::mesh_scratch(std::size_t bytes) {
 }
 
 MeshCountKey& DeviceCall::mesh_count_key() { return entry_.mesh_key; }
+
+void* DeviceCall::records(std::size_t bytes) {
+  entry_.records.grow(bytes, stream_);
+  return entry_.records.data;
+}
+
+std::size_t DeviceCall::records_bytes() const { return entry_.records.bytes; }
+
+void DeviceCall::copy_to_host(void* host, const void* device, std::size_t bytes) {
+  if (bytes) check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_), "reading the statistics");
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+}
 
 void* DeviceCall::count() { return entry_.count; }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What the extension's CUDA functions keep between calls, per (device, stream): compaction's
-// reusable workspace, the labelings' temporary storage, the count in device memory and a pinned
-// host word to read it back. A call of the Python layer on device arrays then costs one
+// reusable workspace, the labelings' temporary storage and their per-component statistics
+// records, the count in device memory and a pinned host word to read it back. A call of the Python layer on device arrays then costs one
 // extension call and no allocation of temporary storage (allocations through CuPy or PyTorch
 // and a sizing call cost more than the small kernels themselves).
 //
@@ -54,6 +54,13 @@ class DeviceCall {
   /// the count it holds (all zero: none; growing clears it).
   void* mesh_scratch(std::size_t bytes);
   MeshCountKey& mesh_count_key();
+  /// Storage for a labeling's per-component statistics records, apart from scratch() (at least
+  /// `bytes`; grows only, contents undefined) and its size in bytes.
+  void* records(std::size_t bytes);
+  [[nodiscard]] std::size_t records_bytes() const;
+  /// Copies `bytes` from device memory to (pageable) host memory after the call's work, waiting
+  /// for the stream.
+  void copy_to_host(void* host, const void* device, std::size_t bytes);
   /// Sixteen device bytes for the count (or the two totals) the call writes.
   void* count();
   /// The count (`bytes` wide: 4 or 8) copied to the host after the call's work, waiting for the

@@ -1,6 +1,7 @@
 // Connected-component labeling for Python (winnow.label, winnow.statistics).
 // - Binary 2D masks: host arrays through winnow::label_into (any backend; labels written into the
-//   caller's array, statistics on request), CUDA arrays through winnow::cuda::label.
+//   caller's array, statistics on request), CUDA arrays through winnow::cuda::label (statistics
+//   on request too, their records brought to the host).
 // - Volumes and multi-label images (a 2D image is a volume of one slice): host arrays through
 //   winnow::label(VolumeView), whose label volume becomes the NumPy result without a copy; CUDA
 //   arrays through winnow::cuda::label_volume. Signed integers are read as the unsigned type of
@@ -50,6 +51,37 @@ std::int64_t row_stride(const Array& mask) {
   return mask.shape(0) > 1 ? mask.stride(0) : static_cast<std::int64_t>(mask.shape(1));
 }
 
+/// The image labeling's statistics of labels 1..N as (int64 [N, 5] area, left, top, width,
+/// height; float64 [N, 2] centroid x, y): what the Python layer reads, from either backend.
+nb::tuple image_stats_rows(const std::vector<ComponentStats>& stats) {
+  const std::size_t n = stats.size();
+  std::vector<std::int64_t> boxes(n * 5);
+  std::vector<double> centroids(n * 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ComponentStats& s = stats[i];
+    const std::int64_t row[5] = {static_cast<std::int64_t>(s.area), s.left, s.top, s.width, s.height};
+    std::copy(row, row + 5, boxes.begin() + i * 5);
+    centroids[i * 2] = s.cx;
+    centroids[i * 2 + 1] = s.cy;
+  }
+  return nb::make_tuple(to_numpy(std::move(boxes), {n, 5}), to_numpy(std::move(centroids), {n, 2}));
+}
+
+/// The volume labeling's statistics of labels 1..N as (int64 [N, 7] voxels, x, y, z, width,
+/// height, depth; float64 [N, 3] centroid x, y, z), from either backend.
+nb::tuple volume_stats_rows(const std::vector<VolumeComponentStats>& stats) {
+  const std::size_t n = stats.size();
+  std::vector<std::int64_t> boxes(n * 7);
+  std::vector<double> centroids(n * 3);
+  for (std::size_t i = 0; i < n; ++i) {
+    const VolumeComponentStats& s = stats[i];
+    const std::int64_t row[7] = {static_cast<std::int64_t>(s.voxels), s.x, s.y, s.z, s.width, s.height, s.depth};
+    std::copy(row, row + 7, boxes.begin() + i * 7);
+    centroids[i * 3] = s.cx, centroids[i * 3 + 1] = s.cy, centroids[i * 3 + 2] = s.cz;
+  }
+  return nb::make_tuple(to_numpy(std::move(boxes), {n, 7}), to_numpy(std::move(centroids), {n, 3}));
+}
+
 /// Returns (count, stats): stats None, or (int64 [N, 5] area, left, top, width, height;
 /// float64 [N, 2] centroid x, y) of labels 1..N.
 nb::tuple label_host(const Array& mask, const OutArray& labels, int connectivity, std::uint64_t min_area,
@@ -67,18 +99,7 @@ nb::tuple label_host(const Array& mask, const OutArray& labels, int connectivity
     result = label_into(in, out, options);
   }
   if (!want_stats) return nb::make_tuple(result.count, nb::none());
-  const std::size_t n = result.stats.size();
-  std::vector<std::int64_t> boxes(n * 5);
-  std::vector<double> centroids(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    const ComponentStats& s = result.stats[i];
-    const std::int64_t row[5] = {static_cast<std::int64_t>(s.area), s.left, s.top, s.width, s.height};
-    std::copy(row, row + 5, boxes.begin() + i * 5);
-    centroids[i * 2] = s.cx;
-    centroids[i * 2 + 1] = s.cy;
-  }
-  return nb::make_tuple(result.count, nb::make_tuple(to_numpy(std::move(boxes), {n, 5}),
-                                                     to_numpy(std::move(centroids), {n, 2})));
+  return nb::make_tuple(result.count, image_stats_rows(result.stats));
 }
 
 /// Calls f(T{}) with T the unsigned type of the integer (or bool) elements' width.
@@ -142,17 +163,7 @@ nb::tuple label_volume_host(const Array& volume, int connectivity, bool multilab
                           ? owning_numpy(std::move(result.labels))
                           : owning_numpy(std::move(result.labels64));
   if (!want_stats) return nb::make_tuple(labels, result.count, nb::none());
-  const std::size_t n = result.stats.size();
-  std::vector<std::int64_t> boxes(n * 7);
-  std::vector<double> centroids(n * 3);
-  for (std::size_t i = 0; i < n; ++i) {
-    const VolumeComponentStats& s = result.stats[i];
-    const std::int64_t row[7] = {static_cast<std::int64_t>(s.voxels), s.x, s.y, s.z, s.width, s.height, s.depth};
-    std::copy(row, row + 7, boxes.begin() + i * 7);
-    centroids[i * 3] = s.cx, centroids[i * 3 + 1] = s.cy, centroids[i * 3 + 2] = s.cz;
-  }
-  return nb::make_tuple(labels, result.count,
-                        nb::make_tuple(to_numpy(std::move(boxes), {n, 7}), to_numpy(std::move(centroids), {n, 3})));
+  return nb::make_tuple(labels, result.count, volume_stats_rows(result.stats));
 }
 
 /// cc3d.statistics' sums of a label volume [z, y, x] (any integer dtype; a 2D image is one slice):
@@ -234,17 +245,45 @@ nb::tuple statistics_host(const Array& labels, bool background_only) {
 // DLPack; see compact.cpp): one call each, the temporary storage and the count kept per
 // (device, stream) by the extension (device_calls.hpp). N comes back (a small copy and a wait
 // for the stream) only when `read_count` asks: winnow.label needs it for return_N and the
-// filters, not for the labels alone.
+// filters, not for the labels alone. The *_statistics variants also bring the per-component
+// records of the device API to the host (N records: N is read anyway).
+
+#if WINNOW_HAVE_CUDA
+/// Records the stream's storage holds at first (grown to N when a labeling has more).
+constexpr std::uint64_t kFirstRecords = std::uint64_t{1} << 16;
+
+/// The records of labels 1..N of a labeling on the call's stream: `run(d_records, capacity)`
+/// enqueues the labeling (N into call.count()). N is unknown before it ends, so the labeling
+/// writes into the stream's record storage as it is; when N exceeds it (the first time a stream
+/// sees that many components), the storage grows and the labeling runs again.
+template <class Raw, class Run>
+std::vector<Raw> labeling_records(DeviceCall& call, std::uint64_t voxels, Run&& run) {
+  const std::uint64_t first = std::clamp<std::uint64_t>(voxels, 1, kFirstRecords);
+  auto* d_records = static_cast<Raw*>(call.records(first * sizeof(Raw)));
+  const std::uint64_t capacity = call.records_bytes() / sizeof(Raw);
+  run(d_records, capacity);
+  const std::uint64_t n = *call.read_count(true, 4);
+  if (n > capacity) {
+    d_records = static_cast<Raw*>(call.records(n * sizeof(Raw)));
+    run(d_records, n);
+  }
+  std::vector<Raw> records(n);
+  call.copy_to_host(records.data(), d_records, n * sizeof(Raw));
+  return records;
+}
+#endif
 
 /// CUDA volumes [z, y, x] of unsigned integers of `itemsize` bytes (contiguous): 32-bit labels
-/// (contiguous) into `labels`; returns N or None.
-std::optional<std::uint64_t> label_volume_device(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
-                                                 std::int64_t ny, std::int64_t nz, std::uintptr_t labels,
-                                                 int connectivity, bool multilabel, int device, std::uintptr_t stream,
-                                                 bool read_count) {
+/// (contiguous) into `labels`; returns N or None. With `stats`, N always, and the statistics of
+/// labels 1..N into *stats.
+std::optional<std::uint64_t> run_label_volume_device(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
+                                                     std::int64_t ny, std::int64_t nz, std::uintptr_t labels,
+                                                     int connectivity, bool multilabel, int device,
+                                                     std::uintptr_t stream, bool read_count,
+                                                     std::vector<VolumeComponentStats>* stats) {
 #if WINNOW_HAVE_CUDA
   const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .want_stats = false};
-  return with_unsigned_of_width(dtype_of("u", itemsize), itemsize, "a", [&](auto t) {
+  return with_unsigned_of_width(dtype_of("u", itemsize), itemsize, "a", [&](auto t) -> std::optional<std::uint64_t> {
     using T = decltype(t);
     const auto* d_volume = reinterpret_cast<const T*>(volume);
     auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
@@ -253,22 +292,52 @@ std::optional<std::uint64_t> label_volume_device(std::uintptr_t volume, std::siz
     std::size_t temp_bytes = 0;
     cuda::label_volume(nullptr, temp_bytes, d_volume, nx, ny, nz, d_labels, nullptr, nullptr, 0, options,
                        call.stream());
-    cuda::label_volume(call.scratch(temp_bytes), temp_bytes, d_volume, nx, ny, nz, d_labels,
-                       static_cast<std::uint32_t*>(call.count()), nullptr, 0, options, call.stream());
-    return call.read_count(read_count, 4);
+    void* d_temp = call.scratch(temp_bytes);
+    auto run = [&](cuda::RawVolumeComponentStats* d_records, std::uint64_t capacity) {
+      cuda::label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, static_cast<std::uint32_t*>(call.count()),
+                         d_records, capacity, options, call.stream());
+    };
+    if (!stats) {
+      run(nullptr, 0);
+      return call.read_count(read_count, 4);
+    }
+    const auto records = labeling_records<cuda::RawVolumeComponentStats>(
+        call, static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz), run);
+    stats->resize(records.size());
+    std::transform(records.begin(), records.end(), stats->begin(), cuda::to_volume_component_stats);
+    return records.size();
   });
 #else
   (void)volume, (void)itemsize, (void)nx, (void)ny, (void)nz, (void)labels, (void)connectivity, (void)multilabel,
-      (void)device, (void)stream, (void)read_count;
+      (void)device, (void)stream, (void)read_count, (void)stats;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
 }
 
+std::optional<std::uint64_t> label_volume_device(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
+                                                 std::int64_t ny, std::int64_t nz, std::uintptr_t labels,
+                                                 int connectivity, bool multilabel, int device, std::uintptr_t stream,
+                                                 bool read_count) {
+  return run_label_volume_device(volume, itemsize, nx, ny, nz, labels, connectivity, multilabel, device, stream,
+                                 read_count, nullptr);
+}
+
+/// label_volume_device with statistics: returns (N, stats as label_volume_host's).
+nb::tuple label_volume_device_statistics(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
+                                         std::int64_t ny, std::int64_t nz, std::uintptr_t labels, int connectivity,
+                                         bool multilabel, int device, std::uintptr_t stream) {
+  std::vector<VolumeComponentStats> stats;
+  const auto n = run_label_volume_device(volume, itemsize, nx, ny, nz, labels, connectivity, multilabel, device,
+                                         stream, true, &stats);
+  return nb::make_tuple(*n, volume_stats_rows(stats));
+}
+
 /// CUDA masks (bytes, width x height, rows `row_stride` bytes apart): labels (contiguous, 32-bit)
-/// into `labels`; returns N or None.
-std::optional<std::uint64_t> label_device(std::uintptr_t mask, std::int64_t width, std::int64_t height,
-                                          std::int64_t row_stride, std::uintptr_t labels, int connectivity, int device,
-                                          std::uintptr_t stream, bool read_count) {
+/// into `labels`; returns N or None. With `stats`, N always, and the statistics of labels 1..N.
+std::optional<std::uint64_t> run_label_device(std::uintptr_t mask, std::int64_t width, std::int64_t height,
+                                              std::int64_t row_stride, std::uintptr_t labels, int connectivity,
+                                              int device, std::uintptr_t stream, bool read_count,
+                                              std::vector<ComponentStats>* stats) {
 #if WINNOW_HAVE_CUDA
   const LabelOptions options{.connectivity = connectivity, .want_stats = false};
   const auto* d_mask = reinterpret_cast<const std::uint8_t*>(mask);
@@ -278,14 +347,40 @@ std::optional<std::uint64_t> label_device(std::uintptr_t mask, std::int64_t widt
   std::size_t temp_bytes = 0;
   cuda::label(nullptr, temp_bytes, d_mask, width, height, row_stride, d_labels, nullptr, nullptr, 0, options,
               call.stream());
-  cuda::label(call.scratch(temp_bytes), temp_bytes, d_mask, width, height, row_stride, d_labels,
-              static_cast<std::uint32_t*>(call.count()), nullptr, 0, options, call.stream());
-  return call.read_count(read_count, 4);
+  void* d_temp = call.scratch(temp_bytes);
+  auto run = [&](cuda::RawComponentStats* d_records, std::uint64_t capacity) {
+    cuda::label(d_temp, temp_bytes, d_mask, width, height, row_stride, d_labels,
+                static_cast<std::uint32_t*>(call.count()), d_records, capacity, options, call.stream());
+  };
+  if (!stats) {
+    run(nullptr, 0);
+    return call.read_count(read_count, 4);
+  }
+  const auto records = labeling_records<cuda::RawComponentStats>(
+      call, static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height), run);
+  stats->resize(records.size());
+  std::transform(records.begin(), records.end(), stats->begin(), cuda::to_component_stats);
+  return records.size();
 #else
   (void)mask, (void)width, (void)height, (void)row_stride, (void)labels, (void)connectivity, (void)device,
-      (void)stream, (void)read_count;
+      (void)stream, (void)read_count, (void)stats;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
+}
+
+std::optional<std::uint64_t> label_device(std::uintptr_t mask, std::int64_t width, std::int64_t height,
+                                          std::int64_t row_stride, std::uintptr_t labels, int connectivity, int device,
+                                          std::uintptr_t stream, bool read_count) {
+  return run_label_device(mask, width, height, row_stride, labels, connectivity, device, stream, read_count, nullptr);
+}
+
+/// label_device with statistics: returns (N, stats as label_host's).
+nb::tuple label_device_statistics(std::uintptr_t mask, std::int64_t width, std::int64_t height,
+                                  std::int64_t row_stride, std::uintptr_t labels, int connectivity, int device,
+                                  std::uintptr_t stream) {
+  std::vector<ComponentStats> stats;
+  const auto n = run_label_device(mask, width, height, row_stride, labels, connectivity, device, stream, true, &stats);
+  return nb::make_tuple(*n, image_stats_rows(stats));
 }
 
 }  // namespace
@@ -298,6 +393,10 @@ void bind_label(nb::module_& m) {
         nb::arg("out"), nb::arg("connectivity"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
         "CUDA pointers (checked by the caller): labels of the byte mask a into out (32-bit) on the stream; returns "
         "N (waiting for the stream) when read_count, else None.");
+  m.def("label_device_statistics", &label_device_statistics, nb::arg("a"), nb::arg("width"), nb::arg("height"),
+        nb::arg("row_stride"), nb::arg("out"), nb::arg("connectivity"), nb::arg("device"), nb::arg("stream"),
+        "label_device, also computing the statistics of labels 1..N on the device; returns (N, stats as "
+        "label_host's), waiting for the stream.");
   m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("connectivity"), nb::arg("multilabel"),
         nb::arg("min_area"), nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("wide"), nb::arg("backend"),
         "Labels a host volume [z, y, x] of integers; returns (labels uint32 or uint64, count, stats or None).");
@@ -306,6 +405,11 @@ void bind_label(nb::module_& m) {
         nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
         "CUDA pointers: labels of the contiguous volume a [z, y, x] (unsigned, itemsize bytes) into out (32-bit); "
         "returns N when read_count, else None.");
+  m.def("label_volume_device_statistics", &label_volume_device_statistics, nb::arg("a"), nb::arg("itemsize"),
+        nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("out"), nb::arg("connectivity"), nb::arg("multilabel"),
+        nb::arg("device"), nb::arg("stream"),
+        "label_volume_device, also computing the statistics of labels 1..N on the device; returns (N, stats as "
+        "label_volume_host's), waiting for the stream.");
   m.def("statistics_host", &statistics_host, nb::arg("labels"), nb::arg("background_only"),
         "Per-label (counts, lower zyx, upper zyx, centroids zyx) of a host label volume [z, y, x].");
 }

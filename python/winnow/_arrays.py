@@ -134,6 +134,10 @@ class CuPyDevice:
         lut = xp.cumsum(keep).astype(labels.dtype) * keep
         return lut[labels], int(keep.sum())
 
+    def count_along(self, a: Any, axes: tuple) -> Any:
+        """a's sums over the axes as 64-bit integers (True counts 1)."""
+        return a.sum(axis=axes, dtype=self.xp.int64)
+
     def value_codes(self, a: Any) -> Any:
         """Multi-label floating-point input: one integer code per distinct value, 0 for zero."""
         _, inverse = self.xp.unique(a, return_inverse=True)
@@ -258,6 +262,9 @@ class TorchDevice:
         keep = surviving(self.xp, areas, min_area, largest_k)
         lut = self.xp.cumsum(keep, 0) * keep
         return lut[index].to(labels.dtype), int(keep.sum().item())
+
+    def count_along(self, a: Any, axes: tuple) -> Any:
+        return a.sum(dim=axes, dtype=self.xp.int64)
 
     def value_codes(self, a: Any) -> Any:
         _, inverse = self.xp.unique(a, return_inverse=True)

@@ -14,8 +14,14 @@ crops) are read in place; Fortran order, a step along the last axis or negative 
 one copy (a device volume must be C-contiguous: one copy otherwise). Signed integers are read
 as the unsigned type of their width (no copy). Floating-point input costs one pass: ``a != 0``
 (binary) or a code per distinct value (multi-label). A device call waits for its stream only
-when N is needed (``return_N``, ``min_area`` or ``largest_k``): the labels alone stay queued on
-the caller's stream.
+when N is needed (``return_N``, ``min_area``, ``largest_k`` or ``stats``): the labels alone stay
+queued on the caller's stream.
+
+Statistics (``stats=True``) of a device labeling are computed by the labeling itself on the
+device (one record per component, brought to the host: N records, where N is read anyway), the
+background's from its voxel counts along each axis (reductions on the device); the first time a
+stream's record storage is too small for N, the labeling runs again after it grows.
+``statistics`` of a device label array copies the labels to the host once.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _winnow
-from ._arrays import check_backend, classify, on_device, same_library
+from ._arrays import check_backend, classify, on_device, same_library, surviving
 
 LABEL_DTYPES = ("uint16", "uint32", "uint64", "int32", "int64")
 CONNECTIVITIES = {2: (4, 8), 3: (6, 18, 26)}
@@ -74,7 +80,10 @@ def _cc3d_fields(counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, centr
 
 def statistics(labels: Any) -> dict:
     """``cc3d.statistics(labels)``: the voxel count, bounding box and centroid of every label
-    0..max(labels) of a 2D or 3D NumPy label array (any integer dtype, non-negative).
+    0..max(labels) of a 2D or 3D label array (any integer dtype, non-negative). A CuPy array or
+    PyTorch CUDA tensor is copied to the host once (no device kernel sums an arbitrary label
+    array; ``label(..., stats=True)`` computes them on the device during the labeling); the
+    result is NumPy either way, as cc3d's.
 
     Returns a dict: ``voxel_counts`` (index = label, the background's at 0), ``bounding_boxes``
     (a tuple of slices per label, ready to index the array; None for a label without voxels),
@@ -87,12 +96,13 @@ def statistics(labels: Any) -> dict:
     ([3, 2, 1], (slice(0, 1, None), slice(1, 3, None)), [1.0, 2.0])
     """
     labels, lib = classify(labels, "labels")
-    if lib.on_device:
-        raise TypeError("labels: expected a NumPy array (statistics reads host memory)")
     if labels.ndim not in (2, 3):
         raise ValueError(f"labels: expected a 2D or 3D array, got {labels.ndim} dimensions")
-    if labels.dtype.kind not in "biu":
-        raise TypeError(f"labels: expected an integer dtype, got {labels.dtype}")
+    dtype = lib.dtype(labels) if lib.on_device else labels.dtype
+    if dtype.kind not in "biu":
+        raise TypeError(f"labels: expected an integer dtype, got {dtype}")
+    if lib.on_device:
+        labels = on_device(lib, lib.to_host, labels)
     if labels.size == 0:
         return _empty_statistics(labels.ndim)
     volume = labels if labels.ndim == 3 else labels[None]
@@ -109,18 +119,44 @@ def _empty_statistics(ndim: int) -> dict:
                         np.full((1, 3), np.nan), ndim)
 
 
-def _labeling_statistics(labels: np.ndarray, n: int, rows: np.ndarray, centroids: np.ndarray, ndim: int) -> dict:
-    """cc3d.statistics' fields of a labeling: the library's rows for labels 1..N (voxels, x, y,
-    z, width, height, depth and centroid x, y, z) and one pass over the background."""
-    if labels.size == 0:
-        return _empty_statistics(ndim)
+def _host_background(labels: np.ndarray) -> tuple:
+    """The background's (count, lower, upper, centroid), axes z, y, x: one pass over host labels."""
     volume = labels if labels.ndim == 3 else labels[None]
-    background = _winnow.statistics_host(volume, True)
+    return tuple(part[0] for part in _winnow.statistics_host(volume, True))
+
+
+def _device_background(lib: Any, labels: Any) -> tuple:
+    """The background's (count, lower, upper, centroid), axes z, y, x, of device labels: its
+    voxel counts along each axis (two reductions on the device, the sides' lengths back), from
+    which the count, the sums of its coordinates (exact) and its extent follow."""
+    background = labels == 0
+    ndim = background.ndim
+    lines = lib.count_along(background, (ndim - 1,))  # per index of the leading axes
+    profiles = [lines] if ndim == 2 else [lib.count_along(lines, (1,)), lib.count_along(lines, (0,))]
+    profiles.append(lib.count_along(background, tuple(range(ndim - 1))))
+    profiles = [lib.to_host(p) for p in profiles]
+    count = int(profiles[0].sum())
+    lower = np.full(3, np.iinfo(np.int64).max, np.int64)
+    upper = np.full(3, -1, np.int64)
+    centroid = np.full(3, np.nan)
+    for axis, profile in zip(range(3 - ndim, 3), profiles):
+        present = np.flatnonzero(profile)
+        if count:
+            lower[axis], upper[axis] = present[0], present[-1]
+            # Exact integer sum, divided as the host pass divides (double by double).
+            centroid[axis] = float(int(np.dot(np.arange(len(profile), dtype=np.int64), profile))) / float(count)
+    return np.uint64(count), lower, upper, centroid
+
+
+def _labeling_statistics(n: int, rows: np.ndarray, centroids: np.ndarray, ndim: int, background: tuple) -> dict:
+    """cc3d.statistics' fields of a labeling: the library's rows for labels 1..N (voxels, x, y,
+    z, width, height, depth and centroid x, y, z) and the background's (count, lower, upper,
+    centroid) in z, y, x."""
     counts = np.empty(n + 1, np.uint64)
     lower = np.empty((n + 1, 3), np.int64)
     upper = np.empty((n + 1, 3), np.int64)
     all_centroids = np.empty((n + 1, 3), np.float64)
-    counts[0], lower[0], upper[0], all_centroids[0] = (part[0] for part in background)
+    counts[0], lower[0], upper[0], all_centroids[0] = background
     counts[1:] = rows[:, 0]
     lower[1:] = rows[:, 3:0:-1]  # x, y, z -> z, y, x
     upper[1:] = lower[1:] + rows[:, 6:3:-1] - 1
@@ -148,7 +184,8 @@ def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True
     k largest (ties to the lower label), applied after min_area; the survivors are renumbered in
     raster order. out_dtype: uint32 (the default; cc3d picks the smallest that fits instead) or
     uint16, uint64, int32, int64. stats: also return ``statistics(labels)`` (cc3d.statistics'
-    fields; the sums of labels 1..N come from the labeling itself), NumPy input only.
+    fields as NumPy arrays, for device input too; the sums of labels 1..N come from the labeling
+    itself, on the device for device input, and describe the survivors of min_area and largest_k).
     out: a C-contiguous 32-bit integer array of a's shape to write into (returned; NumPy volumes
     and multi-label images are copied into it). backend: "auto", "cpu" or "cuda" for NumPy input.
 
@@ -180,8 +217,6 @@ def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True
         out_dtype = np.dtype(out_dtype)
         if out_dtype.name not in LABEL_DTYPES:
             raise TypeError(f"out_dtype: expected one of {', '.join(LABEL_DTYPES)}, got {out_dtype}")
-    if stats and lib.on_device:
-        raise ValueError("stats: statistics are computed for NumPy input only")
     dtype = lib.dtype(a) if lib.on_device else a.dtype
     if dtype.hasobject or dtype.kind not in "biuf":
         raise TypeError(f"a: expected a bool or numeric dtype, got {dtype}")
@@ -208,12 +243,17 @@ def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True
         n, result, raw = _label_volume(a, lib, labels, volume_connectivity, not binary, min_area, largest_k, stats,
                                        out_dtype, backend, return_N)
     statistics_fields = None
+    if raw is not None and 0 in tuple(result.shape):
+        statistics_fields, raw = _empty_statistics(ndim), None
     if lib.on_device:
+        if raw is not None:
+            background = on_device(lib, _device_background, lib, result)
+            statistics_fields = _labeling_statistics(n, raw[0], raw[1], ndim, background)
         if out_dtype is not None:
             result = on_device(lib, lib.astype, result, out_dtype)
     else:
         if raw is not None:
-            statistics_fields = _labeling_statistics(result, n, raw[0], raw[1], ndim)
+            statistics_fields = _labeling_statistics(n, raw[0], raw[1], ndim, _host_background(result))
         if out_dtype is not None and result.dtype != out_dtype:
             if out_dtype.name == "uint16" and n > 0xFFFF or out_dtype.name == "int32" and n > 0x7FFFFFFF:
                 raise ValueError(f"out_dtype: {n} components do not fit {out_dtype}")
@@ -251,7 +291,8 @@ def _label_binary_image(a: Any, lib: Any, labels: Any, connectivity: int, min_ar
     """The image labeling of a binary 2D image: (N, labels, raw statistics or None). On the
     device N is read (a wait for the stream) only when ``want_n`` or a filter needs it, else None."""
     if lib.on_device:
-        return on_device(lib, _label_binary_image_device, a, lib, labels, connectivity, min_area, largest_k, want_n)
+        return on_device(lib, _label_binary_image_device, a, lib, labels, connectivity, min_area, largest_k, stats,
+                         want_n)
     if (a.dtype.kind, a.itemsize) not in _BYTE_MASK_KINDS:
         a = a != 0
     if not _rows_readable(a, _element_strides(a)):
@@ -263,7 +304,7 @@ def _label_binary_image(a: Any, lib: Any, labels: Any, connectivity: int, min_ar
 
 
 def _label_binary_image_device(a: Any, lib: Any, labels: Any, connectivity: int, min_area: int, largest_k: int,
-                               want_n: bool) -> tuple:
+                               stats: bool, want_n: bool) -> tuple:
     dtype = lib.dtype(a)
     if (dtype.kind, dtype.itemsize) not in _BYTE_MASK_KINDS:
         a = lib.nonzero_mask(a)
@@ -277,12 +318,29 @@ def _label_binary_image_device(a: Any, lib: Any, labels: Any, connectivity: int,
         _check_device_labels(lib, labels)
     height, width = a.shape
     row_stride = strides[0] if height > 1 else width  # bytes: the mask's elements are bytes
-    filtered = min_area > 1 or largest_k
-    n = _winnow.label_device(lib.pointer(a), width, height, row_stride, lib.pointer(labels), connectivity,
-                             lib.device_id, lib.stream(), bool(want_n or filtered))
-    if filtered and n:
-        labels, n = lib.relabel(labels, n, min_area, largest_k)
-    return n, labels, None
+    raw = None
+    if stats:
+        n, raw = _winnow.label_device_statistics(lib.pointer(a), width, height, row_stride, lib.pointer(labels),
+                                                 connectivity, lib.device_id, lib.stream())
+    else:
+        n = _winnow.label_device(lib.pointer(a), width, height, row_stride, lib.pointer(labels), connectivity,
+                                 lib.device_id, lib.stream(), bool(want_n or min_area > 1 or largest_k))
+    labels, n, raw = _filter_device_labeling(lib, labels, n, raw, min_area, largest_k)
+    return n, labels, raw
+
+
+def _filter_device_labeling(lib: Any, labels: Any, n: Any, raw: Any, min_area: int, largest_k: int) -> tuple:
+    """min_area and largest_k of a device labeling (relabel on the device) and, with statistics,
+    the survivors' rows: the same rule (``surviving``) over the rows' counts (column 0), which
+    equal the device's per-label areas, keeps the same labels in the same order."""
+    if not (min_area > 1 or largest_k) or not n:
+        return labels, n, raw
+    labels, n = lib.relabel(labels, n, min_area, largest_k)
+    if raw is not None:
+        rows, centroids = raw
+        keep = surviving(np, np.concatenate(([0], rows[:, 0])), min_area, largest_k)[1:]
+        raw = rows[keep], centroids[keep]
+    return labels, n, raw
 
 
 def _check_device_labels(lib: Any, labels: Any) -> None:
@@ -319,23 +377,25 @@ def _label_volume(a: Any, lib: Any, labels: Any, connectivity: int, multilabel: 
             result = labels
         return n, result, raw
     return on_device(lib, _label_volume_device, a, lib, labels, volume_shape, connectivity, multilabel, min_area,
-                     largest_k, want_n)
+                     largest_k, stats, want_n)
 
 
 def _label_volume_device(a: Any, lib: Any, labels: Any, volume_shape: tuple, connectivity: int, multilabel: bool,
-                         min_area: int, largest_k: int, want_n: bool) -> tuple:
+                         min_area: int, largest_k: int, stats: bool, want_n: bool) -> tuple:
     volume = a if lib.c_contiguous(a) else lib.contiguous(a)
     if labels is None:
         labels = lib.empty(a.shape, np.uint32)
     else:
         _check_device_labels(lib, labels)
     if 0 in volume_shape:
-        return 0, labels, None
+        return 0, labels, (np.zeros((0, 7), np.int64), np.zeros((0, 3))) if stats else None
     nz, ny, nx = volume_shape
-    filtered = min_area > 1 or largest_k
-    n = _winnow.label_volume_device(lib.pointer(volume), lib.dtype(volume).itemsize, nx, ny, nz,
-                                    lib.pointer(labels), connectivity, multilabel, lib.device_id, lib.stream(),
-                                    bool(want_n or filtered))
-    if filtered and n:
-        labels, n = lib.relabel(labels, n, min_area, largest_k)
-    return n, labels, None
+    arguments = (lib.pointer(volume), lib.dtype(volume).itemsize, nx, ny, nz, lib.pointer(labels), connectivity,
+                 multilabel, lib.device_id, lib.stream())
+    raw = None
+    if stats:
+        n, raw = _winnow.label_volume_device_statistics(*arguments)
+    else:
+        n = _winnow.label_volume_device(*arguments, bool(want_n or min_area > 1 or largest_k))
+    labels, n, raw = _filter_device_labeling(lib, labels, n, raw, min_area, largest_k)
+    return n, labels, raw
