@@ -2,6 +2,12 @@
 // count, with and without statistics) on random volumes, beside the copy floor.
 //
 //   bench_label_volume_gpu [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown]
+//                          [--images]
+//
+// --images: multi-label images instead (volumes of one layer, as winnow::label takes them), 2048^2
+// and 8192^2, 8-connectivity (26 in one layer) and 4 (6): "speckle", every pixel a value 0..3
+// (fmix32 of its index), and "cells", squares of 16 x 16 pixels of one value 0..5 (fmix32 of the
+// square's index) -- many tiny components, and large ones touching others of other values.
 //
 // Random volumes: voxel i (linear index, x fastest) is foreground when
 // fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, seed 12345 -- bench/label_volume_peers.py
@@ -14,8 +20,8 @@
 // (local bricks, merge across faces, flatten, count + scan, assign, labels + statistics), timed by
 // events that the library records at its phase boundaries (detail::cuda::set_volume_phase_events).
 // Verification: every case's two timed configurations must agree (count, labels, and the
-// labels-only run against the run with statistics); the 256^3 cases (all with --verify-all) are
-// also checked against the BFS oracle of tests/common, statistics included. Exit status 1 when
+// labels-only run against the run with statistics); cases of up to 2^24 voxels (all with
+// --verify-all) are also checked against the BFS oracle of tests/common, statistics included. Exit status 1 when
 // anything differs.
 #include <cuda_runtime.h>
 
@@ -59,21 +65,35 @@ struct Buf {
   Buf& operator=(const Buf&) = delete;
 };
 
+// Multi-label image values: pixel (x, y) takes fmix32(cell ^ seed) % values, cell = the index of
+// its square of `square` x `square` pixels (square 1: every pixel its own draw).
+__global__ void random_values_kernel(std::uint8_t* m, std::uint32_t width, std::uint64_t n, std::uint32_t square,
+                                     std::uint32_t values) {
+  const std::uint32_t cells_per_row = (width + square - 1) / square;
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    const auto x = static_cast<std::uint32_t>(i % width), y = static_cast<std::uint32_t>(i / width);
+    const std::uint32_t cell = (y / square) * cells_per_row + x / square;
+    m[i] = static_cast<std::uint8_t>(fmix32(cell ^ (12345u * 0x9E3779B9u)) % values);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, verify_all = false, breakdown = false;
+  bool quick = false, verify_all = false, breakdown = false, images = false;
   int reps = 20, only_conn = 0;
   std::string only_case;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--verify-all")) verify_all = true;
     else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
+    else if (!std::strcmp(argv[i], "--images")) images = true;
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown]\n",
+      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown] [--images]\n",
                    argv[0]);
       return 2;
     }
@@ -83,18 +103,39 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%d SMs, L2 %d MiB)\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
   std::printf("%-18s %4s %10s %10s %10s %8s %8s %12s\n", "case", "conn", "ms_labels", "ms_stats", "floor_ms", "x_floor",
               "Gvox/s", "components");
-  const std::vector<std::int64_t> sides = quick ? std::vector<std::int64_t>{256} : std::vector<std::int64_t>{256, 512};
+  struct Case {
+    std::string name;
+    std::int64_t nx, ny, nz;
+    double density;                // volumes: the mask's density
+    std::uint32_t square, values;  // images: see random_values_kernel
+  };
+  std::vector<Case> cases;
+  if (images) {
+    for (std::int64_t side : quick ? std::vector<std::int64_t>{2048} : std::vector<std::int64_t>{2048, 8192}) {
+      cases.push_back({"speckle_" + std::to_string(side), side, side, 1, 0, 1, 4});
+      cases.push_back({"cells_" + std::to_string(side), side, side, 1, 0, 16, 6});
+    }
+  } else {
+    for (std::int64_t side : quick ? std::vector<std::int64_t>{256} : std::vector<std::int64_t>{256, 512})
+      for (double density : {0.1, 0.5, 0.9})
+        cases.push_back({"random_" + std::to_string(side) + "_d" + std::to_string(density).substr(0, 3), side, side, side,
+                         density, 0, 0});
+  }
   const std::vector<int> conns = only_conn ? std::vector<int>{only_conn} : std::vector<int>{6, 26};
   cudaStream_t s = nullptr;
   bool any_mismatch = false;
-  for (std::int64_t side : sides)
-    for (double density : {0.1, 0.5, 0.9}) {
-      const std::string name = "random_" + std::to_string(side) + "_d" + std::to_string(density).substr(0, 3);
+  for (const Case& c : cases) {
+    {  // one case
+      const std::string& name = c.name;
       if (!only_case.empty() && name.find(only_case) == std::string::npos) continue;
-      const auto n = static_cast<std::size_t>(side * side * side);
+      const std::int64_t nx = c.nx, ny = c.ny, nz = c.nz;
+      const auto n = static_cast<std::size_t>(nx * ny * nz);
       Buf<std::uint8_t> d_vol(n);
       Buf<std::uint32_t> d_labels(n), d_count(1);
-      random_mask_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(density * 4294967296.0));
+      if (images)
+        random_values_kernel<<<2048, 256, 0, s>>>(d_vol.p, static_cast<std::uint32_t>(nx), n, c.square, c.values);
+      else
+        random_mask_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(c.density * 4294967296.0));
       CK(cudaGetLastError());
       const double floor_ms = median_ms(
           [&](int) {
@@ -107,23 +148,24 @@ int main(int argc, char** argv) {
       for (int conn : conns) {
         LabelOptions o;
         o.connectivity = conn;
+        o.multilabel = images;
         std::size_t temp_bytes = 0;
-        cuda::label_volume(nullptr, temp_bytes, d_vol.p, side, side, side, nullptr, nullptr, nullptr, 0, o, s);
+        cuda::label_volume(nullptr, temp_bytes, d_vol.p, nx, ny, nz, nullptr, nullptr, nullptr, 0, o, s);
         Buf<char> d_temp(temp_bytes);
-        cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, nullptr, 0, o, s);
+        cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, nullptr, 0, o, s);
         std::uint32_t count = 0;
         CK(cudaMemcpy(&count, d_count.p, 4, cudaMemcpyDeviceToHost));
         Buf<cuda::RawVolumeComponentStats> d_stats(count);
         const double ms_labels = median_ms(
             [&](int) {
-              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, nullptr, 0, o, s);
+              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, nullptr, 0, o, s);
             },
             s, reps);
         std::vector<std::uint32_t> labels_only(n);
         CK(cudaMemcpy(labels_only.data(), d_labels.p, n * 4, cudaMemcpyDeviceToHost));
         const double ms_stats = median_ms(
             [&](int) {
-              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, d_stats.p, count, o, s);
+              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, d_stats.p, count, o, s);
             },
             s, reps);
         std::uint32_t count2 = 0;
@@ -131,12 +173,12 @@ int main(int argc, char** argv) {
         CK(cudaMemcpy(&count2, d_count.p, 4, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(labels.data(), d_labels.p, n * 4, cudaMemcpyDeviceToHost));
         bool ok = count2 == count && labels == labels_only;
-        if (ok && (side <= 256 || verify_all)) {
+        if (ok && (n <= (std::size_t{1} << 24) || verify_all)) {
           if (host.empty()) {
             host.resize(n);
             CK(cudaMemcpy(host.data(), d_vol.p, n, cudaMemcpyDeviceToHost));
           }
-          const auto want = test::oracle_label_volume(VolumeView<const std::uint8_t>(host.data(), side, side, side), conn, false);
+          const auto want = test::oracle_label_volume(VolumeView<const std::uint8_t>(host.data(), nx, ny, nz), conn, images);
           std::vector<cuda::RawVolumeComponentStats> raw(count);
           CK(cudaMemcpy(raw.data(), d_stats.p, count * sizeof(raw[0]), cudaMemcpyDeviceToHost));
           ok = want.components.size() == count;
@@ -160,7 +202,7 @@ int main(int argc, char** argv) {
           detail::cuda::set_volume_phase_events(ev);
           std::vector<std::vector<float>> phase_ms(kEvents - 1);
           for (int r = 0; r < reps + 3; ++r) {
-            cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, side, side, side, d_labels.p, d_count.p, d_stats.p, count, o, s);
+            cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, d_stats.p, count, o, s);
             CK(cudaEventSynchronize(ev[kEvents - 1]));
             for (int k = 0; r >= 3 && k + 1 < kEvents; ++k) {  // 3 warm-ups
               float ms = 0;
@@ -180,6 +222,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
+  }
   if (any_mismatch) std::fprintf(stderr, "MISMATCH: some case differs (rows above)\n");
   return any_mismatch ? 1 : 0;
 }

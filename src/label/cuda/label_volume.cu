@@ -10,30 +10,35 @@
 //
 // Passes (one kernel each, stream order between them):
 //   1. local: one thread block per brick of 32 x 8 x 8 voxels (the tile idea of the 2D tile_merge
-//      in 3D; 32 x 64 x 1 when the volume is one layer, an image) loads the brick's values into
-//      shared memory. A warp holds one brick row, and a
+//      in 3D) loads the brick's values into shared memory. A warp holds one brick row, and a
 //      ballot of "joins my left neighbour" splits it into x-runs: every voxel's parent starts as
 //      its run's first voxel (no atomic). Each run then unites (shared-memory union-find:
 //      atomicMin links, path halving by atomicMin) with the first voxel of each stretch of
 //      joining voxels in its backward rows' windows -- one union per run and stretch instead of
 //      one per voxel and offset (a dense 26-connected row of 32 voxels: a handful instead of 160,
 //      and far fewer colliding atomics on the brick's root). Each foreground voxel's brick-local
-//      root is written as a global key, and the brick-local roots are marked, a bit per voxel.
+//      root is written as a global key.
+//      A volume of one layer (an image) takes bricks of 32 x 32 x 1 instead, a warp each
+//      (layer_local_kernel): the warp walks down the brick's rows with the row above in
+//      registers (neighbours by shuffles, no shared values, no block barriers), the same runs and
+//      stretches, and only its own parents in shared memory.
 //   2. merge: the voxels on brick faces unite with their backward neighbours in other bricks,
 //      union-find on global memory (atomicMin links, path halving by atomicMin). Threads map to
 //      face slots only (z0, y0, yl, x0, x31; a crossing pair belongs to exactly one), a warp per
-//      32 slots of one face group, so warps are full, and a pair is replaced by its voxels' parents and de-duplicated per lane and per warp
-//      (__match_any_sync) before any find: across a face of a dense component the pairs are
+//      32 slots of one face group, so warps are full, and a pair is replaced by its voxels'
+//      parents and de-duplicated per lane and per warp (__match_any_sync) before any find: across a face of a dense component the pairs are
 //      nearly all (brick root, brick root) of the same two bricks, and one union suffices.
 //      Backward neighbours: those before the voxel in raster order (3, 9, 13 of them for 6, 18,
 //      26); every adjacent pair is seen once, from its later voxel, by pass 1 when both lie in one
 //      brick and by pass 2 otherwise. 26-connectivity drops redundant pairs: when the voxel's
 //      left neighbour joins it, every backward neighbour with dx <= 0 is also a neighbour of that
 //      left voxel, so the pair is implied (by induction over raster order) and only the left pair
-//      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes.
-//   2b. flatten: every marked brick-local root points at its final root (nodes above the first
-//      level of the forest are all brick-local roots), so later finds take at most two hops
-//      instead of walking the merge's chains once per voxel.
+//      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes. Every root that
+//      a union links under another is marked, a bit per voxel in words per brick row.
+//   2b. flatten: every marked root (a brick-local root: nodes above the first level of the
+//      forest are all brick-local roots) points at its final root, so later finds take at most
+//      two hops instead of walking the merge's chains once per voxel. A thread per word of marks:
+//      the unlinked brick-local roots (most, in volumes of many small components) cost nothing.
 //   3. count: per chunk of 2048 consecutive keys, the roots (voxels that are their own parent).
 //   4. an exclusive scan of the chunk counts (CUB), and N.
 //   5. assign: each chunk ranks its roots with a block scan and writes the root's number into its
@@ -48,7 +53,7 @@
 // merge's ~0.4 face voxels per voxel with up to 5 global unions each (two dependent find walks
 // through chains of brick roots, atomics colliding on the few roots) and the final pass's find
 // per voxel through the same unflattened chains. Now pass 1 does a few shared unions per run,
-// pass 2 a few global unions per warp and face, pass 2b one find per brick-local root, and the
+// pass 2 a few global unions per warp and face, pass 2b one find per root the merge linked, and the
 // remaining passes are streaming reads/writes of the forest (4 bytes per voxel, ~0.1 ms each).
 // The benchmark's --breakdown prints each phase's time (set_volume_phase_events).
 //
@@ -64,8 +69,8 @@
 // "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
-// memory: 4 bytes per voxel of temporary storage (the forest), 1 bit per brick voxel (the
-// brick-local roots) and 8 bytes per 2048 voxels.
+// memory: 4 bytes per voxel of temporary storage (the forest), 1 bit per brick voxel (the marks
+// of linked roots) and 8 bytes per 2048 voxels.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
@@ -99,10 +104,10 @@ namespace {
 using winnow::cuda::RawVolumeComponentStats;
 
 // Bricks of the local pass: a warp reads 32 voxels of one row (kBX). Volumes take bricks of
-// 32 x 8 x 8 voxels; a volume of one layer (an image: multi-label, or of 16- to 64-bit values)
-// takes bricks of 32 x 64 x 1, the same 2048 voxels in its one layer -- with 32 x 8 x 8 bricks,
-// 7 of every 8 warps would find no layer to work on. Layer bricks serve single-layer volumes
-// only: they have no slice before them, so no z faces.
+// 32 x 8 x 8 voxels, a thread block each; a volume of one layer (an image: multi-label, or of 16-
+// to 64-bit values) takes bricks of 32 x 32 x 1, a warp each (layer_local_kernel) -- with
+// 32 x 8 x 8 bricks, 7 of every 8 warps would find no layer to work on. Layer bricks serve
+// single-layer volumes only: they have no slice before them, so no z faces.
 constexpr int kBX = 32;
 template <int Y, int Z>
 struct BrickShape {
@@ -110,9 +115,7 @@ struct BrickShape {
   static constexpr bool kLayer = Z == 1;
 };
 using VolumeBrick = BrickShape<8, 8>;
-using LayerBrick = BrickShape<64, 1>;
-constexpr int kBrickVoxels = VolumeBrick::kVoxels;  // shared memory per block: the same for both
-static_assert(LayerBrick::kVoxels == kBrickVoxels && LayerBrick::kRows == VolumeBrick::kRows);
+using LayerBrick = BrickShape<32, 1>;
 constexpr int kThreads = 256;
 // Numbering: a thread block counts and ranks the roots of kChunk consecutive keys.
 constexpr int kItems = 8, kChunk = kThreads * kItems;
@@ -169,7 +172,9 @@ __device__ std::uint32_t find_root(std::uint32_t* P, std::uint32_t k) {
 
 // Links the larger root under the smaller. When another thread linked b first, atomicMin returns
 // b's new parent, and the union continues from there: the sets end up joined either way.
-__device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b) {
+// `linked(b)` is called for the root b that this union linked (once per successful link).
+template <class Linked>
+__device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, Linked linked) {
   for (;;) {
     a = find_root(P, a);
     b = find_root(P, b);
@@ -180,9 +185,12 @@ __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b) {
       b = t;
     }
     const std::uint32_t old = atomicMin(P + b, a);
-    if (old == b) return;
+    if (old == b) return linked(b);
     b = old;
   }
+}
+__device__ __forceinline__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b) {
+  unite(P, a, b, [](std::uint32_t) {});
 }
 
 // Read-only find for the passes after the merge (nobody stores then).
@@ -252,7 +260,7 @@ __device__ __forceinline__ int run_first_column(unsigned left, int lx) { return 
 // (t = lo or t - 1 does not join v) is united by the thread of column clamp(t, s, e).
 template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
-    local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* root_rows, VolGeo g, bool multilabel) {
+    local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g, bool multilabel) {
   constexpr int kBrick = B::kVoxels;
   __shared__ T values[kBrick];
   __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kY + ly) * kBX + lx
@@ -299,8 +307,8 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncthreads();
-    // Every link is in place: a read-only walk to the brick-local root; the roots are marked, a
-    // bit per voxel, for the flatten pass.
+    // Every link is in place: a read-only walk to the brick-local root. The brick's words of
+    // linked roots are cleared for the merge.
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
       const std::uint32_t x = x0 + (li % kBX), y = y0 + local_y<B>(li), z = z0 + local_z<B>(li);
       std::uint32_t key = kNone, r = static_cast<std::uint32_t>(li);
@@ -309,12 +317,95 @@ __global__ void __launch_bounds__(kThreads)
         const int lr = static_cast<int>(r);
         key = key_of(x0 + lr % kBX, y0 + local_y<B>(lr), z0 + local_z<B>(lr), g);
       }
-      const unsigned roots = __ballot_sync(kFull, values[li] != T{} && r == static_cast<std::uint32_t>(li));
-      if ((li % kBX) == 0) root_rows[std::size_t{brick} * B::kRows + li / kBX] = roots;
+      if ((li % kBX) == 0) linked_rows[std::size_t{brick} * B::kRows + li / kBX] = 0;
       if (x < g.nx && y < g.ny && z < g.nz) P[key_of(x, y, z, g)] = key;
     }
     __syncthreads();  // the shared arrays are refilled for the next brick
   }
+}
+
+// Pass 1 for a volume of one layer: a warp labels a brick of 32 x 32 pixels alone, row by row.
+// Lane l holds column l; the row above stays in registers (`up`), its diagonal neighbours come by
+// shuffles, and the runs and stretches are local_kernel's: a ballot of "joins my left neighbour"
+// gives each pixel its run's first column s, its parent starts at (row, s), and the run unites
+// with the first pixel of each stretch of joining pixels in its window of the row above --
+// through the up-left pixel (run's first lane, 8-connectivity), the pixel above (unless the
+// up-left one joins too: the same stretch), the up-right pixel (run's last lane, unless the pixel
+// above joins). The unions touch this warp's parents only, so __syncwarp orders them. At the end
+// only a run's first lane walks to the root; the run's other lanes take it by a shuffle.
+template <class T, int Conn>
+__global__ void __launch_bounds__(kThreads)
+    layer_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g, bool multilabel) {
+  using B = LayerBrick;
+  static_assert(B::kY <= 32, "a lane keeps one row's run ballot");
+  __shared__ std::uint32_t parents[kThreads / 32][B::kVoxels];  // brick-local keys ly * kBX + lx
+  std::uint32_t* parent = parents[threadIdx.x / 32];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
+       w += warps) {
+    const auto brick = static_cast<std::uint32_t>(w);
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
+    const int rows = static_cast<int>(min(static_cast<std::uint32_t>(B::kY), g.ny - y0));
+    auto load = [&](int ly) { return x < g.nx && ly < rows ? vol[key_of(x, y0 + ly, 0, g)] : T{}; };
+    T v = load(0), up = T{};
+    unsigned row_left = 0;  // lane ly: row ly's ballot of "joins my left neighbour"
+    unsigned fg = 0;        // bit ly: this lane's pixel of row ly is foreground
+    for (int ly = 0; ly < rows; ++ly) {
+      const T next = load(ly + 1);  // the next row's load is in flight during this row's unions
+      const T left = __shfl_up_sync(kFull, v, 1);
+      const unsigned joins_left = __ballot_sync(kFull, v != T{} && lane > 0 && joins(v, left, multilabel));
+      if (lane == ly) row_left = joins_left;
+      const int s = run_first_column(joins_left, lane);
+      parent[ly * kBX + lane] = static_cast<std::uint32_t>(ly * kBX + s);
+      fg |= static_cast<unsigned>(v != T{}) << ly;
+      const T up_left = __shfl_up_sync(kFull, up, 1), up_right = __shfl_down_sync(kFull, up, 1);
+      __syncwarp();  // the row's parents are in place before any union reads them
+      if (ly > 0 && v != T{}) {
+        const std::uint32_t run = static_cast<std::uint32_t>(ly * kBX + s), above = static_cast<std::uint32_t>((ly - 1) * kBX + lane);
+        const bool first = !(joins_left >> lane & 1u);
+        const bool last = lane == kBX - 1 || !(joins_left >> (lane + 1) & 1u);
+        const bool j_up = joins(v, up, multilabel), j_left = lane > 0 && joins(v, up_left, multilabel);
+        if (Conn == 26) {
+          if (first && j_left) unite(parent, run, above - 1);
+          if (j_up && !j_left) unite(parent, run, above);
+          if (last && lane < kBX - 1 && !j_up && joins(v, up_right, multilabel)) unite(parent, run, above + 1);
+        } else if (j_up && (first || !j_left)) {
+          unite(parent, run, above);
+        }
+      }
+      __syncwarp();  // this row's unions are done before the next row's parents are written
+      up = v;
+      v = next;
+    }
+    // Every link is in place: each run's first lane walks to the brick-local root, and the run's
+    // other lanes take it from there. The brick's words of linked roots are cleared for the merge.
+    for (int ly = 0; ly < rows; ++ly) {
+      const unsigned joins_left = __shfl_sync(kFull, row_left, ly);
+      const int s = run_first_column(joins_left, lane);
+      const bool is_fg = fg >> ly & 1u;
+      std::uint32_t r = static_cast<std::uint32_t>(ly * kBX + lane);
+      if (is_fg && s == lane)
+        for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
+      r = __shfl_sync(kFull, r, s);
+      if (lane == 0) linked_rows[std::size_t{brick} * B::kRows + ly] = 0;
+      if (x < g.nx) P[key_of(x, y0 + ly, 0, g)] = is_fg ? key_of(x0 + r % kBX, y0 + r / kBX, 0, g) : kNone;
+    }
+    for (int ly = rows; ly < B::kY; ++ly)
+      if (lane == 0) linked_rows[std::size_t{brick} * B::kRows + ly] = 0;
+    __syncwarp();  // the parents are refilled for the next brick
+  }
+}
+
+// Marks root b as linked under another root: its bit in the words per brick row.
+template <class B>
+__device__ __forceinline__ void mark_linked(std::uint32_t* linked_rows, std::uint32_t b, const VolGeo& g) {
+  const std::uint32_t x = b % g.nx, rest = b / g.nx, y = rest % g.ny, z = rest / g.ny;
+  const std::uint32_t brick = ((z / B::kZ) * g.nby + y / B::kY) * g.nbx + x / kBX;
+  const std::uint32_t row = (z % B::kZ) * B::kY + y % B::kY;
+  atomicOr(linked_rows + std::size_t{brick} * B::kRows + row, 1u << (x % kBX));
 }
 
 // ---- pass 2: across brick faces -----------------------------------------------------------------
@@ -372,7 +463,8 @@ __device__ __forceinline__ Face slot_voxel(int slot, int& lx, int& ly, int& lz) 
 // skipped: across a face of a dense component nearly every pair is (brick root, brick root) of
 // the same two bricks, and one union of them is enough.
 template <class T, int Conn, class B>
-__global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint32_t* P, VolGeo g, bool multilabel) {
+__global__ void __launch_bounds__(kThreads)
+    merge_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g, bool multilabel) {
   constexpr int kSlots = face_slots<Conn, B>();
   static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
   constexpr int kWarpsPerBrick = kSlots / 32;
@@ -413,7 +505,8 @@ __global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint
       const unsigned peers = __match_any_sync(kFull, both);
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
       if (pair && first_in_warp && both != last_pair) {
-        unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both));
+        unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
+              [&](std::uint32_t b) { mark_linked<B>(linked_rows, b, g); });
         last_pair = both;
       }
     }
@@ -422,27 +515,30 @@ __global__ void __launch_bounds__(kThreads) merge_kernel(const T* vol, std::uint
 
 // ---- pass 2b: flatten ---------------------------------------------------------------------------
 
-// Every brick-local root (marked by pass 1) points at its component's root afterwards. Nodes above
+// Every root that the merge linked (marked) points at its component's root afterwards. Nodes above
 // the first level of the forest are all brick-local roots (links join roots only), so after this
-// every voxel is at most two hops from its root: voxel -> brick-local root -> root. Concurrent
-// flatteners store only ancestors over their own entries, so a walk reads either the old parent
-// or the root, both ancestors; nobody links any more.
+// every voxel is at most two hops from its root: voxel -> brick-local root -> root. A thread takes
+// a word of marks (consecutive words: coalesced reads); most words are zero. Concurrent
+// flatteners store only roots over their own entries, so a walk reads either the old parent or
+// the root, both ancestors; nobody links any more.
 template <class B>
-__global__ void __launch_bounds__(kThreads) flatten_kernel(std::uint32_t* P, const std::uint32_t* root_rows, VolGeo g) {
-  const std::uint64_t rows = std::uint64_t{g.nbricks} * B::kRows;
-  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < rows;
-       w += static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32)) {
-    const std::uint32_t lane = threadIdx.x & 31u;
-    if (!(root_rows[w] >> lane & 1u)) continue;
+__global__ void __launch_bounds__(kThreads) flatten_kernel(std::uint32_t* P, const std::uint32_t* linked_rows, VolGeo g) {
+  const std::uint64_t words = std::uint64_t{g.nbricks} * B::kRows;
+  for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; w < words;
+       w += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
+    unsigned marks = linked_rows[w];
+    if (!marks) continue;
     const auto brick = static_cast<std::uint32_t>(w / B::kRows);
     const auto row = static_cast<std::uint32_t>(w % B::kRows);
     std::uint32_t x0, y0, z0;
     brick_origin<B>(brick, g, x0, y0, z0);
-    const std::uint32_t k = key_of(x0 + lane, y0 + row % B::kY, z0 + row / B::kY, g);
-    std::uint32_t r = load_parent(P, k);
-    if (r == k) continue;  // still a root
-    for (std::uint32_t p = load_parent(P, r); p != r; p = load_parent(P, r)) r = p;
-    P[k] = r;
+    const std::uint32_t row_key = key_of(x0, y0 + row % B::kY, z0 + row / B::kY, g);
+    for (; marks; marks &= marks - 1) {
+      const std::uint32_t k = row_key + static_cast<std::uint32_t>(__ffs(marks) - 1);
+      std::uint32_t r = load_parent(P, k);
+      for (std::uint32_t p = load_parent(P, r); p != r; p = load_parent(P, r)) r = p;
+      P[k] = r;
+    }
   }
 }
 
@@ -510,12 +606,31 @@ __device__ __forceinline__ std::uint32_t label_of(const std::uint32_t* P, const 
   return __ldg(labels + (p == i ? i : find_ro(P, p)));
 }
 
+// A thread takes kLabelItems voxels a grid stride apart at a time, their loads issued together:
+// each voxel's find is a chain of dependent loads (parent, root, the root's label), and the
+// independent chains of several voxels overlap.
+constexpr int kLabelItems = 4;
 __global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P, std::uint32_t* labels, VolGeo g) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; i < g.n;
-       i += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
-    const std::uint32_t p = P[i];
-    if (p == i) continue;  // a root: written by assign, read by others here
-    labels[i] = p == kNone ? 0u : __ldg(labels + find_ro(P, p));
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * kThreads;
+  for (std::uint64_t base = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; base < g.n;
+       base += stride * kLabelItems) {
+    std::uint32_t p[kLabelItems], r[kLabelItems];
+#pragma unroll
+    for (int j = 0; j < kLabelItems; ++j) {
+      const std::uint64_t i = base + j * stride;
+      p[j] = i < g.n ? P[i] : static_cast<std::uint32_t>(i);  // beyond the volume: as a root, skipped
+    }
+#pragma unroll
+    for (int j = 0; j < kLabelItems; ++j) {
+      const auto i = static_cast<std::uint32_t>(base + j * stride);
+      r[j] = p[j] == i || p[j] == kNone ? p[j] : find_ro(P, p[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kLabelItems; ++j) {
+      const std::uint64_t i = base + j * stride;
+      if (i >= g.n || p[j] == i) continue;  // a root: written by assign, read by others here
+      labels[i] = p[j] == kNone ? 0u : __ldg(labels + r[j]);
+    }
   }
 }
 
@@ -643,7 +758,7 @@ struct VolumePlan {
   std::uint64_t n = 0;
   std::uint32_t nchunks = 0;
   std::size_t scan_bytes = 0;
-  std::size_t off_P = 0, off_root_rows = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t off_P = 0, off_linked_rows = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
 };
 
 VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const LabelOptions& o) {
@@ -684,20 +799,25 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), static_cast<int>(p.nchunks)));
   p.off_P = 0;
-  p.off_root_rows = align256(p.off_P + p.n * 4);
-  p.off_counts = align256(p.off_root_rows + std::size_t{p.g.nbricks} * VolumeBrick::kRows * 4);
+  p.off_linked_rows = align256(p.off_P + p.n * 4);
+  p.off_counts = align256(p.off_linked_rows + std::size_t{p.g.nbricks} * (p.layer ? LayerBrick::kRows : VolumeBrick::kRows) * 4);
   p.off_offsets = align256(p.off_counts + std::size_t{p.nchunks} * 4);
   p.off_scan = align256(p.off_offsets + std::size_t{p.nchunks} * 4);
   p.total = align256(p.off_scan + p.scan_bytes);
   return p;
 }
 
-// Thread blocks for grid-stride passes: enough to fill the device (8 blocks of 256 per SM).
-unsigned resident_blocks(std::uint64_t wanted) {
-  int device = 0, sms = 0;
+// Thread blocks for a grid-stride kernel: as many as the device holds at once (the kernel's
+// occupancy: its registers and shared memory decide), so that no block waits for a second wave
+// (a layer brick's 32 KB of parents leave room for 7 blocks per SM, not 8).
+template <class... Params>
+unsigned resident_blocks(std::uint64_t wanted, void (*kernel)(Params...)) {
+  int device = 0, sms = 0, per_sm = 0;
   WINNOW_CUDA_CHECK(cudaGetDevice(&device));
   WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, std::uint64_t{8} * sms)));
+  WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  const std::uint64_t resident = std::uint64_t{static_cast<unsigned>(std::max(per_sm, 1))} * static_cast<unsigned>(sms);
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(wanted, resident)));
 }
 
 // Phase timing for the benchmark (set_volume_phase_events): null, or 7 events recorded in the
@@ -708,18 +828,24 @@ void mark_phase(int boundary, cudaStream_t s) {
 }
 
 template <class T, int Conn, class B>
-void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* root_rows, cudaStream_t s) {
+void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* linked_rows, cudaStream_t s) {
   constexpr unsigned kWarps = kThreads / 32;
-  local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks), kThreads, 0, s>>>(d_vol, P, root_rows, p.g, p.multilabel);
+  if constexpr (B::kLayer)  // a warp per brick
+    layer_local_kernel<T, Conn><<<resident_blocks((p.g.nbricks + kWarps - 1) / kWarps, layer_local_kernel<T, Conn>),
+                                  kThreads, 0, s>>>(d_vol, P, linked_rows, p.g, p.multilabel);
+  else
+    local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
+        d_vol, P, linked_rows, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(1, s);
   const std::uint64_t face_warps = std::uint64_t{p.g.nbricks} * (face_slots<Conn, B>() / 32);
-  merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps), kThreads, 0, s>>>(d_vol, P, p.g,
-                                                                                                    p.multilabel);
+  merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>), kThreads, 0, s>>>(
+      d_vol, P, linked_rows, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
-  const std::uint64_t rows = std::uint64_t{p.g.nbricks} * B::kRows;
-  flatten_kernel<B><<<resident_blocks((rows + kWarps - 1) / kWarps), kThreads, 0, s>>>(P, root_rows, p.g);
+  const std::uint64_t words = std::uint64_t{p.g.nbricks} * B::kRows;
+  flatten_kernel<B><<<resident_blocks((words + kThreads - 1) / kThreads, flatten_kernel<B>), kThreads, 0, s>>>(
+      P, linked_rows, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(3, s);
 }
@@ -733,19 +859,19 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   }
   auto* base = static_cast<char*>(d_temp);
   auto* P = reinterpret_cast<std::uint32_t*>(base + p.off_P);
-  auto* root_rows = reinterpret_cast<std::uint32_t*>(base + p.off_root_rows);
+  auto* linked_rows = reinterpret_cast<std::uint32_t*>(base + p.off_linked_rows);
   auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
   auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
   mark_phase(0, s);
   if (p.layer) {
-    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, P, root_rows, s);
-    else launch_link<T, 26, LayerBrick>(p, d_vol, P, root_rows, s);
+    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, P, linked_rows, s);
+    else launch_link<T, 26, LayerBrick>(p, d_vol, P, linked_rows, s);
   } else if (p.conn == 6) {
-    launch_link<T, 6, VolumeBrick>(p, d_vol, P, root_rows, s);
+    launch_link<T, 6, VolumeBrick>(p, d_vol, P, linked_rows, s);
   } else if (p.conn == 18) {
-    launch_link<T, 18, VolumeBrick>(p, d_vol, P, root_rows, s);
+    launch_link<T, 18, VolumeBrick>(p, d_vol, P, linked_rows, s);
   } else {
-    launch_link<T, 26, VolumeBrick>(p, d_vol, P, root_rows, s);
+    launch_link<T, 26, VolumeBrick>(p, d_vol, P, linked_rows, s);
   }
   count_roots_kernel<<<p.nchunks, kThreads, 0, s>>>(P, p.g, counts);
   WINNOW_CUDA_CHECK_LAUNCH();
@@ -771,9 +897,10 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   mark_phase(5, s);
   if (st) {
     const std::uint64_t items = (p.g.nx + std::uint64_t{kSeg} - 1) / kSeg * p.g.ny * p.g.nz;
-    stats_kernel<<<resident_blocks((items + kThreads / 32 - 1) / (kThreads / 32)), kThreads, 0, s>>>(P, d_labels, p.g, st, cap);
+    stats_kernel<<<resident_blocks((items + kThreads / 32 - 1) / (kThreads / 32), stats_kernel), kThreads, 0, s>>>(
+        P, d_labels, p.g, st, cap);
   } else {
-    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads), kThreads, 0, s>>>(P, d_labels, p.g);
+    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(P, d_labels, p.g);
   }
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(6, s);
