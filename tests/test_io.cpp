@@ -398,6 +398,136 @@ TEST(Io, TiffFaxPageClaimingMoreLinesThanItsStripsHoldIsNotAllocated) {
 #endif
 }
 
+#ifdef WINNOW_HAVE_TIFF
+namespace {
+// A JBIG bi-level image entity (T.82) of one stripe without data: the 20-byte header (one layer,
+// one plane, typical prediction on, L0 = YD) and ESC SDNORM, which ends the stripe. The arithmetic
+// decoder pads a stripe's data with zero bytes (jbigkit's encoder drops them: a blank
+// 4000 x 3000 page is 36 such stripes, 92 bytes), so these 22 bytes decode to a whole
+// width x height page, whatever its size. Bits reversed, as libtiff stores JBIG strips under
+// the default fill order.
+std::string jbig_one_empty_stripe(std::uint32_t width, std::uint32_t height) {
+  std::string b = {0, 0, 1, 0};  // DL, D, P, fill
+  for (std::uint32_t v : {width, height, height})  // XD, YD, L0 (big-endian)
+    for (int shift = 24; shift >= 0; shift -= 8) b += static_cast<char>((v >> shift) & 0xff);
+  b += {0, 0, 0, 0x08};                  // MX, MY, order, options (TPBON)
+  b += {static_cast<char>(0xff), 0x02};  // ESC SDNORM
+  for (char& c : b) {
+    unsigned char v = static_cast<unsigned char>(c), r = 0;
+    for (int i = 0; i < 8; ++i) r = static_cast<unsigned char>(r | (((v >> i) & 1) << (7 - i)));
+    c = static_cast<char>(r);
+  }
+  return b;
+}
+// A 1-bit JBIG TIFF page of width x height claimed by its tags, its one strip `strip` as is.
+void write_jbig_tiff_raw(const std::filesystem::path& p, std::uint32_t width, std::uint32_t height,
+                         const std::string& strip) {
+  TIFF* t = TIFFOpen(p.c_str(), "w");
+  ASSERT_NE(t, nullptr);
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, width);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, height);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, std::uint16_t{1});
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, std::uint16_t{1});
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE);
+  TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_JBIG);
+  TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, height);
+  ASSERT_EQ(TIFFWriteRawStrip(t, 0, const_cast<char*>(strip.data()), static_cast<tmsize_t>(strip.size())),
+            static_cast<tmsize_t>(strip.size()));
+  TIFFClose(t);
+}
+}  // namespace
+#endif
+
+// Limits audit: a 1-bit JBIG page's data does not bound its size (the arithmetic decoder pads a
+// stripe with zero bytes, so a stripe without data decodes to all its lines), and 1-bit JBIG
+// pages were exempt from the claim check: a 144-byte file claiming 100000 x 100000 pixels had its
+// 40 GB RGBA buffer allocated, with only the bad_alloc handling between it and the machine's
+// memory. 1-bit JBIG pages are held to an absolute limit instead, 2^30 pixels.
+TEST(Io, TiffJbigPageBeyondTheLimitIsNotAllocated) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  if (!TIFFIsCODECConfigured(COMPRESSION_JBIG)) GTEST_SKIP() << "this libtiff has no JBIG codec";
+  TempDir dir;
+  const auto path = dir / "claims.tif";
+  write_jbig_tiff_raw(path, 100000, 100000, jbig_one_empty_stripe(100000, 100000));
+  EXPECT_LT(std::filesystem::file_size(path), 400u);
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); },
+                                               "more than the 1073741824 pixels read from a JBIG page", dir.path());
+  // Only once the child showed it refused before allocating: the message names the file.
+  if (!::testing::Test::HasFailure())
+    expect_input_error([&] { io::read_rgba8(path); }, path, "100000 x 100000");
+  // Just over the limit (32769 x 32768 pixels) is refused; a page at the limit passes the check
+  // and fails only for the 1 GiB the child has (its RGBA buffer is 4 GiB).
+  write_jbig_tiff_raw(dir / "over.tif", 32769, 32768, jbig_one_empty_stripe(32769, 32768));
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(dir / "over.tif"); },
+                                               "more than the 1073741824 pixels", dir.path());
+  write_jbig_tiff_raw(dir / "limit.tif", 32768, 32768, jbig_one_empty_stripe(32768, 32768));
+  winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(dir / "limit.tif"); },
+                                               "too large to decode in this machine's memory", dir.path());
+#endif
+}
+
+// 1-bit JBIG pages within the limit are read: one written by libtiff's encoder reads back
+// exactly, and a 4000 x 3000 page from a 22-byte stripe (which no bound on bytes would admit)
+// decodes to a blank page.
+TEST(Io, TiffJbigPagesAreRead) {
+#ifndef WINNOW_HAVE_TIFF
+  GTEST_SKIP() << "TIFF support not compiled in";
+#else
+  if (!TIFFIsCODECConfigured(COMPRESSION_JBIG)) GTEST_SKIP() << "this libtiff has no JBIG codec";
+  TempDir dir;
+  const std::uint32_t w = 203, h = 141;  // rows of 26 bytes, the last one partly padding
+  std::vector<std::uint8_t> bits(static_cast<std::size_t>(w) * h);
+  std::mt19937 rng(12);
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x) {  // blank bands, a disc and noise
+      const int dx = static_cast<int>(x) - 100, dy = static_cast<int>(y) - 70;
+      bits[y * w + x] = y % 40 < 10 ? 0 : dx * dx + dy * dy < 3600 ? 1 : static_cast<std::uint8_t>(rng() % 5 == 0);
+    }
+  {
+    TIFF* t = TIFFOpen((dir / "page.tif").c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, std::uint16_t{1});
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, std::uint16_t{1});
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_JBIG);
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, h);  // libtiff's JBIG encoder codes whole strips, one here
+    const std::size_t row_bytes = (w + 7) / 8;
+    std::vector<unsigned char> packed(row_bytes * h, 0);
+    for (std::uint32_t y = 0; y < h; ++y)
+      for (std::uint32_t x = 0; x < w; ++x)
+        if (bits[y * w + x]) packed[y * row_bytes + x / 8] |= static_cast<unsigned char>(0x80 >> (x % 8));
+    ASSERT_GT(TIFFWriteEncodedStrip(t, 0, packed.data(), static_cast<tmsize_t>(packed.size())), 0);
+    TIFFClose(t);
+  }
+  io::ImageInfo info;
+  const auto img = io::read_rgba8(dir / "page.tif", &info);
+  EXPECT_EQ(info.format, "tiff");
+  EXPECT_EQ(info.bits, 1);
+  ASSERT_EQ(img.width(), static_cast<std::int64_t>(w));
+  ASSERT_EQ(img.height(), static_cast<std::int64_t>(h));
+  std::size_t wrong = 0;
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x) {
+      const Rgba8 p = img.data()[y * w + x];
+      const std::uint8_t v = bits[y * w + x] ? 255 : 0;
+      wrong += p.r != v || p.g != v || p.b != v || p.a != 255;
+    }
+  EXPECT_EQ(wrong, 0u);
+
+  write_jbig_tiff_raw(dir / "blank.tif", 4000, 3000, jbig_one_empty_stripe(4000, 3000));
+  const auto blank = io::read_rgba8(dir / "blank.tif");
+  ASSERT_EQ(blank.width(), 4000);
+  ASSERT_EQ(blank.height(), 3000);
+  EXPECT_TRUE(std::all_of(blank.data(), blank.data() + 4000 * 3000, [&](const Rgba8& p) {
+    return p.r == blank.data()[0].r && p.g == p.r && p.b == p.r && p.a == 255;
+  }));
+#endif
+}
+
 // Found by fuzz_tiff (slow units, 12 to 32 s under ASan): a 248-byte TIFF of 1014 x 49919
 // bilevel pixels under compression 32512, a scheme libtiff has no codec for. libtiff's RGBA
 // rendering skipped every strip it could not decode and the reader returned a 50-megapixel image

@@ -2,7 +2,8 @@
 // Writers: random meshes, with and without normals and values, read back by the small readers of
 // tests/common/mesh_readers.hpp and compared exactly (STL's facet normals against a cross product
 // computed here); empty meshes; the format chosen by extension in any case; bad names,
-// unwritable paths and inconsistent meshes give one-line errors naming the file and leave nothing.
+// unwritable paths and inconsistent meshes give one-line errors naming the file and leave nothing;
+// binary STL's limit of 2^32 - 1 triangles.
 // Preview: a sphere built here renders as a disc of the expected radius with background corners,
 // lit brightest where it faces the viewer; a near triangle hides a far one in either drawing order.
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "common/cli_runner.hpp"
 #include "common/input_error.hpp"
 #include "common/mesh_readers.hpp"
+#include "io/mesh_detail.hpp"
 #include "winnow/error.hpp"
 #include "winnow/mesh_io.hpp"
 
@@ -201,6 +203,26 @@ TEST(MeshWritersBadInput, InconsistentMeshIsRefusedAndAnEarlierFileKept) {
   expect_input_error([&] { io::write_mesh(dir / "m.ply", bad); }, dir / "m.ply", "triangle 5 uses vertex 10");
   EXPECT_EQ(test::file_bytes(dir / "m.ply"), before);
   EXPECT_EQ(dir.files(), std::vector<std::string>{"m.ply"});
+}
+
+// Binary STL counts its triangles in 32 bits: 4294967295 is the most it holds, and one more is
+// refused with the one-line error naming the file and the formats that hold it. A mesh past the
+// limit cannot be made here (2^32 triangles are over 100 GB of indices, and write_mesh's own
+// check reads them all), so the check is tested by itself; write_mesh runs it before the file is
+// opened, so a refused mesh leaves nothing behind, as the refusals above do.
+TEST(MeshWritersBadInput, StlHoldsAtMost2Pow32Minus1Triangles) {
+  TempDir dir;
+  const fs::path target = dir / "big.stl";
+  EXPECT_NO_THROW(io::detail::check_stl_triangle_count(0, target));
+  EXPECT_NO_THROW(io::detail::check_stl_triangle_count(4294967295u, target));
+  expect_input_error([&] { io::detail::check_stl_triangle_count(4294967296u, target); }, target,
+                     "binary STL holds at most 4294967295 triangles, the mesh has 4294967296 (write PLY or OBJ)");
+  expect_input_error([&] { io::detail::check_stl_triangle_count(UINT64_MAX, target); }, target,
+                     "the mesh has 18446744073709551615 (write PLY or OBJ)");
+  // A mesh within the limit is written under that name.
+  io::write_mesh(target, random_mesh(20, 30, false, false, 91));
+  EXPECT_EQ(test::read_stl(target).size(), 30u);
+  EXPECT_EQ(dir.files(), std::vector<std::string>{"big.stl"});
 }
 
 // ---- preview ----

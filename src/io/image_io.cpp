@@ -329,6 +329,14 @@ Decoded read_tiff(const fs::path& path) {
   // may store its chroma subsampled: only luma is counted.
   const double stored_samples = photometric == PHOTOMETRIC_YCBCR ? 1.0 : spp;
   const double claimed_bytes = static_cast<double>(w) * h * stored_samples * bps / 8.0;
+  // A 1-bit JBIG page's data cannot bound its size: it is held to an absolute limit instead.
+  std::uint16_t compression = COMPRESSION_NONE;
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_COMPRESSION, &compression);
+  if (compression == COMPRESSION_JBIG && bps == 1 &&
+      static_cast<double>(w) * h * stored_samples > static_cast<double>(detail::kJbigPageMaxPixels))
+    fail(path, "refused: a 1-bit JBIG page of " + std::to_string(w) + " x " + std::to_string(h) +
+                   " pixels, more than the " + std::to_string(detail::kJbigPageMaxPixels) +
+                   " pixels read from a JBIG page (its data cannot bound its size; corrupt?)");
   if (const auto file_bytes = file_bytes_of(path);
       file_bytes && claimed_bytes > static_cast<double>(detail::page_decoded_bound(tif.get(), *file_bytes)))
     fail_claim(path, "TIFF", w, h, *file_bytes);

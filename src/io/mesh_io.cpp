@@ -41,6 +41,12 @@ void check_mesh(const Mesh& mesh, const std::string& name) {
                          " of a mesh of " + std::to_string(n) + " vertices");
 }
 
+void check_stl_triangle_count(std::uint64_t triangles, const std::filesystem::path& target) {
+  if (triangles > std::numeric_limits<std::uint32_t>::max())
+    fail(target, "binary STL holds at most 4294967295 triangles, the mesh has " + std::to_string(triangles) +
+                     " (write PLY or OBJ)");
+}
+
 }  // namespace detail
 
 namespace {
@@ -164,9 +170,7 @@ void write_obj(MeshFileOut& out, const Mesh& mesh) {
 
 void write_stl(MeshFileOut& out, const Mesh& mesh, const fs::path& target) {
   const std::uint64_t triangles = mesh.triangle_count();
-  if (triangles > std::numeric_limits<std::uint32_t>::max())
-    fail(target, "binary STL holds at most 4294967295 triangles, the mesh has " + std::to_string(triangles) +
-                     " (write PLY or OBJ)");
+  detail::check_stl_triangle_count(triangles, target);  // write_mesh asked already; the cast below relies on it
   std::string header = "binary STL written by winnow";
   header.resize(80, ' ');
   out.text(header);
@@ -204,6 +208,7 @@ void write_mesh(const std::filesystem::path& path, const Mesh& mesh) { write_mes
 
 void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat format) {
   detail::check_mesh(mesh, path.string());
+  if (format == MeshFormat::stl) detail::check_stl_triangle_count(mesh.triangle_count(), path);
   AtomicFile file(path);
   MeshFileOut out(file.temp_path(), path);
   switch (format) {

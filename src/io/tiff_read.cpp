@@ -58,7 +58,9 @@ std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
       std::uint16_t bits = 1;
       TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
       if (bits != 1) return 0;
-      if (compression == COMPRESSION_JBIG) return UINT64_MAX;
+      // JBIG's data bounds nothing (a stripe without data decodes to all its lines): an
+      // absolute limit instead.
+      if (compression == COMPRESSION_JBIG) return kJbigPageMaxPixels / 8;
       // Fax spends at least a bit on every line (a blank one under fax 4: one code), whatever its
       // width: its lines are bounded by its bits, not its bytes (fuzz_tiff: 58125 lines claimed
       // from 132 bytes had a 15 GB RGBA buffer allocated).
