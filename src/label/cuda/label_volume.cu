@@ -368,13 +368,19 @@ __global__ void __launch_bounds__(kThreads)
         const bool first = !(joins_left >> lane & 1u);
         const bool last = lane == kBX - 1 || !(joins_left >> (lane + 1) & 1u);
         const bool j_up = joins(v, up, multilabel), j_left = lane > 0 && joins(v, up_left, multilabel);
+        // At most two unions per lane, through one call site (lanes that diverge into separate
+        // calls would run them one after the other).
+        std::uint32_t targets[2] = {kNone, kNone};
         if (Conn == 26) {
-          if (first && j_left) unite(parent, run, above - 1);
-          if (j_up && !j_left) unite(parent, run, above);
-          if (last && lane < kBX - 1 && !j_up && joins(v, up_right, multilabel)) unite(parent, run, above + 1);
+          if (j_left) targets[0] = first ? above - 1 : kNone;
+          else if (j_up) targets[0] = above;
+          if (last && lane < kBX - 1 && !j_up && joins(v, up_right, multilabel)) targets[1] = above + 1;
         } else if (j_up && (first || !j_left)) {
-          unite(parent, run, above);
+          targets[0] = above;
         }
+#pragma unroll 1
+        for (int k = 0; k < (Conn == 26 ? 2 : 1); ++k)
+          if (targets[k] != kNone) unite(parent, run, targets[k]);
       }
       __syncwarp();  // this row's unions are done before the next row's parents are written
       up = v;
