@@ -1,7 +1,7 @@
 // CUDA labeling of volumes (winnow::cuda::label_volume and the host-memory backend function
 // detail::cuda::label_volume) against the BFS oracle of tests/common/volume_label_oracle.hpp:
 // 6/18/26-connectivity, binary and multi-label, u8/u16/u32/u64 voxels, random volumes at
-// densities 0.1/0.5/0.9, sizes around the bricks (32 x 8 x 8; 32 x 64 x 1 for one layer) and warp
+// densities 0.1/0.5/0.9, sizes around the bricks (32 x 8 x 8; 32 x 32 x 1 for one layer) and warp
 // boundaries, 1-voxel-thick volumes, staircases and lattices that connect only through edges or
 // corners, statistics (and a capacity below the count), strided host views. Outputs are poisoned before every run, and every
 // case runs twice: a race shows as a difference between the runs.
@@ -188,9 +188,10 @@ TEST(LabelVolumeDevice, OneVoxelThick) {
     }
 }
 
-// Volumes of one layer (images: multi-label, or of wide values) take bricks of 32 x 64 x 1: sizes
-// around their boundaries, every connectivity (18 and 26 are the same in one layer), binary and
-// multi-label, and diagonal staircases that cross brick rows and columns through corners only.
+// Volumes of one layer (images: multi-label, or of wide values) take bricks of 32 x 32 x 1, a
+// warp each: sizes around their boundaries, every connectivity (18 and 26 are the same in one
+// layer), binary and multi-label, and diagonal staircases that cross brick rows and columns
+// through corners only.
 TEST(LabelVolumeDevice, SingleLayersAroundLayerBricks) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   const Dims sizes[] = {{32, 64, 1}, {31, 63, 1}, {33, 65, 1}, {65, 129, 1}, {97, 200, 1}, {300, 130, 1}, {1, 200, 1}, {200, 1, 1}};
