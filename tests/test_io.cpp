@@ -419,18 +419,26 @@ std::string jbig_one_empty_stripe(std::uint32_t width, std::uint32_t height) {
   }
   return b;
 }
-// A 1-bit JBIG TIFF page of width x height claimed by its tags, its one strip `strip` as is.
-void write_jbig_tiff_raw(const std::filesystem::path& p, std::uint32_t width, std::uint32_t height,
-                         const std::string& strip) {
+// A TIFF open for writing one 1-bit JBIG page of width x height in one strip (libtiff's JBIG
+// encoder codes whole strips); null when it cannot be created.
+TIFF* open_jbig_tiff(const std::filesystem::path& p, std::uint32_t width, std::uint32_t height,
+                     std::uint16_t photometric) {
   TIFF* t = TIFFOpen(p.c_str(), "w");
-  ASSERT_NE(t, nullptr);
+  if (!t) return nullptr;
   TIFFSetField(t, TIFFTAG_IMAGEWIDTH, width);
   TIFFSetField(t, TIFFTAG_IMAGELENGTH, height);
   TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, std::uint16_t{1});
   TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, std::uint16_t{1});
-  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, photometric);
   TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_JBIG);
   TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, height);
+  return t;
+}
+// A 1-bit JBIG TIFF page of width x height claimed by its tags, its one strip `strip` as is.
+void write_jbig_tiff_raw(const std::filesystem::path& p, std::uint32_t width, std::uint32_t height,
+                         const std::string& strip) {
+  TIFF* t = open_jbig_tiff(p, width, height, PHOTOMETRIC_MINISWHITE);
+  ASSERT_NE(t, nullptr);
   ASSERT_EQ(TIFFWriteRawStrip(t, 0, const_cast<char*>(strip.data()), static_cast<tmsize_t>(strip.size())),
             static_cast<tmsize_t>(strip.size()));
   TIFFClose(t);
@@ -486,15 +494,8 @@ TEST(Io, TiffJbigPagesAreRead) {
       bits[y * w + x] = y % 40 < 10 ? 0 : dx * dx + dy * dy < 3600 ? 1 : static_cast<std::uint8_t>(rng() % 5 == 0);
     }
   {
-    TIFF* t = TIFFOpen((dir / "page.tif").c_str(), "w");
+    TIFF* t = open_jbig_tiff(dir / "page.tif", w, h, PHOTOMETRIC_MINISBLACK);
     ASSERT_NE(t, nullptr);
-    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
-    TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, std::uint16_t{1});
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, std::uint16_t{1});
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_JBIG);
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, h);  // libtiff's JBIG encoder codes whole strips, one here
     const std::size_t row_bytes = (w + 7) / 8;
     std::vector<unsigned char> packed(row_bytes * h, 0);
     for (std::uint32_t y = 0; y < h; ++y)
