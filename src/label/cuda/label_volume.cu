@@ -492,27 +492,43 @@ __global__ void __launch_bounds__(kThreads)
     active = active && v != T{};
     const bool left_joins = active && x > 0 && joins(v, vol[a - 1], multilabel);
     const std::uint32_t parent_a = active ? load_parent(P, a) : kNone;
-    unsigned long long last_pair = ~0ull;
+    // The pairs' loads are issued together, before any union (a union's atomics and volatile loads
+    // would otherwise hold back the next offset's loads): first the neighbours' values, then their
+    // parents. A parent read early is still an ancestor, so the pairs stay the same sets.
+    bool pair[13];
+    std::uint32_t b[13];
+    T vb[13];
 #pragma unroll
     for (int k = 0; k < 13; ++k) {
       const Offset d = backward_offset(k);
+      pair[k] = false, b[k] = 0, vb[k] = T{};
       if (!in_connectivity(d, Conn) || (B::kLayer && d.dz != 0)) continue;  // compile-time: uniform over the warp
-      bool pair = active && face_of<B>(lx + d.dx, ly + d.dy, lz + d.dz) == face && !implied_by_left(d, Conn, left_joins);
       const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
                       tz = static_cast<long long>(z) + d.dz;
-      pair = pair && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx && ty < g.ny;  // tz <= z < nz
-      std::uint32_t b = 0;
-      if (pair) {
-        b = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g);
-        pair = joins(v, vol[b], multilabel);
+      pair[k] = active && face_of<B>(lx + d.dx, ly + d.dy, lz + d.dz) == face &&
+                !implied_by_left(d, Conn, left_joins) && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx &&
+                ty < g.ny;  // tz <= z < nz
+      if (pair[k]) {
+        b[k] = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g);
+        vb[k] = vol[b[k]];
       }
-      const unsigned long long both =
-          pair ? (static_cast<unsigned long long>(parent_a) << 32 | load_parent(P, b)) : ~0ull;
+    }
+    std::uint32_t pb[13];
+#pragma unroll
+    for (int k = 0; k < 13; ++k) {
+      pair[k] = pair[k] && joins(v, vb[k], multilabel);
+      pb[k] = pair[k] ? load_parent(P, b[k]) : 0u;
+    }
+    unsigned long long last_pair = ~0ull;
+#pragma unroll
+    for (int k = 0; k < 13; ++k) {
+      if (!in_connectivity(backward_offset(k), Conn) || (B::kLayer && backward_offset(k).dz != 0)) continue;
+      const unsigned long long both = pair[k] ? (static_cast<unsigned long long>(parent_a) << 32 | pb[k]) : ~0ull;
       const unsigned peers = __match_any_sync(kFull, both);
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
-      if (pair && first_in_warp && both != last_pair) {
+      if (pair[k] && first_in_warp && both != last_pair) {
         unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-              [&](std::uint32_t b) { mark_linked<B>(linked_rows, b, g); });
+              [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
         last_pair = both;
       }
     }
