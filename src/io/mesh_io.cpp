@@ -168,9 +168,10 @@ void write_obj(MeshFileOut& out, const Mesh& mesh) {
   }
 }
 
-void write_stl(MeshFileOut& out, const Mesh& mesh, const fs::path& target) {
+// write_mesh has checked the triangle count (check_stl_triangle_count) before opening the file:
+// the 32-bit count below relies on it.
+void write_stl(MeshFileOut& out, const Mesh& mesh) {
   const std::uint64_t triangles = mesh.triangle_count();
-  detail::check_stl_triangle_count(triangles, target);  // write_mesh asked already; the cast below relies on it
   std::string header = "binary STL written by winnow";
   header.resize(80, ' ');
   out.text(header);
@@ -214,7 +215,7 @@ void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat 
   switch (format) {
     case MeshFormat::ply: write_ply(out, mesh); break;
     case MeshFormat::obj: write_obj(out, mesh); break;
-    case MeshFormat::stl: write_stl(out, mesh, path); break;
+    case MeshFormat::stl: write_stl(out, mesh); break;
   }
   out.finish();
   file.commit();
