@@ -122,6 +122,22 @@ std::vector<T> random_volume(const Dims& d, double density, std::uint32_t seed, 
 const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},   {33, 9, 9},  {65, 17, 3}, {64, 16, 16},
                        {1, 64, 65}, {64, 1, 33}, {97, 33, 1}, {2, 2, 200}, {100, 23, 19}};
 
+// Densities near each connectivity's percolation threshold in 3D (about 0.31 for 6, 0.14 for 18,
+// 0.10 for 26) give components that wind through many bricks in every direction: the merge's
+// row pairs and x boundaries of binary volumes meet long chains of brick roots.
+TEST(LabelVolumeDevice, RandomBinaryNearPercolation) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::uint32_t seed = 500;
+  const Dims sizes[] = {{200, 50, 40}, {129, 70, 33}};
+  for (const Dims& d : sizes)
+    for (int conn : {6, 18, 26})
+      for (double density : {conn == 6 ? 0.31 : conn == 18 ? 0.14 : 0.10, 0.25}) {
+        SCOPED_TRACE(describe(d, conn, false, "random") + " density " + std::to_string(density));
+        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 255, 1), d, conn, false);
+        if (HasFailure()) return;
+      }
+}
+
 TEST(LabelVolumeDevice, RandomBinaryEveryConnectivity) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   std::uint32_t seed = 1;

@@ -535,6 +535,235 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// ---- pass 1 and 2 for binary volumes: rows as bit words -------------------------------------------
+
+// A binary volume (not multi-label, more than one layer) is labelled over x-runs held as bits: a
+// row of a brick is one 32-bit word (bit l: column x0 + l is foreground), and everything a run
+// needs -- its start, its number within the row, the runs of a neighbouring row it touches -- is
+// bit arithmetic on two words. A warp labels a whole 32 x 8 x 8 brick alone, two rows per lane:
+// the union-find nodes are runs (at most 16 per row), not voxels, so a dense brick has a few
+// hundred nodes instead of 2048 and a lane unites its rows' runs with their backward rows' runs
+// on its own. The rows' words also go to a global array (one word per 32 columns of every row),
+// from which the merge reads the rows of neighbouring bricks.
+//
+// Run pairs of two rows m (the later) and m2 (a backward row): with ext 0 (the rows' voxels meet
+// face to face) every stretch of m & m2 lies in one run of each, and every touching pair of runs
+// shares one: a union per stretch. With ext 1 (diagonal neighbours count too) a stretch of
+// m2 & dilate(m) lies in one run of m2 but may touch several runs of m, and the converse holds for
+// m & dilate(m2); uniting the first voxel of each stretch of both with the run of the other row
+// that is nearest to it (its lowest neighbour) joins exactly the sets that all touching pairs join
+// (checked exhaustively over all pairs of 12-bit rows).
+constexpr int kMaxRuns = kBX / 2;  // runs per 32-bit row word
+
+__device__ __forceinline__ unsigned run_starts(unsigned m) { return m & ~(m << 1); }
+// The number of the run holding bit b of row word m, counted from 0 within the row.
+__device__ __forceinline__ int run_index(unsigned m, int b) { return __popc(run_starts(m) & (kFull >> (31 - b))) - 1; }
+// The first bit of the run holding bit b.
+__device__ __forceinline__ int run_start_bit(unsigned m, int b) { return 31 - __clz(run_starts(m) & (kFull >> (31 - b))); }
+// The lowest bit of m among b - 1, b, b + 1 (one of them is set).
+__device__ __forceinline__ int nearest_bit(unsigned m, int b) { return __ffs(m & (b == 0 ? 3u : 7u << (b - 1))) - 1; }
+
+// Calls pair(bit of m, bit of m2) once per union that joins the touching runs of rows m and m2.
+template <class Pair>
+__device__ __forceinline__ void for_touching_runs(unsigned m, unsigned m2, int ext, Pair pair) {
+  if (ext == 0) {
+    for (unsigned t = run_starts(m & m2); t; t &= t - 1) pair(__ffs(t) - 1, __ffs(t) - 1);
+    return;
+  }
+  for (unsigned t = run_starts(m2 & (m | m << 1 | m >> 1)); t; t &= t - 1) {
+    const int b = __ffs(t) - 1;
+    pair(nearest_bit(m, b), b);
+  }
+  for (unsigned t = run_starts(m & (m2 | m2 << 1 | m2 >> 1)); t; t &= t - 1) {
+    const int b = __ffs(t) - 1;
+    pair(b, nearest_bit(m2, b));
+  }
+}
+
+// The index of the row word of columns [32 bx, 32 bx + 32) of row (y, z).
+__device__ __forceinline__ std::size_t word_index(std::uint32_t bx, std::uint32_t y, std::uint32_t z, const VolGeo& g) {
+  return (std::size_t{z} * g.ny + y) * g.nbx + bx;
+}
+
+template <class T, int Conn>
+__global__ void __launch_bounds__(kThreads)
+    bits_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words, VolGeo g) {
+  using B = VolumeBrick;
+  constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
+  static_assert(kRows % 32 == 0, "a lane takes whole rows");
+  __shared__ unsigned row_words[kThreads / 32][kRows];
+  __shared__ std::uint32_t parents[kThreads / 32][kRows * kMaxRuns];  // run r * kMaxRuns + k
+  __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kMaxRuns];
+  unsigned* masks = row_words[threadIdx.x / 32];
+  std::uint32_t* parent = parents[threadIdx.x / 32];
+  std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
+       w += warps) {
+    const auto brick = static_cast<std::uint32_t>(w);
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
+    // Rows to words: lane l reads column l of each row (32 consecutive values), a ballot packs them.
+#pragma unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      const T v = x < g.nx && y < g.ny && z < g.nz ? vol[key_of(x, y, z, g)] : T{};
+      const unsigned m = __ballot_sync(kFull, v != T{});
+      if (lane == 0) masks[r] = m;
+    }
+    __syncwarp();
+    unsigned mine[kLaneRows];
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      mine[j] = masks[r];
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      if (y < g.ny && z < g.nz) words[word_index(x0 / kBX, y, z, g)] = mine[j];
+      linked_rows[std::size_t{brick} * kRows + r] = 0;  // the merge's marks start cleared
+      // Every run is its own set at first.
+      int k = 0;
+      for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
+        const int id = r * kMaxRuns + k;
+        parent[id] = static_cast<std::uint32_t>(id);
+        first_bit[id] = static_cast<std::uint8_t>(__ffs(t) - 1);
+      }
+    }
+    __syncwarp();
+    // Unions of each row's runs with the runs they touch in its backward rows inside the brick
+    // (rows outside it: the merge). Run numbers grow in raster order, so the smallest number of
+    // a set is its raster-first run.
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
+      if (!mine[j]) continue;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (!back_row_used(q, Conn)) continue;
+        const BackRow b = back_row(q, Conn);
+        const int ry = ly + b.dy, rz = lz + b.dz;
+        if (ry < 0 || ry >= B::kY || rz < 0) continue;
+        const int r2 = rz * B::kY + ry;
+        const unsigned m = mine[j], m2 = masks[r2];
+        for_touching_runs(m, m2, b.ext, [&](int a, int c) {
+          unite(parent, static_cast<std::uint32_t>(r * kMaxRuns + run_index(m, a)),
+                static_cast<std::uint32_t>(r2 * kMaxRuns + run_index(m2, c)));
+        });
+      }
+    }
+    __syncwarp();
+    // Roots: every run's entry becomes its root's number (a lane writes its own runs' entries, so a
+    // concurrent walk reads an ancestor either way), then its root's brick-local voxel.
+    std::uint32_t root_of[kLaneRows][kMaxRuns];
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j, runs = __popc(run_starts(mine[j]));
+#pragma unroll
+      for (int k = 0; k < kMaxRuns; ++k) {
+        if (k >= runs) break;
+        std::uint32_t id = static_cast<std::uint32_t>(r * kMaxRuns + k);
+        for (std::uint32_t p = load_parent(parent, id); p != id; p = load_parent(parent, id)) id = p;
+        root_of[j][k] = id;
+      }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j, runs = __popc(run_starts(mine[j]));
+#pragma unroll
+      for (int k = 0; k < kMaxRuns; ++k) {
+        if (k >= runs) break;
+        const std::uint32_t root = root_of[j][k];
+        parent[r * kMaxRuns + k] = root / kMaxRuns * kBX + first_bit[root];
+      }
+    }
+    __syncwarp();
+    // Every voxel's parent: its run's root voxel as a global key (coalesced rows of 32).
+#pragma unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
+      const unsigned m = masks[r];
+      std::uint32_t key = kNone;
+      if (m >> lane & 1u) {
+        const std::uint32_t root = parent[r * kMaxRuns + run_index(m, lane)];
+        key = key_of(x0 + root % kBX, y0 + local_y<B>(static_cast<int>(root)), z0 + local_z<B>(static_cast<int>(root)), g);
+      }
+      P[key_of(x, y, z, g)] = key;
+    }
+    __syncwarp();  // the shared arrays are refilled for the next brick
+  }
+}
+
+// The merge of a binary volume: a warp per brick, two rows per lane, reading row words. A row
+// unites its runs with those of its backward rows that lie in other bricks (for_touching_runs),
+// and its first voxel with the last voxels of the rows of the brick to its left that touch it (the
+// x boundary: every pair across it is seen once, from its right side, for each (dy, dz) of the
+// connectivity). A pair's keys are replaced by their parents first (brick-local roots), and a
+// pair that the lane just united is skipped.
+template <int Conn>
+__global__ void __launch_bounds__(kThreads)
+    bits_merge_kernel(const std::uint32_t* words, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g) {
+  using B = VolumeBrick;
+  constexpr int kLaneRows = B::kRows / 32;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
+       w += warps) {
+    const auto brick = static_cast<std::uint32_t>(w);
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    const std::uint32_t bx = x0 / kBX;
+    unsigned long long last_pair = ~0ull;
+    auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
+      const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
+      if (both == last_pair) return;
+      last_pair = both;
+      unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
+            [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
+    };
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
+      const std::uint32_t y = y0 + ly, z = z0 + lz;
+      if (y >= g.ny || z >= g.nz) continue;
+      const unsigned m = words[word_index(bx, y, z, g)];
+      if (!m) continue;
+      const std::uint32_t row_key = key_of(x0, y, z, g);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (!back_row_used(q, Conn)) continue;
+        const BackRow b = back_row(q, Conn);
+        const int ry = ly + b.dy, rz = lz + b.dz;
+        if (ry >= 0 && ry < B::kY && rz >= 0) continue;  // inside the brick: the local pass's
+        const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
+        if (ty < 0 || ty >= g.ny || tz < 0) continue;
+        const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
+        const unsigned m2 = words[word_index(bx, uy, uz, g)];
+        const std::uint32_t row2_key = key_of(x0, uy, uz, g);
+        for_touching_runs(m, m2, b.ext, [&](int a, int c) {
+          unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c));
+        });
+      }
+      if (bx == 0 || !(m & 1u)) continue;
+      // The x boundary: this row's first voxel and the last voxels of the left brick's rows
+      // (y + dy, z + dz) that are its neighbours.
+#pragma unroll
+      for (int dz = -1; dz <= 1; ++dz)
+#pragma unroll
+        for (int dy = -1; dy <= 1; ++dy) {
+          if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
+          const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
+          if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
+          const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
+          const unsigned m2 = words[word_index(bx - 1, uy, uz, g)];
+          if (m2 >> 31) unite_keys(row_key, key_of(x0 - kBX, uy, uz, g) + run_start_bit(m2, 31));
+        }
+    }
+  }
+}
+
 // ---- pass 2b: flatten ---------------------------------------------------------------------------
 
 // Every root that the merge linked (marked) points at its component's root afterwards. Nodes above
@@ -777,10 +1006,11 @@ struct VolumePlan {
   int conn = 26;
   bool multilabel = false;
   bool layer = false;  // one layer: LayerBrick, else VolumeBrick
+  bool bits = false;   // a binary volume of several layers: bits_local_kernel and bits_merge_kernel
   std::uint64_t n = 0;
   std::uint32_t nchunks = 0;
   std::size_t scan_bytes = 0;
-  std::size_t off_P = 0, off_linked_rows = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t off_P = 0, off_linked_rows = 0, off_words = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
 };
 
 VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const LabelOptions& o) {
@@ -822,7 +1052,10 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
                                                   static_cast<std::uint32_t*>(nullptr), static_cast<int>(p.nchunks)));
   p.off_P = 0;
   p.off_linked_rows = align256(p.off_P + p.n * 4);
-  p.off_counts = align256(p.off_linked_rows + std::size_t{p.g.nbricks} * (p.layer ? LayerBrick::kRows : VolumeBrick::kRows) * 4);
+  p.off_words = align256(p.off_linked_rows + std::size_t{p.g.nbricks} * (p.layer ? LayerBrick::kRows : VolumeBrick::kRows) * 4);
+  p.bits = !p.layer && !p.multilabel;
+  const std::size_t words = p.bits ? std::size_t{p.g.nbx} * uy * uz : 0;  // a word per 32 columns of each row
+  p.off_counts = align256(p.off_words + words * 4);
   p.off_offsets = align256(p.off_counts + std::size_t{p.nchunks} * 4);
   p.off_scan = align256(p.off_offsets + std::size_t{p.nchunks} * 4);
   p.total = align256(p.off_scan + p.scan_bytes);
@@ -850,23 +1083,35 @@ void mark_phase(int boundary, cudaStream_t s) {
 }
 
 template <class T, int Conn, class B>
-void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* linked_rows, cudaStream_t s) {
+void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words,
+                 cudaStream_t s) {
   constexpr unsigned kWarps = kThreads / 32;
-  if constexpr (B::kLayer)  // a warp per brick
-    layer_local_kernel<T, Conn><<<resident_blocks((p.g.nbricks + kWarps - 1) / kWarps, layer_local_kernel<T, Conn>),
-                                  kThreads, 0, s>>>(d_vol, P, linked_rows, p.g, p.multilabel);
+  const unsigned brick_warp_blocks = (p.g.nbricks + kWarps - 1) / kWarps;  // a warp per brick
+  const bool bits = !B::kLayer && p.bits;
+  if constexpr (B::kLayer)
+    layer_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, layer_local_kernel<T, Conn>), kThreads, 0, s>>>(
+        d_vol, P, linked_rows, p.g, p.multilabel);
+  else if (bits)
+    bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
+        d_vol, P, linked_rows, words, p.g);
   else
     local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
         d_vol, P, linked_rows, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(1, s);
-  const std::uint64_t face_warps = std::uint64_t{p.g.nbricks} * (face_slots<Conn, B>() / 32);
-  merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>), kThreads, 0, s>>>(
-      d_vol, P, linked_rows, p.g, p.multilabel);
+  if constexpr (!B::kLayer)
+    if (bits)
+      bits_merge_kernel<Conn><<<resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads, 0, s>>>(
+          words, P, linked_rows, p.g);
+  if (!bits) {
+    const std::uint64_t face_warps = std::uint64_t{p.g.nbricks} * (face_slots<Conn, B>() / 32);
+    merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>), kThreads, 0,
+                               s>>>(d_vol, P, linked_rows, p.g, p.multilabel);
+  }
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
-  const std::uint64_t words = std::uint64_t{p.g.nbricks} * B::kRows;
-  flatten_kernel<B><<<resident_blocks((words + kThreads - 1) / kThreads, flatten_kernel<B>), kThreads, 0, s>>>(
+  const std::uint64_t words_of_marks = std::uint64_t{p.g.nbricks} * B::kRows;
+  flatten_kernel<B><<<resident_blocks((words_of_marks + kThreads - 1) / kThreads, flatten_kernel<B>), kThreads, 0, s>>>(
       P, linked_rows, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(3, s);
@@ -884,16 +1129,17 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   auto* linked_rows = reinterpret_cast<std::uint32_t*>(base + p.off_linked_rows);
   auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
   auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
+  auto* words = reinterpret_cast<std::uint32_t*>(base + p.off_words);
   mark_phase(0, s);
   if (p.layer) {
-    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, P, linked_rows, s);
-    else launch_link<T, 26, LayerBrick>(p, d_vol, P, linked_rows, s);
+    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, P, linked_rows, words, s);
+    else launch_link<T, 26, LayerBrick>(p, d_vol, P, linked_rows, words, s);
   } else if (p.conn == 6) {
-    launch_link<T, 6, VolumeBrick>(p, d_vol, P, linked_rows, s);
+    launch_link<T, 6, VolumeBrick>(p, d_vol, P, linked_rows, words, s);
   } else if (p.conn == 18) {
-    launch_link<T, 18, VolumeBrick>(p, d_vol, P, linked_rows, s);
+    launch_link<T, 18, VolumeBrick>(p, d_vol, P, linked_rows, words, s);
   } else {
-    launch_link<T, 26, VolumeBrick>(p, d_vol, P, linked_rows, s);
+    launch_link<T, 26, VolumeBrick>(p, d_vol, P, linked_rows, words, s);
   }
   count_roots_kernel<<<p.nchunks, kThreads, 0, s>>>(P, p.g, counts);
   WINNOW_CUDA_CHECK_LAUNCH();
