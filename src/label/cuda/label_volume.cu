@@ -554,6 +554,10 @@ __global__ void __launch_bounds__(kThreads)
 // that is nearest to it (its lowest neighbour) joins exactly the sets that all touching pairs join
 // (checked exhaustively over all pairs of 12-bit rows).
 constexpr int kMaxRuns = kBX / 2;  // runs per 32-bit row word
+// A run's node in the brick: row r's k-th run is r * kRunStride + k. Numbers still grow in raster
+// order, and the odd stride puts the same run of the 32 lanes' rows in 32 different shared-memory
+// banks (a stride of 16 would put them in 2).
+constexpr int kRunStride = kMaxRuns + 1;
 
 __device__ __forceinline__ unsigned run_starts(unsigned m) { return m & ~(m << 1); }
 // The number of the run holding bit b of row word m, counted from 0 within the row.
@@ -563,20 +567,41 @@ __device__ __forceinline__ int run_start_bit(unsigned m, int b) { return 31 - __
 // The lowest bit of m among b - 1, b, b + 1 (one of them is set).
 __device__ __forceinline__ int nearest_bit(unsigned m, int b) { return __ffs(m & (b == 0 ? 3u : 7u << (b - 1))) - 1; }
 
-// Calls pair(bit of m, bit of m2) once per union that joins the touching runs of rows m and m2.
-template <class Pair>
-__device__ __forceinline__ void for_touching_runs(unsigned m, unsigned m2, int ext, Pair pair) {
-  if (ext == 0) {
-    for (unsigned t = run_starts(m & m2); t; t &= t - 1) pair(__ffs(t) - 1, __ffs(t) - 1);
-    return;
+// The unions that join the touching runs of rows m and m2, handed out one at a time (next: a bit
+// of m and a bit of m2 in the two runs). The lanes of a warp take their next pairs together and
+// unite them at one call site (unite_in_lockstep): lanes that each loop over their own pairs and
+// unite inside the loop diverge, and the warp then runs their unions one lane after another.
+struct TouchingRuns {
+  unsigned m, m2, first, second;  // first: stretch starts of m2 & dilate(m) (or of m & m2, ext 0)
+  int ext;
+  __device__ TouchingRuns(unsigned m_, unsigned m2_, int ext_) : m(m_), m2(m2_), ext(ext_) {
+    first = ext ? run_starts(m2 & (m | m << 1 | m >> 1)) : run_starts(m & m2);
+    second = ext ? run_starts(m & (m2 | m2 << 1 | m2 >> 1)) : 0u;
   }
-  for (unsigned t = run_starts(m2 & (m | m << 1 | m >> 1)); t; t &= t - 1) {
-    const int b = __ffs(t) - 1;
-    pair(nearest_bit(m, b), b);
+  __device__ bool empty() const { return !(first | second); }
+  __device__ bool next(int& a, int& c) {
+    if (first) {
+      c = __ffs(first) - 1;
+      first &= first - 1;
+      a = ext ? nearest_bit(m, c) : c;
+      return true;
+    }
+    if (second) {
+      a = __ffs(second) - 1;
+      second &= second - 1;
+      c = nearest_bit(m2, a);
+      return true;
+    }
+    return false;
   }
-  for (unsigned t = run_starts(m & (m2 | m2 << 1 | m2 >> 1)); t; t &= t - 1) {
-    const int b = __ffs(t) - 1;
-    pair(b, nearest_bit(m2, b));
+};
+
+// Every lane's pairs of `runs`, united by unite_pair(a, c), all lanes at one call site per round.
+template <class UnitePair>
+__device__ __forceinline__ void unite_in_lockstep(TouchingRuns runs, UnitePair unite_pair) {
+  while (__any_sync(kFull, !runs.empty())) {
+    int a = 0, c = 0;
+    if (runs.next(a, c)) unite_pair(a, c);
   }
 }
 
@@ -592,8 +617,8 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
   __shared__ unsigned row_words[kThreads / 32][kRows];
-  __shared__ std::uint32_t parents[kThreads / 32][kRows * kMaxRuns];  // run r * kMaxRuns + k
-  __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kMaxRuns];
+  __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
+  __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
   std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
@@ -625,7 +650,7 @@ __global__ void __launch_bounds__(kThreads)
       // Every run is its own set at first.
       int k = 0;
       for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
-        const int id = r * kMaxRuns + k;
+        const int id = r * kRunStride + k;
         parent[id] = static_cast<std::uint32_t>(id);
         first_bit[id] = static_cast<std::uint8_t>(__ffs(t) - 1);
       }
@@ -637,18 +662,17 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
-      if (!mine[j]) continue;
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
+      for (int q = 0; q < 4; ++q) {  // every lane takes part: the rows' checks only empty its pairs
         if (!back_row_used(q, Conn)) continue;
         const BackRow b = back_row(q, Conn);
         const int ry = ly + b.dy, rz = lz + b.dz;
-        if (ry < 0 || ry >= B::kY || rz < 0) continue;
-        const int r2 = rz * B::kY + ry;
-        const unsigned m = mine[j], m2 = masks[r2];
-        for_touching_runs(m, m2, b.ext, [&](int a, int c) {
-          unite(parent, static_cast<std::uint32_t>(r * kMaxRuns + run_index(m, a)),
-                static_cast<std::uint32_t>(r2 * kMaxRuns + run_index(m2, c)));
+        const bool inside = ry >= 0 && ry < B::kY && rz >= 0;
+        const int r2 = inside ? rz * B::kY + ry : 0;
+        const unsigned m = mine[j], m2 = inside ? masks[r2] : 0u;
+        unite_in_lockstep(TouchingRuns(m, m2, b.ext), [&](int a, int c) {
+          unite(parent, static_cast<std::uint32_t>(r * kRunStride + run_index(m, a)),
+                static_cast<std::uint32_t>(r2 * kRunStride + run_index(m2, c)));
         });
       }
     }
@@ -662,7 +686,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < kMaxRuns; ++k) {
         if (k >= runs) break;
-        std::uint32_t id = static_cast<std::uint32_t>(r * kMaxRuns + k);
+        std::uint32_t id = static_cast<std::uint32_t>(r * kRunStride + k);
         for (std::uint32_t p = load_parent(parent, id); p != id; p = load_parent(parent, id)) id = p;
         root_of[j][k] = id;
       }
@@ -675,7 +699,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int k = 0; k < kMaxRuns; ++k) {
         if (k >= runs) break;
         const std::uint32_t root = root_of[j][k];
-        parent[r * kMaxRuns + k] = root / kMaxRuns * kBX + first_bit[root];
+        parent[r * kRunStride + k] = root / kRunStride * kBX + first_bit[root];
       }
     }
     __syncwarp();
@@ -687,7 +711,7 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned m = masks[r];
       std::uint32_t key = kNone;
       if (m >> lane & 1u) {
-        const std::uint32_t root = parent[r * kMaxRuns + run_index(m, lane)];
+        const std::uint32_t root = parent[r * kRunStride + run_index(m, lane)];
         key = key_of(x0 + root % kBX, y0 + local_y<B>(static_cast<int>(root)), z0 + local_z<B>(static_cast<int>(root)), g);
       }
       P[key_of(x, y, z, g)] = key;
@@ -697,17 +721,24 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The merge of a binary volume: a warp per brick, two rows per lane, reading row words. A row
-// unites its runs with those of its backward rows that lie in other bricks (for_touching_runs),
+// unites its runs with those of its backward rows that lie in other bricks (TouchingRuns),
 // and its first voxel with the last voxels of the rows of the brick to its left that touch it (the
 // x boundary: every pair across it is seen once, from its right side, for each (dy, dz) of the
 // connectivity). A pair's keys are replaced by their parents first (brick-local roots), and a
-// pair that the lane just united is skipped.
+// pair that the warp united already is skipped: a table of the warp's recent pairs in shared
+// memory (a slot per hash; a pair that two lanes unite at once is united twice, which is
+// harmless). Across the faces of a dense component nearly every pair is the same two brick roots.
 template <int Conn>
 __global__ void __launch_bounds__(kThreads)
     bits_merge_kernel(const std::uint32_t* words, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g) {
   using B = VolumeBrick;
   constexpr int kLaneRows = B::kRows / 32;
+  constexpr int kRecent = 64;  // slots of a warp's table of recent pairs
+  __shared__ unsigned long long recent_pairs[kThreads / 32][kRecent];
+  unsigned long long* recent = recent_pairs[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
+  __syncwarp();
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
   for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
        w += warps) {
@@ -715,51 +746,60 @@ __global__ void __launch_bounds__(kThreads)
     std::uint32_t x0, y0, z0;
     brick_origin<B>(brick, g, x0, y0, z0);
     const std::uint32_t bx = x0 / kBX;
-    unsigned long long last_pair = ~0ull;
     auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
       const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
-      if (both == last_pair) return;
-      last_pair = both;
+      volatile unsigned long long& slot = recent[(both * 0x9E3779B97F4A7C15ull) >> 58];
+      if (slot == both) return;
+      slot = both;
       unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
             [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
     };
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
+    for (int j = 0; j < kLaneRows; ++j) {  // every lane takes part: its checks only empty its pairs
       const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
       const std::uint32_t y = y0 + ly, z = z0 + lz;
-      if (y >= g.ny || z >= g.nz) continue;
-      const unsigned m = words[word_index(bx, y, z, g)];
-      if (!m) continue;
-      const std::uint32_t row_key = key_of(x0, y, z, g);
+      const bool row_in = y < g.ny && z < g.nz;
+      const unsigned m = row_in ? words[word_index(bx, y, z, g)] : 0u;
+      const std::uint32_t row_key = row_in ? key_of(x0, y, z, g) : 0u;
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         if (!back_row_used(q, Conn)) continue;
         const BackRow b = back_row(q, Conn);
         const int ry = ly + b.dy, rz = lz + b.dz;
-        if (ry >= 0 && ry < B::kY && rz >= 0) continue;  // inside the brick: the local pass's
         const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
-        if (ty < 0 || ty >= g.ny || tz < 0) continue;
+        // Rows inside the brick are the local pass's.
+        const bool pair_rows = m && !(ry >= 0 && ry < B::kY && rz >= 0) && ty >= 0 && ty < g.ny && tz >= 0;
         const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
-        const unsigned m2 = words[word_index(bx, uy, uz, g)];
-        const std::uint32_t row2_key = key_of(x0, uy, uz, g);
-        for_touching_runs(m, m2, b.ext, [&](int a, int c) {
+        const unsigned m2 = pair_rows ? words[word_index(bx, uy, uz, g)] : 0u;
+        const std::uint32_t row2_key = pair_rows ? key_of(x0, uy, uz, g) : 0u;
+        unite_in_lockstep(TouchingRuns(m, m2, b.ext), [&](int a, int c) {
           unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c));
         });
       }
-      if (bx == 0 || !(m & 1u)) continue;
       // The x boundary: this row's first voxel and the last voxels of the left brick's rows
-      // (y + dy, z + dz) that are its neighbours.
+      // (y + dy, z + dz) that are its neighbours, found first (bit 3 (dz + 1) + dy + 1), then
+      // united a neighbour per round.
+      unsigned across = 0;
+      if (bx > 0 && (m & 1u)) {
 #pragma unroll
-      for (int dz = -1; dz <= 1; ++dz)
+        for (int dz = -1; dz <= 1; ++dz)
 #pragma unroll
-        for (int dy = -1; dy <= 1; ++dy) {
-          if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
-          const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
-          if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
-          const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
-          const unsigned m2 = words[word_index(bx - 1, uy, uz, g)];
-          if (m2 >> 31) unite_keys(row_key, key_of(x0 - kBX, uy, uz, g) + run_start_bit(m2, 31));
-        }
+          for (int dy = -1; dy <= 1; ++dy) {
+            if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
+            const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
+            if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
+            const unsigned m2 = words[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)];
+            across |= (m2 >> 31) << (3 * (dz + 1) + dy + 1);
+          }
+      }
+      while (__any_sync(kFull, across)) {
+        if (!across) continue;
+        const int n = __ffs(across) - 1;
+        across &= across - 1;
+        const std::uint32_t uy = y + n % 3 - 1, uz = z + n / 3 - 1;
+        const unsigned m2 = words[word_index(bx - 1, uy, uz, g)];
+        unite_keys(row_key, key_of(x0 - kBX, uy, uz, g) + run_start_bit(m2, 31));
+      }
     }
   }
 }
