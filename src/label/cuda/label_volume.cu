@@ -596,12 +596,25 @@ struct TouchingRuns {
   }
 };
 
-// Every lane's pairs of `runs`, united by unite_pair(a, c), all lanes at one call site per round.
-template <class UnitePair>
-__device__ __forceinline__ void unite_in_lockstep(TouchingRuns runs, UnitePair unite_pair) {
+// A lane's pairs over several row pairs, as one stream: the lanes of a warp take a pair each per
+// round until every lane's stream is dry, so a lane with few pairs in one row pair goes on to its
+// next row pair instead of idling until the warp's busiest lane finishes the first.
+// open(i, runs) sets up the lane's row pair i < kPairs in runs (false: the lane has no such pair).
+template <int kPairs, class Open, class UnitePair>
+__device__ __forceinline__ void unite_in_lockstep(Open open, UnitePair unite_pair) {
+  TouchingRuns runs(0u, 0u, 0);
+  int i = 0;  // the next row pair to open
+  auto refill = [&] {
+    while (runs.empty() && i < kPairs)
+      if (!open(i++, runs)) runs = TouchingRuns(0u, 0u, 0);
+  };
+  refill();
   while (__any_sync(kFull, !runs.empty())) {
     int a = 0, c = 0;
-    if (runs.next(a, c)) unite_pair(a, c);
+    if (runs.next(a, c)) {
+      unite_pair(a, c);
+      refill();
+    }
   }
 }
 
@@ -610,9 +623,18 @@ __device__ __forceinline__ std::size_t word_index(std::uint32_t bx, std::uint32_
   return (std::size_t{z} * g.ny + y) * g.nbx + bx;
 }
 
+// Bit k of the result: byte k of w is non-zero.
+__device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
+  const unsigned high = (((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | w) & 0x80808080u;  // bit 7 of each byte
+  return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;  // bits 0, 8, 16, 24 gathered at 21..24
+}
+
+// vector_rows: bytes (T of one byte), a 16-byte aligned volume and rows of a multiple of 16 bytes,
+// so a lane reads a brick row as two 16-byte loads.
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
-    bits_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words, VolGeo g) {
+    bits_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words, VolGeo g,
+                      bool vector_rows) {
   using B = VolumeBrick;
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
@@ -630,20 +652,45 @@ __global__ void __launch_bounds__(kThreads)
     std::uint32_t x0, y0, z0;
     brick_origin<B>(brick, g, x0, y0, z0);
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
-    // Rows to words: lane l reads column l of each row (32 consecutive values), a ballot packs them.
-#pragma unroll 8
-    for (int r = 0; r < kRows; ++r) {
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      const T v = x < g.nx && y < g.ny && z < g.nz ? vol[key_of(x, y, z, g)] : T{};
-      const unsigned m = __ballot_sync(kFull, v != T{});
-      if (lane == 0) masks[r] = m;
-    }
-    __syncwarp();
     unsigned mine[kLaneRows];
+    if (vector_rows) {
+      // Lane l reads rows l and l + 32 itself, 16 bytes at a time (all four loads in flight).
+      uint4 half[kLaneRows][2];
+#pragma unroll
+      for (int j = 0; j < kLaneRows; ++j) {
+        const int r = lane + 32 * j;
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        const bool in = y < g.ny && z < g.nz;
+        const auto* row = reinterpret_cast<const uint4*>(vol + (in ? key_of(x0, y, z, g) : 0u));
+        half[j][0] = in ? row[0] : uint4{0, 0, 0, 0};
+        half[j][1] = in && x0 + 16 < g.nx ? row[1] : uint4{0, 0, 0, 0};
+      }
+#pragma unroll
+      for (int j = 0; j < kLaneRows; ++j) {
+        const unsigned q[8] = {half[j][0].x, half[j][0].y, half[j][0].z, half[j][0].w,
+                               half[j][1].x, half[j][1].y, half[j][1].z, half[j][1].w};
+        unsigned m = 0;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) m |= nonzero_bytes(q[k]) << (4 * k);
+        mine[j] = m;
+        masks[lane + 32 * j] = m;
+      }
+    } else {
+      // Lane l reads column l of each row (32 consecutive values), a ballot packs them.
+#pragma unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        const T v = x < g.nx && y < g.ny && z < g.nz ? vol[key_of(x, y, z, g)] : T{};
+        const unsigned m = __ballot_sync(kFull, v != T{});
+        if (lane == 0) masks[r] = m;
+      }
+      __syncwarp();
+#pragma unroll
+      for (int j = 0; j < kLaneRows; ++j) mine[j] = masks[lane + 32 * j];
+    }
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
-      mine[j] = masks[r];
       const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
       if (y < g.ny && z < g.nz) words[word_index(x0 / kBX, y, z, g)] = mine[j];
       linked_rows[std::size_t{brick} * kRows + r] = 0;  // the merge's marks start cleared
@@ -659,26 +706,27 @@ __global__ void __launch_bounds__(kThreads)
     // Unions of each row's runs with the runs they touch in its backward rows inside the brick
     // (rows outside it: the merge). Run numbers grow in raster order, so the smallest number of
     // a set is its raster-first run.
-#pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {  // every lane takes part: the rows' checks only empty its pairs
-        if (!back_row_used(q, Conn)) continue;
-        const BackRow b = back_row(q, Conn);
-        const int ry = ly + b.dy, rz = lz + b.dz;
-        const bool inside = ry >= 0 && ry < B::kY && rz >= 0;
-        const int r2 = inside ? rz * B::kY + ry : 0;
-        const unsigned m = mine[j], m2 = inside ? masks[r2] : 0u;
-        unite_in_lockstep(TouchingRuns(m, m2, b.ext), [&](int a, int c) {
-          unite(parent, static_cast<std::uint32_t>(r * kRunStride + run_index(m, a)),
-                static_cast<std::uint32_t>(r2 * kRunStride + run_index(m2, c)));
+    // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4.
+    int r = 0, r2 = 0;
+    unite_in_lockstep<kLaneRows * 4>(
+        [&](int i, TouchingRuns& runs) {
+          const int j = i / 4, q = i % 4;
+          if (!back_row_used(q, Conn)) return false;
+          const BackRow b = back_row(q, Conn);
+          r = lane + 32 * j;
+          const int ry = r % B::kY + b.dy, rz = r / B::kY + b.dz;
+          if (ry < 0 || ry >= B::kY || rz < 0) return false;  // the row lies in another brick
+          r2 = rz * B::kY + ry;
+          runs = TouchingRuns(masks[r], masks[r2], b.ext);
+          return true;
+        },
+        [&](int a, int c) {
+          unite(parent, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
+                static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
         });
-      }
-    }
     __syncwarp();
     // Roots: every run's entry becomes its root's number (a lane writes its own runs' entries, so a
-    // concurrent walk reads an ancestor either way), then its root's brick-local voxel.
+    // concurrent walk reads an ancestor either way), then its root's first voxel as a global key.
     std::uint32_t root_of[kLaneRows][kMaxRuns];
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
@@ -698,8 +746,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < kMaxRuns; ++k) {
         if (k >= runs) break;
-        const std::uint32_t root = root_of[j][k];
-        parent[r * kRunStride + k] = root / kRunStride * kBX + first_bit[root];
+        const int root_row = static_cast<int>(root_of[j][k]) / kRunStride;
+        parent[r * kRunStride + k] = key_of(x0 + first_bit[root_of[j][k]], y0 + root_row % B::kY, z0 + root_row / B::kY, g);
       }
     }
     __syncwarp();
@@ -710,10 +758,7 @@ __global__ void __launch_bounds__(kThreads)
       if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
       const unsigned m = masks[r];
       std::uint32_t key = kNone;
-      if (m >> lane & 1u) {
-        const std::uint32_t root = parent[r * kRunStride + run_index(m, lane)];
-        key = key_of(x0 + root % kBX, y0 + local_y<B>(static_cast<int>(root)), z0 + local_z<B>(static_cast<int>(root)), g);
-      }
+      if (m >> lane & 1u) key = parent[r * kRunStride + run_index(m, lane)];
       P[key_of(x, y, z, g)] = key;
     }
     __syncwarp();  // the shared arrays are refilled for the next brick
@@ -754,52 +799,64 @@ __global__ void __launch_bounds__(kThreads)
       unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
             [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
     };
+    unsigned row_word[kLaneRows];
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {  // every lane takes part: its checks only empty its pairs
-      const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
-      const std::uint32_t y = y0 + ly, z = z0 + lz;
-      const bool row_in = y < g.ny && z < g.nz;
-      const unsigned m = row_in ? words[word_index(bx, y, z, g)] : 0u;
-      const std::uint32_t row_key = row_in ? key_of(x0, y, z, g) : 0u;
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      row_word[j] = y < g.ny && z < g.nz ? words[word_index(bx, y, z, g)] : 0u;
+    }
+    // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4, when that row lies in
+    // another brick (rows inside the brick are the local pass's).
+    std::uint32_t row_key = 0, row2_key = 0;
+    unsigned m = 0, m2 = 0;
+    unite_in_lockstep<kLaneRows * 4>(
+        [&](int i, TouchingRuns& runs) {
+          const int j = i / 4, q = i % 4;
+          if (!back_row_used(q, Conn)) return false;
+          const BackRow b = back_row(q, Conn);
+          const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY, ry = ly + b.dy, rz = lz + b.dz;
+          if (ry >= 0 && ry < B::kY && rz >= 0) return false;
+          m = j ? row_word[kLaneRows - 1] : row_word[0];
+          const std::uint32_t y = y0 + ly, z = z0 + lz;
+          const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
+          if (!m || ty < 0 || ty >= g.ny || tz < 0) return false;
+          const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
+          m2 = words[word_index(bx, uy, uz, g)];
+          row_key = key_of(x0, y, z, g);
+          row2_key = key_of(x0, uy, uz, g);
+          runs = TouchingRuns(m, m2, b.ext);
+          return true;
+        },
+        [&](int a, int c) { unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c)); });
+    // The x boundary: each row's first voxel and the last voxels of the left brick's rows
+    // (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
+    // lane's rows j), then united one per round.
+    unsigned long long across = 0;
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        if (!back_row_used(q, Conn)) continue;
-        const BackRow b = back_row(q, Conn);
-        const int ry = ly + b.dy, rz = lz + b.dz;
-        const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
-        // Rows inside the brick are the local pass's.
-        const bool pair_rows = m && !(ry >= 0 && ry < B::kY && rz >= 0) && ty >= 0 && ty < g.ny && tz >= 0;
-        const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
-        const unsigned m2 = pair_rows ? words[word_index(bx, uy, uz, g)] : 0u;
-        const std::uint32_t row2_key = pair_rows ? key_of(x0, uy, uz, g) : 0u;
-        unite_in_lockstep(TouchingRuns(m, m2, b.ext), [&](int a, int c) {
-          unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c));
-        });
-      }
-      // The x boundary: this row's first voxel and the last voxels of the left brick's rows
-      // (y + dy, z + dz) that are its neighbours, found first (bit 3 (dz + 1) + dy + 1), then
-      // united a neighbour per round.
-      unsigned across = 0;
-      if (bx > 0 && (m & 1u)) {
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      if (bx == 0 || !(row_word[j] & 1u)) continue;
 #pragma unroll
-        for (int dz = -1; dz <= 1; ++dz)
+      for (int dz = -1; dz <= 1; ++dz)
 #pragma unroll
-          for (int dy = -1; dy <= 1; ++dy) {
-            if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
-            const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
-            if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
-            const unsigned m2 = words[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)];
-            across |= (m2 >> 31) << (3 * (dz + 1) + dy + 1);
-          }
-      }
-      while (__any_sync(kFull, across)) {
-        if (!across) continue;
-        const int n = __ffs(across) - 1;
-        across &= across - 1;
-        const std::uint32_t uy = y + n % 3 - 1, uz = z + n / 3 - 1;
-        const unsigned m2 = words[word_index(bx - 1, uy, uz, g)];
-        unite_keys(row_key, key_of(x0 - kBX, uy, uz, g) + run_start_bit(m2, 31));
-      }
+        for (int dy = -1; dy <= 1; ++dy) {
+          if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
+          const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
+          if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
+          const unsigned left = words[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)];
+          across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
+        }
+    }
+    while (__any_sync(kFull, across != 0)) {
+      if (!across) continue;
+      const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
+      across &= across - 1;
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
+      const unsigned left = words[word_index(bx - 1, uy, uz, g)];
+      unite_keys(key_of(x0, y, z, g), key_of(x0 - kBX, uy, uz, g) + run_start_bit(left, 31));
     }
   }
 }
@@ -1133,7 +1190,8 @@ void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uin
         d_vol, P, linked_rows, p.g, p.multilabel);
   else if (bits)
     bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, P, linked_rows, words, p.g);
+        d_vol, P, linked_rows, words, p.g,
+        sizeof(T) == 1 && reinterpret_cast<std::uintptr_t>(d_vol) % 16 == 0 && p.g.nx % 16 == 0);
   else
     local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
         d_vol, P, linked_rows, p.g, p.multilabel);
