@@ -615,6 +615,7 @@ __device__ __forceinline__ void unite_in_lockstep(Open open, UnitePair unite_pai
       unite_pair(a, c);
       refill();
     }
+    __syncwarp();  // the lanes' unions end at different times: reconverge before the vote
   }
 }
 
@@ -725,30 +726,25 @@ __global__ void __launch_bounds__(kThreads)
                 static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
         });
     __syncwarp();
-    // Roots: every run's entry becomes its root's number (a lane writes its own runs' entries, so a
-    // concurrent walk reads an ancestor either way), then its root's first voxel as a global key.
-    std::uint32_t root_of[kLaneRows][kMaxRuns];
-#pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j, runs = __popc(run_starts(mine[j]));
-#pragma unroll
-      for (int k = 0; k < kMaxRuns; ++k) {
-        if (k >= runs) break;
-        std::uint32_t id = static_cast<std::uint32_t>(r * kRunStride + k);
-        for (std::uint32_t p = load_parent(parent, id); p != id; p = load_parent(parent, id)) id = p;
-        root_of[j][k] = id;
-      }
+    // Roots: every run's entry becomes its root's number, then its root's first voxel as a global
+    // key. The warp's lanes take the brick's run numbers in turn (lane l: l, l + 32, ...), so the
+    // walks of one row's runs run side by side; a lane writes its own entries only, so a concurrent
+    // walk through them reads an ancestor either way.
+    constexpr int kNodes = kRows * kRunStride;
+    for (int id = lane; id < kNodes; id += 32) {
+      const int row = id / kRunStride;
+      if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;  // no such run
+      std::uint32_t root = static_cast<std::uint32_t>(id);
+      for (std::uint32_t p = load_parent(parent, root); p != root; p = load_parent(parent, root)) root = p;
+      parent[id] = root;
     }
     __syncwarp();
-#pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j, runs = __popc(run_starts(mine[j]));
-#pragma unroll
-      for (int k = 0; k < kMaxRuns; ++k) {
-        if (k >= runs) break;
-        const int root_row = static_cast<int>(root_of[j][k]) / kRunStride;
-        parent[r * kRunStride + k] = key_of(x0 + first_bit[root_of[j][k]], y0 + root_row % B::kY, z0 + root_row / B::kY, g);
-      }
+    for (int id = lane; id < kNodes; id += 32) {
+      const int row = id / kRunStride;
+      if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;
+      const std::uint32_t root = parent[id];
+      const int root_row = static_cast<int>(root) / kRunStride;
+      parent[id] = key_of(x0 + first_bit[root], y0 + root_row % B::kY, z0 + root_row / B::kY, g);
     }
     __syncwarp();
     // Every voxel's parent: its run's root voxel as a global key (coalesced rows of 32).
@@ -850,13 +846,15 @@ __global__ void __launch_bounds__(kThreads)
         }
     }
     while (__any_sync(kFull, across != 0)) {
-      if (!across) continue;
-      const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
-      across &= across - 1;
-      const int r = lane + 32 * j;
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
-      const unsigned left = words[word_index(bx - 1, uy, uz, g)];
-      unite_keys(key_of(x0, y, z, g), key_of(x0 - kBX, uy, uz, g) + run_start_bit(left, 31));
+      if (across) {
+        const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
+        across &= across - 1;
+        const int r = lane + 32 * j;
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
+        const unsigned left = words[word_index(bx - 1, uy, uz, g)];
+        unite_keys(key_of(x0, y, z, g), key_of(x0 - kBX, uy, uz, g) + run_start_bit(left, 31));
+      }
+      __syncwarp();  // reconverge before the vote
     }
   }
 }
