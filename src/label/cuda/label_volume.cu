@@ -552,7 +552,8 @@ __global__ void __launch_bounds__(kThreads)
 // m2 & dilate(m) lies in one run of m2 but may touch several runs of m, and the converse holds for
 // m & dilate(m2); uniting the first voxel of each stretch of both with the run of the other row
 // that is nearest to it (its lowest neighbour) joins exactly the sets that all touching pairs join
-// (checked exhaustively over all pairs of 12-bit rows).
+// (checked exhaustively over all pairs of 12-bit rows, also with the second kind's pairs left out
+// where the first kind joins the same two runs).
 constexpr int kMaxRuns = kBX / 2;  // runs per 32-bit row word
 // A run's node in the brick: row r's k-th run is r * kRunStride + k. Numbers still grow in raster
 // order, and the odd stride puts the same run of the 32 lanes' rows in 32 different shared-memory
@@ -574,9 +575,30 @@ __device__ __forceinline__ int nearest_bit(unsigned m, int b) { return __ffs(m &
 struct TouchingRuns {
   unsigned m, m2, first, second;  // first: stretch starts of m2 & dilate(m) (or of m & m2, ext 0)
   int ext;
-  __device__ TouchingRuns(unsigned m_, unsigned m2_, int ext_) : m(m_), m2(m2_), ext(ext_) {
-    first = ext ? run_starts(m2 & (m | m << 1 | m >> 1)) : run_starts(m & m2);
-    second = ext ? run_starts(m & (m2 | m2 << 1 | m2 >> 1)) : 0u;
+  // leave_out_repeats: leave out a pair of the second kind when the first kind unites the same two
+  // runs (c lies in a stretch of m2 & dilate(m) whose first voxel's nearest run of m is a's run).
+  // Worth its bit arithmetic where a union is dear (global memory); in shared memory a repeated
+  // union, which finds one root twice, costs about as much as the test.
+  __device__ TouchingRuns(unsigned m_, unsigned m2_, int ext_, bool leave_out_repeats = false)
+      : m(m_), m2(m2_), first(0), second(0), ext(ext_) {
+    if (!ext) {
+      first = run_starts(m & m2);
+      return;
+    }
+    const unsigned touched = m2 & (m | m << 1 | m >> 1);
+    first = run_starts(touched);
+    const unsigned second_kind = run_starts(m & (m2 | m2 << 1 | m2 >> 1));
+    if (!leave_out_repeats) {
+      second = second_kind;
+      return;
+    }
+    for (unsigned t = second_kind; t; t &= t - 1) {
+      const int a = __ffs(t) - 1, c = nearest_bit(m2, a);
+      const int a1 = nearest_bit(m, run_start_bit(touched, c));
+      const int lo = min(a, a1), hi = max(a, a1);
+      const unsigned between = (kFull >> (31 - hi)) & (kFull << lo);
+      if ((m & between) != between) second |= 1u << a;  // a gap of m: another run
+    }
   }
   __device__ bool empty() const { return !(first | second); }
   __device__ bool next(int& a, int& c) {
@@ -761,7 +783,29 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The merge of a binary volume: a warp per brick, two rows per lane, reading row words. A row
+// Row pair t of a volume brick whose backward row (back_row q) lies in another brick: the rows
+// of the z0 face with the row below them (q 1), the rows of the y0 face with the row before them
+// (q 3), and for 18/26-connectivity the rows of the y0 or z0 face with the row (y - 1, z - 1)
+// (q 0) and those of the yl or z0 face with (y + 1, z - 1) (q 2). False past the last.
+template <int Conn>
+__device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
+  using B = VolumeBrick;
+  static_assert(B::kY == 8 && B::kZ == 8, "the groups below count rows of 8 x 8 bricks");
+  if (t < 8) return r = t, q = 1, true;                   // z0: (ly = t, lz = 0)
+  if (t < 16) return r = (t - 8) * B::kY, q = 3, true;    // y0: (0, lz)
+  if (Conn == 6) return false;
+  if (t < 31) {                                           // z0 (8 rows), then y0 with lz >= 1 (7)
+    const int i = t - 16;
+    return r = i < 8 ? i : (i - 7) * B::kY, q = 0, true;
+  }
+  if (t < 46) {                                           // z0 (8 rows), then yl with lz >= 1 (7)
+    const int i = t - 31;
+    return r = i < 8 ? i : (i - 7) * B::kY + B::kY - 1, q = 2, true;
+  }
+  return false;
+}
+
+// The merge of a binary volume: a warp per brick, reading row words. A row
 // unites its runs with those of its backward rows that lie in other bricks (TouchingRuns),
 // and its first voxel with the last voxels of the rows of the brick to its left that touch it (the
 // x boundary: every pair across it is seen once, from its right side, for each (dy, dz) of the
@@ -802,26 +846,25 @@ __global__ void __launch_bounds__(kThreads)
       const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
       row_word[j] = y < g.ny && z < g.nz ? words[word_index(bx, y, z, g)] : 0u;
     }
-    // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4, when that row lies in
-    // another brick (rows inside the brick are the local pass's).
+    // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
+    // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
+    // have such pairs).
     std::uint32_t row_key = 0, row2_key = 0;
     unsigned m = 0, m2 = 0;
-    unite_in_lockstep<kLaneRows * 4>(
+    unite_in_lockstep<2>(
         [&](int i, TouchingRuns& runs) {
-          const int j = i / 4, q = i % 4;
-          if (!back_row_used(q, Conn)) return false;
+          int r = 0, q = 0;
+          if (!outside_row_pair<Conn>(lane + 32 * i, r, q)) return false;
           const BackRow b = back_row(q, Conn);
-          const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY, ry = ly + b.dy, rz = lz + b.dz;
-          if (ry >= 0 && ry < B::kY && rz >= 0) return false;
-          m = j ? row_word[kLaneRows - 1] : row_word[0];
-          const std::uint32_t y = y0 + ly, z = z0 + lz;
+          const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
           const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
-          if (!m || ty < 0 || ty >= g.ny || tz < 0) return false;
+          if (y >= g.ny || z >= g.nz || ty < 0 || ty >= g.ny || tz < 0) return false;
           const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
+          m = words[word_index(bx, y, z, g)];
           m2 = words[word_index(bx, uy, uz, g)];
           row_key = key_of(x0, y, z, g);
           row2_key = key_of(x0, uy, uz, g);
-          runs = TouchingRuns(m, m2, b.ext);
+          runs = TouchingRuns(m, m2, b.ext, true);
           return true;
         },
         [&](int a, int c) { unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c)); });
