@@ -1135,6 +1135,136 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(const std::uint32_t* P,
   if (lane == 0 && carry_lab) add_to_record(st[carry_lab - 1], carry);
 }
 
+// Statistics of a binary volume, after the labels: a warp per brick adds up its runs per label in
+// a table in shared memory and flushes each label once per brick, so a component costs a flush per
+// brick it touches instead of one per row segment (a volume of many small components spends most of
+// stats_kernel's time in the flushes of single voxels). The runs come from the row words; a run's
+// label is read at its first voxel. A record: the voxel count, the sums of x, y, z relative to the
+// brick's origin (below 2^32: 2048 voxels of coordinates below 32), and the columns, rows and
+// layers it covers as bit masks (atomicOr), from which the flush takes the ranges. A run that finds
+// no free slot within kProbes (a brick of more labels than the table holds) is flushed alone.
+// A component that spans many bricks would still take a flush per brick, all onto one record: the
+// warp keeps a carry label (the largest of a brick where the carry is absent) whose records it
+// adds up in registers, in the lane of its slot, and flushes when the carry changes and at the end.
+constexpr int kStatsWarps = 4, kStatsSlots = 256, kProbes = 32;
+struct BrickRecords {
+  std::uint32_t label[kStatsSlots], voxels[kStatsSlots], sx[kStatsSlots], sy[kStatsSlots], sz[kStatsSlots];
+  std::uint32_t columns[kStatsSlots];  // bit x - x0
+  std::uint32_t rows_layers[kStatsSlots];  // bit y - y0, bit 8 + z - z0
+};
+
+// A brick record (sums relative to the brick's origin, coverage masks) as global sums and ranges.
+__device__ __forceinline__ Acc brick_acc(std::uint32_t n, std::uint32_t sx, std::uint32_t sy, std::uint32_t sz,
+                                         unsigned columns, unsigned rows_layers, std::uint32_t x0, std::uint32_t y0,
+                                         std::uint32_t z0) {
+  Acc a;
+  a.voxels = n;
+  a.sx = sx + std::uint64_t{n} * x0, a.sy = sy + std::uint64_t{n} * y0, a.sz = sz + std::uint64_t{n} * z0;
+  a.mnx = x0 + __ffs(columns) - 1, a.mxx = x0 + 31 - __clz(columns);
+  a.mny = y0 + __ffs(rows_layers & 0xFFu) - 1, a.mxy = y0 + 31 - __clz(rows_layers & 0xFFu);
+  a.mnz = z0 + __ffs(rows_layers >> 8) - 1, a.mxz = z0 + 31 - __clz(rows_layers >> 8);
+  return a;
+}
+
+__global__ void __launch_bounds__(kStatsWarps * 32)
+    brick_stats_kernel(const std::uint32_t* words, const std::uint32_t* labels, VolGeo g, RawVolumeComponentStats* st,
+                       std::uint64_t cap) {
+  using B = VolumeBrick;
+  static_assert(B::kY <= 8 && B::kZ <= 24, "rows and layers share one mask word");
+  constexpr int kLaneRows = B::kRows / 32;
+  __shared__ BrickRecords tables[kStatsWarps];
+  BrickRecords& t = tables[threadIdx.x / 32];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int i = lane; i < kStatsSlots; i += 32)
+    t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
+  std::uint32_t carry_label = 0;  // the warp's
+  Acc carry;                      // this lane's part of the carry's record
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * kStatsWarps;
+  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kStatsWarps * 32) + threadIdx.x) / 32; w < g.nbricks;
+       w += warps) {
+    const auto brick = static_cast<std::uint32_t>(w);
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    __syncwarp();  // the table is empty (the previous brick's flush cleared it)
+    unsigned m[kLaneRows], starts[kLaneRows];
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      m[j] = y < g.ny && z < g.nz ? words[word_index(x0 / kBX, y, z, g)] : 0u;
+      starts[j] = run_starts(m[j]);
+    }
+    // A run per lane per round; the lanes' runs of one label are added up first (__match_any_sync
+    // and reductions), so a label's slot takes one set of atomics per round, not one per lane.
+    while (__any_sync(kFull, (starts[0] | starts[kLaneRows - 1]) != 0)) {
+      const int j = starts[0] ? 0 : kLaneRows - 1;
+      std::uint32_t label = 0, n = 0, sx = 0, sy = 0, sz = 0;
+      unsigned columns = 0, rows_layers = 0;
+      if (starts[j]) {
+        const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
+        const int first = __ffs(starts[j]) - 1;
+        starts[j] &= starts[j] - 1;
+        const unsigned gaps = ~m[j] & (kFull << first);
+        const int last = gaps ? __ffs(gaps) - 2 : 31;  // the run's last column
+        label = __ldg(labels + key_of(x0 + first, y0 + ly, z0 + lz, g));
+        if (label > cap) label = 0;  // no record
+        n = static_cast<std::uint32_t>(last - first + 1);
+        sx = n * static_cast<std::uint32_t>(first) + n * (n - 1) / 2;
+        sy = n * static_cast<std::uint32_t>(ly), sz = n * static_cast<std::uint32_t>(lz);
+        columns = (kFull >> (31 - last)) & (kFull << first);
+        rows_layers = (1u << ly) | (1u << (8 + lz));
+      }
+      const unsigned peers = __match_any_sync(kFull, label);
+      n = __reduce_add_sync(peers, n), sx = __reduce_add_sync(peers, sx);
+      sy = __reduce_add_sync(peers, sy), sz = __reduce_add_sync(peers, sz);
+      columns = __reduce_or_sync(peers, columns), rows_layers = __reduce_or_sync(peers, rows_layers);
+      if (label && lane == __ffs(peers) - 1) {
+        int slot = static_cast<int>((label * 0x9E3779B9u) >> 24) % kStatsSlots, probe = 0;
+        for (; probe < kProbes; ++probe, slot = (slot + 1) % kStatsSlots) {
+          const std::uint32_t held = atomicCAS(&t.label[slot], 0u, label);
+          if (held == 0u || held == label) break;
+        }
+        if (probe == kProbes) {  // the table is crowded: this record goes out alone
+          add_to_record(st[label - 1], brick_acc(n, sx, sy, sz, columns, rows_layers, x0, y0, z0));
+        } else {
+          atomicAdd(&t.voxels[slot], n);
+          atomicAdd(&t.sx[slot], sx);
+          atomicAdd(&t.sy[slot], sy);
+          atomicAdd(&t.sz[slot], sz);
+          atomicOr(&t.columns[slot], columns);
+          atomicOr(&t.rows_layers[slot], rows_layers);
+        }
+      }
+      __syncwarp();  // reconverge before the vote
+    }
+    __syncwarp();
+    // A new carry when the carry is absent from this brick: the brick's largest label.
+    bool present = false;
+    unsigned best = 0;  // voxels << 8 | slot
+    for (int i = lane; i < kStatsSlots; i += 32) {
+      present = present || (carry_label && t.label[i] == carry_label);
+      if (t.label[i]) best = max(best, t.voxels[i] << 8 | static_cast<unsigned>(i));
+    }
+    if (!__any_sync(kFull, present)) {
+      if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
+      carry = Acc{};
+      best = __reduce_max_sync(kFull, best);
+      carry_label = best ? t.label[best & 0xFFu] : 0u;
+    }
+    // One flush per label of the brick (the carry's into registers); the slots are cleared for the
+    // next brick.
+    for (int i = lane; i < kStatsSlots; i += 32) {
+      const std::uint32_t label = t.label[i];
+      if (!label) continue;
+      const Acc a = brick_acc(t.voxels[i], t.sx[i], t.sy[i], t.sz[i], t.columns[i], t.rows_layers[i], x0, y0, z0);
+      if (label == carry_label) merge_acc(carry, a);
+      else add_to_record(st[label - 1], a);
+      t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
+    }
+  }
+  if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
+}
+
 // ---- host side ----------------------------------------------------------------------------------
 
 std::size_t align256(std::size_t v) { return (v + 255) & ~std::size_t{255}; }
@@ -1204,11 +1334,11 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
 // occupancy: its registers and shared memory decide), so that no block waits for a second wave
 // (a layer brick's 32 KB of parents leave room for 7 blocks per SM, not 8).
 template <class... Params>
-unsigned resident_blocks(std::uint64_t wanted, void (*kernel)(Params...)) {
+unsigned resident_blocks(std::uint64_t wanted, void (*kernel)(Params...), int block_threads = kThreads) {
   int device = 0, sms = 0, per_sm = 0;
   WINNOW_CUDA_CHECK(cudaGetDevice(&device));
   WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
   const std::uint64_t resident = std::uint64_t{static_cast<unsigned>(std::max(per_sm, 1))} * static_cast<unsigned>(sms);
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(wanted, resident)));
 }
@@ -1302,7 +1432,13 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   assign_kernel<T><<<p.nchunks, kThreads, 0, s>>>(d_vol, P, p.g, offsets, d_labels, st, cap, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(5, s);
-  if (st) {
+  if (st && p.bits) {  // labels first, then the records brick by brick from the row words
+    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(P, d_labels, p.g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    const auto* words = reinterpret_cast<const std::uint32_t*>(base + p.off_words);
+    const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, brick_stats_kernel, kStatsWarps * 32);
+    brick_stats_kernel<<<blocks, kStatsWarps * 32, 0, s>>>(words, d_labels, p.g, st, cap);
+  } else if (st) {
     const std::uint64_t items = (p.g.nx + std::uint64_t{kSeg} - 1) / kSeg * p.g.ny * p.g.nz;
     stats_kernel<<<resident_blocks((items + kThreads / 32 - 1) / (kThreads / 32), stats_kernel), kThreads, 0, s>>>(
         P, d_labels, p.g, st, cap);
