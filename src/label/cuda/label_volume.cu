@@ -758,7 +758,7 @@ __global__ void __launch_bounds__(kThreads)
       if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;  // no such run
       std::uint32_t root = static_cast<std::uint32_t>(id);
       for (std::uint32_t p = load_parent(parent, root); p != root; p = load_parent(parent, root)) root = p;
-      parent[id] = root;
+      lower_to(parent + id, root);  // an atomic store over what concurrent walks read
     }
     __syncwarp();
     for (int id = lane; id < kNodes; id += 32) {
@@ -811,8 +811,8 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
 // x boundary: every pair across it is seen once, from its right side, for each (dy, dz) of the
 // connectivity). A pair's keys are replaced by their parents first (brick-local roots), and a
 // pair that the warp united already is skipped: a table of the warp's recent pairs in shared
-// memory (a slot per hash; a pair that two lanes unite at once is united twice, which is
-// harmless). Across the faces of a dense component nearly every pair is the same two brick roots.
+// memory (a slot per hash, swapped atomically; a pair that two lanes unite at once is united
+// twice, which is harmless). Across the faces of a dense component nearly every pair is the same two brick roots.
 template <int Conn>
 __global__ void __launch_bounds__(kThreads)
     bits_merge_kernel(const std::uint32_t* words, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g) {
@@ -833,9 +833,7 @@ __global__ void __launch_bounds__(kThreads)
     const std::uint32_t bx = x0 / kBX;
     auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
       const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
-      volatile unsigned long long& slot = recent[(both * 0x9E3779B97F4A7C15ull) >> 58];
-      if (slot == both) return;
-      slot = both;
+      if (atomicExch(&recent[(both * 0x9E3779B97F4A7C15ull) >> 58], both) == both) return;  // united already
       unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
             [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
     };
@@ -1251,6 +1249,7 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
       best = __reduce_max_sync(kFull, best);
       carry_label = best ? t.label[best & 0xFFu] : 0u;
     }
+    __syncwarp();  // every lane has read the carry's slot before its owner clears it
     // One flush per label of the brick (the carry's into registers); the slots are cleared for the
     // next brick.
     for (int i = lane; i < kStatsSlots; i += 32) {
