@@ -8,6 +8,12 @@
 // under the smaller (atomicMin), so every component's root is its raster-first voxel -- the
 // voxel that decides its number in scipy.ndimage.label's and cc3d's numbering.
 //
+// Binary volumes of more than one layer take passes 1, 2 and the statistics over rows held as bit
+// words (one 32-bit word per brick row; bits_local_kernel, bits_merge_kernel, brick_stats_kernel,
+// described where they stand): a warp labels a brick alone with runs, not voxels, as union-find
+// nodes, and the forest they leave is the one the passes below expect (every foreground voxel's
+// parent is its brick-local root). Multi-label volumes and single layers take the passes below.
+//
 // Passes (one kernel each, stream order between them):
 //   1. local: one thread block per brick of 32 x 8 x 8 voxels (the tile idea of the 2D tile_merge
 //      in 3D) loads the brick's values into shared memory. A warp holds one brick row, and a
@@ -48,14 +54,17 @@
 //      (__match_any_sync + __reduce_*_sync) and a per-warp carry of its dominant label across
 //      rows, so a giant component costs a few atomics per warp rather than per voxel.
 //
-// Cost model (512^3, dense, 26-connected, one component; before these changes 68 ms on an H200):
+// Cost model of the voxel passes (512^3, dense, 26-connected, one component; before these changes
+// 68 ms on an H200):
 // the per-voxel unions of pass 1 (5 per voxel, all onto one root per brick) and, above all, the
 // merge's ~0.4 face voxels per voxel with up to 5 global unions each (two dependent find walks
 // through chains of brick roots, atomics colliding on the few roots) and the final pass's find
 // per voxel through the same unflattened chains. Now pass 1 does a few shared unions per run,
 // pass 2 a few global unions per warp and face, pass 2b one find per root the merge linked, and the
 // remaining passes are streaming reads/writes of the forest (4 bytes per voxel, ~0.1 ms each).
-// The benchmark's --breakdown prints each phase's time (set_volume_phase_events).
+// The bit-word passes take the same volume in 5.0 ms (labels; 20.7 with the voxel passes), most of
+// it in their shared- and global-memory unions (bench/results/label.md). The benchmark's
+// --breakdown prints each phase's time (set_volume_phase_events).
 //
 // Races: every load of a parent another thread may store concurrently is a volatile load, and
 // every such store an atomicMin that writes an ancestor (a smaller key) over a descendant: it
@@ -542,9 +551,16 @@ __global__ void __launch_bounds__(kThreads)
 // needs -- its start, its number within the row, the runs of a neighbouring row it touches -- is
 // bit arithmetic on two words. A warp labels a whole 32 x 8 x 8 brick alone, two rows per lane:
 // the union-find nodes are runs (at most 16 per row), not voxels, so a dense brick has a few
-// hundred nodes instead of 2048 and a lane unites its rows' runs with their backward rows' runs
-// on its own. The rows' words also go to a global array (one word per 32 columns of every row),
-// from which the merge reads the rows of neighbouring bricks.
+// hundred nodes instead of 2048, and a lane unites its rows' runs with their backward rows' runs
+// (shared-memory union-find as in pass 1, in the warp's own arrays). The lanes unite a pair each
+// per round at one call site (unite_in_lockstep), the roots are walked a run per lane across the
+// brick, and each run's root becomes a global key once, so the voxels' parents are written as
+// coalesced rows of 32 keys. The rows' words also go to a global array (one word per 32 columns
+// of every row), from which the merge and the statistics read the rows of any brick.
+//
+// Where the time goes (512^3 random, density 0.5, H200; bench/results/label.md): the unions, whose
+// divergent find walks keep about a third of a warp's lanes busy (ncu: 11 of 32 on average), and
+// the merge's global unions; the bit arithmetic and the volume's reads and writes are a small part.
 //
 // Run pairs of two rows m (the later) and m2 (a backward row): with ext 0 (the rows' voxels meet
 // face to face) every stretch of m & m2 lies in one run of each, and every touching pair of runs
