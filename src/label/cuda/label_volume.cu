@@ -87,7 +87,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -470,6 +473,13 @@ __device__ __forceinline__ Face slot_voxel(int slot, int& lx, int& ly, int& lz) 
   return kInside;
 }
 
+// Whether the merge pairs voxels at backward offset k: it is in the connectivity, and a layer
+// brick has no slice before it.
+template <int Conn, class B>
+__host__ __device__ constexpr bool merge_offset_used(int k) {
+  return in_connectivity(backward_offset(k), Conn) && !(B::kLayer && backward_offset(k).dz != 0);
+}
+
 // Every slot's voxel unites with its backward neighbours across that face. A warp takes 32 slots
 // of one face group of one brick (grid-stride over all bricks' groups, so no lane idles on a
 // brick with fewer slots than the block has threads). Before a union the pair is replaced by its
@@ -511,7 +521,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k < 13; ++k) {
       const Offset d = backward_offset(k);
       pair[k] = false, b[k] = 0, vb[k] = T{};
-      if (!in_connectivity(d, Conn) || (B::kLayer && d.dz != 0)) continue;  // compile-time: uniform over the warp
+      if (!merge_offset_used<Conn, B>(k)) continue;  // compile-time: uniform over the warp
       const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
                       tz = static_cast<long long>(z) + d.dz;
       pair[k] = active && face_of<B>(lx + d.dx, ly + d.dy, lz + d.dz) == face &&
@@ -531,7 +541,7 @@ __global__ void __launch_bounds__(kThreads)
     unsigned long long last_pair = ~0ull;
 #pragma unroll
     for (int k = 0; k < 13; ++k) {
-      if (!in_connectivity(backward_offset(k), Conn) || (B::kLayer && backward_offset(k).dz != 0)) continue;
+      if (!merge_offset_used<Conn, B>(k)) continue;
       const unsigned long long both = pair[k] ? (static_cast<unsigned long long>(parent_a) << 32 | pb[k]) : ~0ull;
       const unsigned peers = __match_any_sync(kFull, both);
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
@@ -1347,15 +1357,32 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
 
 // Thread blocks for a grid-stride kernel: as many as the device holds at once (the kernel's
 // occupancy: its registers and shared memory decide), so that no block waits for a second wave
-// (a layer brick's 32 KB of parents leave room for 7 blocks per SM, not 8).
-template <class... Params>
-unsigned resident_blocks(std::uint64_t wanted, void (*kernel)(Params...), int block_threads = kThreads) {
-  int device = 0, sms = 0, per_sm = 0;
+// (a layer brick's 32 KB of parents leave room for 7 blocks per SM, not 8). A kernel's occupancy
+// and the device's SM count do not change, so they are asked once per (kernel, device, block
+// size) and kept: a labeling launches six kernels, and small volumes take well under a
+// millisecond.
+unsigned resident_on_device(const void* kernel, int block_threads) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int>, unsigned> known;  // (kernel, device, threads) -> blocks
+  int device = 0;
   WINNOW_CUDA_CHECK(cudaGetDevice(&device));
+  const auto key = std::make_tuple(kernel, device, block_threads);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+  }
+  int sms = 0, per_sm = 0;
   WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
-  const std::uint64_t resident = std::uint64_t{static_cast<unsigned>(std::max(per_sm, 1))} * static_cast<unsigned>(sms);
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(wanted, resident)));
+  const unsigned resident = static_cast<unsigned>(std::max(per_sm, 1)) * static_cast<unsigned>(std::max(sms, 1));
+  const std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, resident);
+  return resident;
+}
+template <class... Params>
+unsigned resident_blocks(std::uint64_t wanted, void (*kernel)(Params...), int block_threads = kThreads) {
+  const unsigned resident = resident_on_device(reinterpret_cast<const void*>(kernel), block_threads);
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
 }
 
 // Phase timing for the benchmark (set_volume_phase_events): null, or 7 events recorded in the
