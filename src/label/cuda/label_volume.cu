@@ -79,7 +79,8 @@
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
 // memory: 4 bytes per voxel of temporary storage (the forest), 1 bit per brick voxel (the marks
-// of linked roots) and 8 bytes per 2048 voxels.
+// of linked roots), 8 bytes per 2048 voxels, and for binary volumes 4 bytes per 32 columns of
+// each row (the row words: 1 bit per voxel, up to 4 bytes per voxel for volumes 1 voxel wide).
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
