@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/gpu_guard.hpp"
@@ -321,6 +322,82 @@ TEST(LabelVolume, EmptyVolumesAndBadOptions) {
                BackendError);
 }
 
+// ---- bands of layers -----------------------------------------------------------------------------
+
+/// Labels `v` through `label_in_bands` (a request, its sums; the same shape as a band labeler),
+/// into 32- or 64-bit labels, and checks labels, count and sums against the oracle.
+template <class T>
+void check_bands(const Volume<T>& v, int conn, bool multi, bool wide, const detail::VolumeBandLabeler<T>& label_in_bands,
+                 const std::string& what) {
+  const OracleLabeling o = oracle_label_volume<T>(v.view(), conn, multi);
+  Volume<std::uint32_t> labels32 = wide ? Volume<std::uint32_t>() : Volume<std::uint32_t>(v.nx(), v.ny(), v.nz());
+  Volume<std::uint64_t> labels64 = wide ? Volume<std::uint64_t>(v.nx(), v.ny(), v.nz()) : Volume<std::uint64_t>();
+  detail::VolumeLabelRequest<T> req;
+  req.volume = v.view();
+  req.labels32 = labels32.view();
+  req.labels64 = labels64.view();
+  req.connectivity = conn;
+  req.multilabel = multi;
+  std::vector<detail::VolumeComponentSums> sums;
+  const std::uint64_t n = label_in_bands(req, &sums);
+  ASSERT_EQ(n, o.components.size()) << what;
+  for (std::size_t i = 0; i < o.labels.size(); ++i)
+    ASSERT_EQ(wide ? labels64.voxels()[i] : std::uint64_t{labels32.voxels()[i]}, o.labels[i]) << what << " at voxel " << i;
+  ASSERT_EQ(sums.size(), o.components.size()) << what;
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    const auto& c = o.components[i];
+    const auto& m = sums[i];
+    ASSERT_EQ(m.voxels, c.voxels) << what << " label " << i + 1;
+    EXPECT_EQ(std::make_tuple(m.min_x, m.min_y, m.min_z, m.max_x, m.max_y, m.max_z),
+              std::make_tuple(c.min_x, c.min_y, c.min_z, c.max_x, c.max_y, c.max_z)) << what << " label " << i + 1;
+    EXPECT_EQ(std::make_tuple(m.sum_x, m.sum_y, m.sum_z), std::make_tuple(c.sum_x, c.sum_y, c.sum_z)) << what;
+    if (multi) EXPECT_EQ(m.value, c.value) << what << " label " << i + 1;
+  }
+}
+
+// The merge of bands itself, with the CPU labelling each band: bands of one layer, of a few, of
+// the whole volume and deeper than it; every connectivity, binary and multi-label, both widths.
+TEST(LabelVolumeBands, CpuBandsMergeLikeOneCall) {
+  const detail::VolumeBandLabeler<std::uint16_t> cpu_band = [](const detail::VolumeLabelRequest<std::uint16_t>& band,
+                                                                 std::vector<detail::VolumeComponentSums>* sums) {
+    return detail::cpu::label_volume(band, sums);
+  };
+  std::uint64_t seed = 9100;
+  for (double d : {0.1, 0.5, 0.9})
+    for (int conn : {6, 18, 26})
+      for (bool multi : {false, true}) {
+        const auto v = random_volume<std::uint16_t>(37, 23, 19, d, multi ? 3 : 1, seed++, std::uint16_t{0x100});
+        for (std::int64_t layers : {1, 2, 5, 19, 40})
+          for (bool wide : {false, true})
+            check_bands<std::uint16_t>(
+                v, conn, multi, wide,
+                [&](const detail::VolumeLabelRequest<std::uint16_t>& req, std::vector<detail::VolumeComponentSums>* sums) {
+                  return detail::label_volume_in_bands(req, sums, layers, cpu_band);
+                },
+                name(37, 23, 19, d, conn, multi) + " bands of " + std::to_string(layers) + (wide ? " wide" : ""));
+      }
+}
+
+// More components than 32-bit labels hold is an error for 32-bit labels, never a wrap-around (a
+// stand-in labeler that reports 2^31 components a band and labels nothing: real ones would need
+// 2^33 voxels). 64-bit labels take such counts (ids of 64 bits), beyond what a test can allocate.
+TEST(LabelVolumeBands, TooManyComponentsFor32BitLabels) {
+  Volume<std::uint8_t> v(4, 3, 6);
+  detail::VolumeLabelRequest<std::uint8_t> req;
+  req.volume = v.view();
+  int calls = 0;
+  const detail::VolumeBandLabeler<std::uint8_t> claims_2_31 = [&](const detail::VolumeLabelRequest<std::uint8_t>& band,
+                                                                  std::vector<detail::VolumeComponentSums>*) {
+    ++calls;
+    std::fill_n(band.labels32.data, band.volume.size(), 0u);
+    return std::uint64_t{1} << 31;
+  };
+  Volume<std::uint32_t> labels32(4, 3, 6);
+  req.labels32 = labels32.view();
+  EXPECT_THROW(detail::label_volume_in_bands<std::uint8_t>(req, nullptr, 2, claims_2_31), Error);
+  EXPECT_EQ(calls, 2);
+}
+
 // ---- multi-label images ----------------------------------------------------------------------
 
 template <class T>
@@ -435,8 +512,78 @@ TEST(LabelVolumeCuda, SameLabelsAndStatisticsAsTheCpu) {
               << what;
           ASSERT_EQ(gpu.stats, cpu.stats) << what;
         }
+  // 64-bit labels on CUDA: one band, widened on the host.
   const auto v = random_volume<std::uint16_t>(90, 80, 70, 0.5, 1, 99);
-  EXPECT_THROW(label(v.view(), LabelOptions{.backend = Backend::cuda}, /*wide_labels=*/true), BackendError);
+  const VolumeLabeling cpu = label(v.view(), LabelOptions{.backend = Backend::cpu}, /*wide_labels=*/true);
+  const VolumeLabeling gpu = label(v.view(), LabelOptions{.backend = Backend::cuda}, /*wide_labels=*/true);
+  EXPECT_EQ(gpu.backend, Backend::cuda);
+  ASSERT_TRUE(gpu.labels.empty());
+  ASSERT_EQ(gpu.count, cpu.count);
+  EXPECT_TRUE(std::equal(cpu.labels64.voxels().begin(), cpu.labels64.voxels().end(), gpu.labels64.voxels().begin()));
+  EXPECT_EQ(gpu.stats, cpu.stats);
+}
+
+#ifdef WINNOW_HAVE_CUDA
+// The CUDA backend's own band path (volumes beyond one call), with small bands.
+TEST(LabelVolumeCuda, BandsMatchTheOracle) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::uint64_t seed = 9300;
+  for (double d : {0.1, 0.5, 0.9})
+    for (int conn : {6, 18, 26})
+      for (bool multi : {false, true}) {
+        const auto v = random_volume<std::uint8_t>(70, 41, 37, d, multi ? 3 : 1, seed++);
+        for (std::int64_t layers : {1, 3, 8, 37})
+          for (bool wide : {false, true})
+            check_bands<std::uint8_t>(
+                v, conn, multi, wide,
+                [&](const detail::VolumeLabelRequest<std::uint8_t>& req, std::vector<detail::VolumeComponentSums>* sums) {
+                  return detail::cuda::label_volume(req, sums, layers);
+                },
+                "cuda " + name(70, 41, 37, d, conn, multi) + " bands of " + std::to_string(layers) + (wide ? " wide" : ""));
+      }
+}
+#else
+// Shown as skipped (not missing) in a build without the CUDA backend.
+TEST(LabelVolumeCuda, BandsMatchTheOracle) { WINNOW_GPU_MISSING("built without the CUDA backend"); }
+#endif
+
+// Beyond 2^32 voxels on CUDA (opt-in, WINNOW_TEST_LARGE=1: about 75 GB of host memory, 40 GB of
+// device memory): two bands of layers merged on the host. Planes of foreground every other
+// slice, known without an oracle; one voxel joins planes 0 and 2 inside the first band, another
+// joins planes 1022 and 1024 across the seam between the bands (the first band's last layer is
+// 1022: 1023 layers of 2^22 voxels are the most below 2^32).
+TEST(LabelVolumeCuda, BeyondTwoToThe32Voxels) {
+  const char* large = std::getenv("WINNOW_TEST_LARGE");
+  if (!large || std::string(large) != "1") GTEST_SKIP() << "set WINNOW_TEST_LARGE=1 (about 75 GB of memory)";
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::int64_t nx = 2048, ny = 2048, nz = 1027;  // 2^32 + 3 * 2^22 voxels
+  Volume<std::uint8_t> v(nx, ny, nz);
+  for (std::int64_t z = 0; z < nz; z += 2) std::fill_n(&v(0, 0, z), nx * ny, std::uint8_t{1});
+  v(7, 9, 1) = 1;       // joins planes 0 and 2
+  v(5, 6, 1023) = 1;    // joins planes 1022 and 1024, across the seam
+  const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = 6, .backend = Backend::cuda});
+  EXPECT_EQ(r.backend, Backend::cuda);
+  ASSERT_FALSE(r.labels.empty());  // the count fits: 32-bit labels
+  const std::int64_t planes = (nz + 1) / 2;  // 514
+  ASSERT_EQ(r.count, static_cast<std::uint64_t>(planes - 2));
+  // Plane z (even) has label z / 2 + 1, less one from plane 2 on and one more from plane 1024 on.
+  auto plane_label = [](std::int64_t z) { return static_cast<std::uint32_t>(z / 2 + 1 - (z >= 2) - (z >= 1024)); };
+  for (std::int64_t z = 0; z < nz; z += 2) {
+    const std::uint32_t want = plane_label(z);
+    ASSERT_EQ(r.labels(0, 0, z), want) << "plane " << z;
+    ASSERT_EQ(r.labels(nx - 1, ny - 1, z), want) << "plane " << z;
+    ASSERT_EQ(r.labels(nx / 2, 3, z), want) << "plane " << z;
+    const VolumeComponentStats& s = r.stats[want - 1];
+    const bool joined = z <= 2 || z == 1022 || z == 1024;
+    EXPECT_EQ(s.voxels, static_cast<std::uint64_t>(joined ? 2 * nx * ny + 1 : nx * ny)) << "plane " << z;
+    EXPECT_EQ(s.depth, joined ? 3 : 1) << "plane " << z;
+    if (!joined) EXPECT_EQ(s.cx, (nx - 1) / 2.0) << "plane " << z;
+  }
+  EXPECT_EQ(r.labels(7, 9, 1), 1u);
+  EXPECT_EQ(r.labels(5, 6, 1023), plane_label(1022));
+  EXPECT_EQ(r.labels(8, 9, 1), 0u);
+  EXPECT_EQ(r.labels(5, 6, 1021), 0u);
+  EXPECT_EQ(r.stats[plane_label(1022) - 1].z, 1022);
 }
 
 }  // namespace

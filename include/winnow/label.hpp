@@ -137,12 +137,12 @@ struct VolumeLabeling {
 /// options.connectivity: 6, 18 or 26 (0: 26); InputError otherwise.
 ///
 /// Backends: the CPU labels row runs in parallel slabs of rows (`row_stripes`); CUDA (`tile_merge`,
-/// bricks merged across their faces) writes 32-bit labels only. `automatic` takes CUDA when it
-/// answers, the labels can be 32-bit, and the volume has 2^22 voxels or more in a process that
-/// has started the device, or 2^28 voxels or more in any process (a device start is then small
-/// beside the CPU's time); otherwise the CPU. 64-bit labels (wide_labels, or 2^32 voxels and more
-/// with a count that does not fit 32 bits) run on the CPU; asking for CUDA with wide_labels is a
-/// BackendError. min_area and largest_k are applied on the host after the backend.
+/// bricks merged across their faces) labels what one device call cannot take (2^32 voxels and
+/// more, more than the device's free memory holds, 64-bit labels) in bands of layers merged on
+/// the host. `automatic` takes CUDA when it answers and the volume has 2^22 voxels or more in a
+/// process that has started the device, or 2^28 voxels or more in any process (a device start is
+/// then small beside the CPU's time); otherwise the CPU. min_area and largest_k are applied on
+/// the host after the backend.
 template <class T>
 VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {}, bool wide_labels = false);
 template <class T>

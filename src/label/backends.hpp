@@ -122,6 +122,20 @@ struct VolumeComponentSums {
   }
 };
 
+/// Labels one band of a volume's layers (its own request: the band's sub-volume, 32-bit labels in
+/// labels32) and returns its N; with `sums`, one record per label in the band's coordinates.
+template <class T>
+using VolumeBandLabeler =
+    std::function<std::uint64_t(const VolumeLabelRequest<T>& band, std::vector<VolumeComponentSums>* sums)>;
+/// Labels a volume in bands of `band_layers` layers (z), one call of `label_band` each, then unites
+/// components across the seams between bands and renumbers in raster order: the same labels and
+/// sums as one call on the whole volume, into labels32 or labels64 (64-bit labels take any count;
+/// 32-bit ones throw Error when the bands' counts add up to 2^32). For backends whose single call
+/// is limited in size (the CUDA backend's 32-bit keys, the device's memory). (label/bands.cpp)
+template <class T>
+std::uint64_t label_volume_in_bands(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums,
+                                    std::int64_t band_layers, const VolumeBandLabeler<T>& label_band);
+
 /// The components that survive `min_area` (fewer voxels or pixels are removed) and then
 /// `largest_k` (0: all; else the k largest, ties to the lower label), as map[old label] = new
 /// label (0: removed; map[0] = 0). The survivors keep their order, so the new labels stay in raster
@@ -164,10 +178,13 @@ extern double volume_narrow_run_index_limit;
 
 namespace cuda {
 /// Copies in, labels on the device, copies labels (and sums) out; synchronises
-/// (src/label/cuda/label_volume.cu). 32-bit labels only (labels32); throws Error when N would
-/// not fit them. Same instantiations as the CPU one.
+/// (src/label/cuda/label_volume.cu). Volumes beyond one call (2^32 voxels and more, or more than
+/// the device's free memory holds) and 64-bit labels go through bands of layers merged on the
+/// host, as do volumes deeper than `band_layers` (0: as deep as one call takes; a test may ask for
+/// fewer). Throws Error when N does not fit 32-bit labels32. Same instantiations as the CPU one.
 template <class T>
-std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
+std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums,
+                           std::int64_t band_layers = 0);
 }  // namespace cuda
 
 }  // namespace winnow::detail

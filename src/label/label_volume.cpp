@@ -3,12 +3,12 @@
 // min_area and largest_k on the host (the survivors renumbered in the same raster order) and turns
 // the backend's exact integer sums into statistics.
 //
-// Backend rule (`automatic`): the CPU, unless CUDA is compiled in and answers, the labels can be
-// 32-bit, and the job pays for the copies: the device has already been started in this process and
-// the volume has at least 2^22 voxels (160^3), or the volume has at least 2^28 voxels (640^3), where
-// a device start (100-300 ms on the H200 machine) is small beside the CPU's seconds. The CUDA
-// backend writes 32-bit labels only: 64-bit labels (asked for, or a volume of 2^32 voxels and more)
-// run on the CPU under `automatic`, and are a BackendError when CUDA is asked for explicitly.
+// Backend rule (`automatic`): the CPU, unless CUDA is compiled in and answers, and the job pays
+// for the copies: the device has already been started in this process and the volume has at least
+// 2^22 voxels (160^3), or the volume has at least 2^28 voxels (640^3), where a device start
+// (100-300 ms on the H200 machine) is small beside the CPU's seconds. The CUDA backend labels
+// what one call cannot take (2^32 voxels and more, more than the device's memory holds, 64-bit
+// labels) in bands of layers merged on the host (label/bands.cpp).
 //
 // Labels are 64-bit when asked for (`wide_labels`) or when the count reaches 2^32; a volume of 2^32
 // voxels and more is labelled into 64-bit labels and narrowed to 32 bits when the count fits.
@@ -43,21 +43,16 @@ void check_view(const VolumeView<T>& v, const char* what) {
     throw InputError(std::string("label: invalid ") + what + " view (null data, or strides that overlap rows or slices)");
 }
 
-Backend choose_backend(const LabelOptions& options, std::int64_t voxels, bool wide) {
+Backend choose_backend(const LabelOptions& options, std::int64_t voxels) {
   const Backend asked = detail::requested_backend(options.backend);
 #ifdef WINNOW_HAVE_CUDA
-  if (asked == Backend::cuda) {
-    if (wide)
-      throw BackendError("label: the CUDA backend writes 32-bit labels; 64-bit labels need the CPU backend");
-    return resolve_backend(asked);
-  }
-  if (asked == Backend::cpu || wide) return Backend::cpu;
+  if (asked != Backend::automatic) return resolve_backend(asked);
   const bool worth_a_start = voxels >= (std::int64_t{1} << 28);
   const bool worth_the_copies = detail::cuda::device_started() && voxels >= (std::int64_t{1} << 22);
   if (!worth_a_start && !worth_the_copies) return Backend::cpu;  // never wakes the driver for nothing
   return resolve_backend(Backend::automatic);
 #else
-  (void)voxels, (void)wide;
+  (void)voxels;
   return resolve_backend(asked);
 #endif
 }
@@ -111,7 +106,7 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
   const auto t0 = std::chrono::steady_clock::now();
   const bool wide = out64.data != nullptr;
   CoreResult result;
-  result.backend = choose_backend(options, volume.size(), wide);
+  result.backend = choose_backend(options, volume.size());
   const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   result.algorithm = volume_algorithm(result.backend, options.algorithm);
 
@@ -130,7 +125,7 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
 #ifdef WINNOW_HAVE_CUDA
   if (result.backend == Backend::cuda) {
     // The CUDA backend takes contiguous labels: strided ones go through a contiguous copy.
-    if (out32.contiguous()) {
+    if (wide || out32.contiguous()) {
       n = detail::cuda::label_volume(req, want_sums);
     } else {
       Volume<std::uint32_t> packed(volume.nx, volume.ny, volume.nz);

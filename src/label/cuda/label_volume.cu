@@ -1513,12 +1513,14 @@ void device_label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volum
 
 void set_volume_phase_events(cudaEvent_t* events) { g_phase_events = events; }
 
+namespace {
+
+/// One call: the whole request on the device at once (fewer than 2^32 voxels, 32-bit labels).
 template <class T>
-std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
+std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
   if (sums) sums->clear();
   const VolumeView<const T>& v = req.volume;
   if (v.empty()) return 0;
-  if (!req.labels32.data) throw Error("label: the CUDA backend writes 32-bit labels only");
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   StageTimes times;
@@ -1589,10 +1591,52 @@ std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeC
   return count;
 }
 
-template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&, std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint16_t>(const VolumeLabelRequest<std::uint16_t>&, std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint32_t>(const VolumeLabelRequest<std::uint32_t>&, std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&, std::vector<VolumeComponentSums>*);
+/// The most layers of nx x ny voxels one call takes: fewer than 2^32 voxels (the keys), and what
+/// the device's free memory holds (input, labels, parents and a margin for the rest: 9 bytes a
+/// voxel besides the input's). Throws Error when not even one layer fits.
+std::int64_t layers_per_call(std::int64_t nx, std::int64_t ny, std::size_t voxel_bytes, StageTimes* times) {
+  const auto layer = static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny);
+  const std::uint64_t by_keys = static_cast<std::uint64_t>(nx) < (std::uint64_t{1} << 31) &&
+                                        static_cast<std::uint64_t>(ny) < (std::uint64_t{1} << 31)
+                                    ? 0xFFFFFFFFull / layer
+                                    : 0;
+  const auto t = std::chrono::steady_clock::now();
+  WINNOW_CUDA_CHECK(cudaFree(nullptr));  // the context, if this is the process's first CUDA call
+  note_device_started();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  WINNOW_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (times) times->device_setup += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  const std::uint64_t by_memory = static_cast<std::uint64_t>(0.9 * static_cast<double>(free_bytes)) / (layer * (voxel_bytes + 9));
+  const std::uint64_t layers = std::min(by_keys, by_memory);
+  if (layers == 0)
+    throw Error("label: a layer of " + std::to_string(nx) + "x" + std::to_string(ny) + " voxels is beyond one CUDA call (" +
+                (by_keys == 0 ? std::string("fewer than 2^32 voxels, sides below 2^31")
+                              : std::to_string(free_bytes >> 20) + " MiB of device memory free") + ")");
+  return static_cast<std::int64_t>(layers);  // at most 2^32 - 1
+}
+
+}  // namespace
+
+template <class T>
+std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums,
+                           std::int64_t band_layers) {
+  if (sums) sums->clear();
+  const VolumeView<const T>& v = req.volume;
+  if (v.empty()) return 0;
+  const std::int64_t max_layers = layers_per_call(v.nx, v.ny, sizeof(T), req.times);
+  band_layers = band_layers > 0 ? std::min(band_layers, max_layers) : max_layers;
+  if (v.nz > band_layers || !req.labels32.data)  // beyond one call, or 64-bit labels: bands (label/bands.cpp)
+    return label_volume_in_bands<T>(req, sums, band_layers,
+                                    [](const VolumeLabelRequest<T>& band, std::vector<VolumeComponentSums>* band_sums) {
+                                      return label_volume_once(band, band_sums);
+                                    });
+  return label_volume_once(req, sums);
+}
+
+template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&, std::vector<VolumeComponentSums>*, std::int64_t);
+template std::uint64_t label_volume<std::uint16_t>(const VolumeLabelRequest<std::uint16_t>&, std::vector<VolumeComponentSums>*, std::int64_t);
+template std::uint64_t label_volume<std::uint32_t>(const VolumeLabelRequest<std::uint32_t>&, std::vector<VolumeComponentSums>*, std::int64_t);
+template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&, std::vector<VolumeComponentSums>*, std::int64_t);
 
 }  // namespace winnow::detail::cuda
 
