@@ -228,6 +228,20 @@ __device__ __forceinline__ void brick_origin(std::uint32_t brick, const VolGeo& 
   y0 = (rest % g.nby) * B::kY;
   z0 = (rest / g.nby) * B::kZ;
 }
+// The grid-stride loop of the kernels that give each warp a brick alone (ThreadsPerBlock threads a
+// block): body(brick, x0, y0, z0) for each of this warp's bricks, with the brick's first voxel.
+template <class B, int ThreadsPerBlock, class Body>
+__device__ __forceinline__ void for_each_brick_of_warp(const VolGeo& g, Body body) {
+  static_assert(ThreadsPerBlock % 32 == 0, "blocks of whole warps");
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (ThreadsPerBlock / 32);
+  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(ThreadsPerBlock) + threadIdx.x) / 32; w < g.nbricks;
+       w += warps) {
+    const auto brick = static_cast<std::uint32_t>(w);
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    body(brick, x0, y0, z0);
+  }
+}
 // A brick-local index (lz * kY + ly) * kBX + lx and its coordinates.
 template <class B>
 __device__ __forceinline__ int local_y(int li) { return (li / kBX) % B::kY; }
@@ -354,12 +368,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ std::uint32_t parents[kThreads / 32][B::kVoxels];  // brick-local keys ly * kBX + lx
   std::uint32_t* parent = parents[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
-  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
-       w += warps) {
-    const auto brick = static_cast<std::uint32_t>(w);
-    std::uint32_t x0, y0, z0;
-    brick_origin<B>(brick, g, x0, y0, z0);
+  for_each_brick_of_warp<B, kThreads>(
+      g, [&](std::uint32_t brick, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
     const int rows = static_cast<int>(min(static_cast<std::uint32_t>(B::kY), g.ny - y0));
     auto load = [&](int ly) { return x < g.nx && ly < rows ? vol[key_of(x, y0 + ly, 0, g)] : T{}; };
@@ -415,7 +425,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int ly = rows; ly < B::kY; ++ly)
       if (lane == 0) linked_rows[std::size_t{brick} * B::kRows + ly] = 0;
     __syncwarp();  // the parents are refilled for the next brick
-  }
+  });
 }
 
 // Marks root b as linked under another root: its bit in the words per brick row.
@@ -592,6 +602,13 @@ __device__ __forceinline__ unsigned run_starts(unsigned m) { return m & ~(m << 1
 __device__ __forceinline__ int run_index(unsigned m, int b) { return __popc(run_starts(m) & (kFull >> (31 - b))) - 1; }
 // The first bit of the run holding bit b.
 __device__ __forceinline__ int run_start_bit(unsigned m, int b) { return 31 - __clz(run_starts(m) & (kFull >> (31 - b))); }
+// The first bit of run k of row word m (k below its number of runs): the (k + 1)-th set bit of its
+// run starts. __fns is a fixed sequence of about 30 instructions (a binary search by popc); clearing
+// the lowest start k times instead would loop, and a warp's lanes, whose k differ, would all wait
+// for the largest (up to 15 rounds).
+__device__ __forceinline__ int nth_run_start_bit(unsigned m, int k) {
+  return static_cast<int>(__fns(run_starts(m), 0u, k + 1));
+}
 // The lowest bit of m among b - 1, b, b + 1 (one of them is set).
 __device__ __forceinline__ int nearest_bit(unsigned m, int b) { return __ffs(m & (b == 0 ? 3u : 7u << (b - 1))) - 1; }
 
@@ -690,17 +707,11 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
   __shared__ unsigned row_words[kThreads / 32][kRows];
   __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
-  __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
-  std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
-  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
-       w += warps) {
-    const auto brick = static_cast<std::uint32_t>(w);
-    std::uint32_t x0, y0, z0;
-    brick_origin<B>(brick, g, x0, y0, z0);
+  for_each_brick_of_warp<B, kThreads>(
+      g, [&](std::uint32_t brick, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
     unsigned mine[kLaneRows];
     if (vector_rows) {
@@ -745,12 +756,8 @@ __global__ void __launch_bounds__(kThreads)
       if (y < g.ny && z < g.nz) words[word_index(x0 / kBX, y, z, g)] = mine[j];
       linked_rows[std::size_t{brick} * kRows + r] = 0;  // the merge's marks start cleared
       // Every run is its own set at first.
-      int k = 0;
-      for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
-        const int id = r * kRunStride + k;
-        parent[id] = static_cast<std::uint32_t>(id);
-        first_bit[id] = static_cast<std::uint8_t>(__ffs(t) - 1);
-      }
+      const int runs = __popc(run_starts(mine[j]));
+      for (int id = r * kRunStride; id < r * kRunStride + runs; ++id) parent[id] = static_cast<std::uint32_t>(id);
     }
     __syncwarp();
     // Unions of each row's runs with the runs they touch in its backward rows inside the brick
@@ -791,9 +798,11 @@ __global__ void __launch_bounds__(kThreads)
     for (int id = lane; id < kNodes; id += 32) {
       const int row = id / kRunStride;
       if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;
-      const std::uint32_t root = parent[id];
-      const int root_row = static_cast<int>(root) / kRunStride;
-      parent[id] = key_of(x0 + first_bit[root], y0 + root_row % B::kY, z0 + root_row / B::kY, g);
+      const int root = static_cast<int>(parent[id]), root_row = root / kRunStride;
+      // The root run's first bit from its row's word (no table of first bits: 8.5 KB of shared
+      // memory a block).
+      const int root_first = nth_run_start_bit(masks[root_row], root - root_row * kRunStride);
+      parent[id] = key_of(x0 + root_first, y0 + root_row % B::kY, z0 + root_row / B::kY, g);
     }
     __syncwarp();
     // Every voxel's parent: its run's root voxel as a global key (coalesced rows of 32).
@@ -807,7 +816,7 @@ __global__ void __launch_bounds__(kThreads)
       P[key_of(x, y, z, g)] = key;
     }
     __syncwarp();  // the shared arrays are refilled for the next brick
-  }
+  });
 }
 
 // Row pair t of a volume brick whose backward row (back_row q) lies in another brick: the rows
@@ -851,12 +860,8 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
   __syncwarp();
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
-  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; w < g.nbricks;
-       w += warps) {
-    const auto brick = static_cast<std::uint32_t>(w);
-    std::uint32_t x0, y0, z0;
-    brick_origin<B>(brick, g, x0, y0, z0);
+  for_each_brick_of_warp<B, kThreads>(
+      g, [&](std::uint32_t, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t bx = x0 / kBX;
     auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
       const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
@@ -924,7 +929,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncwarp();  // reconverge before the vote
     }
-  }
+  });
 }
 
 // ---- pass 2b: flatten ---------------------------------------------------------------------------
@@ -1204,12 +1209,8 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
     t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
   std::uint32_t carry_label = 0;  // the warp's
   Acc carry;                      // this lane's part of the carry's record
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * kStatsWarps;
-  for (std::uint64_t w = (blockIdx.x * static_cast<std::uint64_t>(kStatsWarps * 32) + threadIdx.x) / 32; w < g.nbricks;
-       w += warps) {
-    const auto brick = static_cast<std::uint32_t>(w);
-    std::uint32_t x0, y0, z0;
-    brick_origin<B>(brick, g, x0, y0, z0);
+  for_each_brick_of_warp<B, kStatsWarps * 32>(
+      g, [&](std::uint32_t, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     __syncwarp();  // the table is empty (the previous brick's flush cleared it)
     unsigned m[kLaneRows], starts[kLaneRows];
 #pragma unroll
@@ -1287,7 +1288,7 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
       else add_to_record(st[label - 1], a);
       t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
     }
-  }
+  });
   if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
 }
 
