@@ -24,6 +24,22 @@ def fmix32_mask(xp, n, seed, density):
     return (h < cut).astype(xp.uint8)
 
 
+def tiled_mni152_mask(path, times=(3, 2, 3)):
+    """The bundled MNI152 grey-matter map (NIfTI-1, uint8, gzipped) > 128, repeated times = (x, y, z)
+    times, as a (z, y, x) uint8 array: the real volume of bench_label_volume_gpu."""
+    import gzip
+    import struct
+    data = gzip.open(path).read()
+    dims = struct.unpack("<8h", data[40:56])
+    datatype = struct.unpack("<h", data[70:72])[0]
+    if dims[0] != 3 or datatype != 2:  # 2: uint8
+        raise ValueError(f"{path}: expected a 3D uint8 NIfTI-1 volume")
+    offset = int(struct.unpack("<f", data[108:112])[0])
+    nx, ny, nz = dims[1:4]
+    vol = np.frombuffer(data, np.uint8, count=nx * ny * nz, offset=offset).reshape(nz, ny, nx)
+    return np.tile((vol > 128).astype(np.uint8), (times[2], times[1], times[0]))
+
+
 def gpu_median_ms(cp, f, reps, warmup=3):
     """Median milliseconds of reps calls of f between CUDA events on the null stream, after warmup calls."""
     for _ in range(warmup):

@@ -12,7 +12,9 @@
 // Random volumes: voxel i (linear index, x fastest) is foreground when
 // fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, seed 12345 -- bench/label_volume_peers.py
 // builds the identical volumes for cupyx, cuCIM and cc3d. Sizes 256^3 and 512^3 (--quick: 256^3),
-// densities 0.1/0.5/0.9, connectivity 6 and 26 (--conn picks one; 18 on request).
+// densities 0.1/0.5/0.9, connectivity 6 and 26 (--conn picks one; 18 on request). A real volume:
+// the bundled MNI152 grey-matter map (197 x 233 x 189) > 128, repeated 3 x 2 x 3 times (x, y, z)
+// to 591 x 466 x 567 voxels (np.tile in the peers' script).
 // Timing: CUDA events, 3 warm-ups, median of N runs (bench/gpu_timing.cuh).
 // Copy floor: a kernel that reads the u8 volume and writes a u32 per voxel (what labeling must at
 // least move); `x floor` is our time over it.
@@ -37,6 +39,7 @@
 #include "random_mask.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/label.hpp"
+#include "winnow/volume_io.hpp"
 
 using namespace winnow;
 
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
     std::int64_t nx, ny, nz;
     double density;                // volumes: the mask's density
     std::uint32_t square, values;  // images: see random_values_kernel
+    std::vector<std::uint8_t> mask = {};  // a real volume's mask (x fastest), else empty
   };
   std::vector<Case> cases;
   if (images) {
@@ -120,6 +124,16 @@ int main(int argc, char** argv) {
       for (double density : {0.1, 0.5, 0.9})
         cases.push_back({"random_" + std::to_string(side) + "_d" + std::to_string(density).substr(0, 3), side, side, side,
                          density, 0, 0});
+    const auto mni = std::get<Volume<std::uint8_t>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/mni152_gm.nii.gz"));
+    constexpr std::int64_t kTimesX = 3, kTimesY = 2, kTimesZ = 3;
+    Case tiled{"mni152_3x2x3", mni.nx() * kTimesX, mni.ny() * kTimesY, mni.nz() * kTimesZ, 0, 0, 0};
+    tiled.mask.resize(static_cast<std::size_t>(tiled.nx * tiled.ny * tiled.nz));
+    for (std::int64_t z = 0; z < tiled.nz; ++z)
+      for (std::int64_t y = 0; y < tiled.ny; ++y)
+        for (std::int64_t x = 0; x < tiled.nx; ++x)
+          tiled.mask[static_cast<std::size_t>((z * tiled.ny + y) * tiled.nx + x)] =
+              mni(x % mni.nx(), y % mni.ny(), z % mni.nz()) > 128;
+    cases.push_back(std::move(tiled));
   }
   const std::vector<int> conns = only_conn ? std::vector<int>{only_conn} : std::vector<int>{6, 26};
   cudaStream_t s = nullptr;
@@ -132,7 +146,9 @@ int main(int argc, char** argv) {
       const auto n = static_cast<std::size_t>(nx * ny * nz);
       Buf<std::uint8_t> d_vol(n);
       Buf<std::uint32_t> d_labels(n), d_count(1);
-      if (images)
+      if (!c.mask.empty())
+        CK(cudaMemcpy(d_vol.p, c.mask.data(), n, cudaMemcpyHostToDevice));
+      else if (images)
         random_values_kernel<<<2048, 256, 0, s>>>(d_vol.p, static_cast<std::uint32_t>(nx), n, c.square, c.values);
       else
         random_mask_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(c.density * 4294967296.0));

@@ -9,7 +9,8 @@
 
 Random volumes: voxel i (linear index, x fastest) is foreground when
 fmix32(i ^ seed * 0x9E3779B9) < density * 2^32, seed 12345, exactly as bench_label_volume_gpu
-builds them. The structuring element is a NumPy array (cupyx converts a CuPy one to NumPy on
+builds them; and the bundled MNI152 grey-matter map > 128 repeated 3 x 2 x 3 times (x, y, z), as
+there. The structuring element is a NumPy array (cupyx converts a CuPy one to NumPy on
 every call, a copy and a synchronisation inside the timing).
 
     python3 bench/label_volume_peers.py [--quick] [--reps 20] [--cpu-reps 3] [--conn 6|26] [--stats]
@@ -18,7 +19,11 @@ import argparse
 
 import numpy as np
 
-from bench_common import cpu_median_ms, fmix32_mask, gpu_median_ms
+import os
+
+from bench_common import cpu_median_ms, fmix32_mask, gpu_median_ms, tiled_mni152_mask
+
+MNI152 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "data", "volumes", "mni152_gm.nii.gz")
 
 
 def main():
@@ -52,43 +57,47 @@ def main():
                   26: np.ones((3, 3, 3), dtype=np.int32)}
     conns = [a.conn] if a.conn else [6, 26]
     print(f"{'case':<18} {'conn':>4} {'peer':<22} {'ms':>10} {'components':>12}")
-    for side in ([256] if a.quick else [256, 512]):
-        for density in (0.1, 0.5, 0.9):
-            name = f"random_{side}_d{density}"
+    cases = [(f"random_{side}_d{density}", side, density)
+             for side in ([256] if a.quick else [256, 512]) for density in (0.1, 0.5, 0.9)]
+    cases.append(("mni152_3x2x3", 0, 0))
+    for name, side, density in cases:
+        if side:
             vol = fmix32_mask(cp, side ** 3, 12345, density).reshape(side, side, side)  # (z, y, x): x fastest
-            host = cp.asnumpy(vol) if cc3d else None
-            for conn in conns:
-                out = cp.empty(vol.shape, dtype=cp.int32)
-                count = [0]
+        else:
+            vol = cp.asarray(tiled_mni152_mask(MNI152))
+        host = cp.asnumpy(vol) if cc3d else None
+        for conn in conns:
+            out = cp.empty(vol.shape, dtype=cp.int32)
+            count = [0]
 
-                def run_cupyx():
-                    count[0] = cndi.label(vol, structure=structures[conn], output=out)
+            def run_cupyx():
+                count[0] = cndi.label(vol, structure=structures[conn], output=out)
 
-                ms = gpu_median_ms(cp, run_cupyx, a.reps)
-                print(f"{name:<18} {conn:>4} {'cupyx.ndimage.label':<22} {ms:>10.3f} {int(count[0]):>12}", flush=True)
-                if cucim_label is not None:
-                    res = [None]
+            ms = gpu_median_ms(cp, run_cupyx, a.reps)
+            print(f"{name:<18} {conn:>4} {'cupyx.ndimage.label':<22} {ms:>10.3f} {int(count[0]):>12}", flush=True)
+            if cucim_label is not None:
+                res = [None]
 
-                    def run_cucim():
-                        res[0] = cucim_label(vol, connectivity=1 if conn == 6 else 3)
+                def run_cucim():
+                    res[0] = cucim_label(vol, connectivity=1 if conn == 6 else 3)
 
-                    ms = gpu_median_ms(cp, run_cucim, a.reps)
-                    print(f"{name:<18} {conn:>4} {'cucim.measure.label':<22} {ms:>10.3f} {int(res[0].max()):>12}", flush=True)
-                if cc3d is not None:
-                    res = [None]
+                ms = gpu_median_ms(cp, run_cucim, a.reps)
+                print(f"{name:<18} {conn:>4} {'cucim.measure.label':<22} {ms:>10.3f} {int(res[0].max()):>12}", flush=True)
+            if cc3d is not None:
+                res = [None]
 
-                    def run_cc3d():
-                        res[0] = cc3d.connected_components(host, connectivity=conn)
+                def run_cc3d():
+                    res[0] = cc3d.connected_components(host, connectivity=conn)
 
-                    ms = cpu_median_ms(run_cc3d, a.cpu_reps)
-                    print(f"{name:<18} {conn:>4} {'cc3d (1 core)':<22} {ms:>10.3f} {int(res[0].max()):>12}", flush=True)
-                    if a.stats:
-                        labels = res[0]
-                        ms = cpu_median_ms(lambda: cc3d.statistics(labels), a.cpu_reps)
-                        print(f"{name:<18} {conn:>4} {'cc3d.statistics':<22} {ms:>10.3f} {'':>12}", flush=True)
-                del out
-            del vol
-            cp.get_default_memory_pool().free_all_blocks()
+                ms = cpu_median_ms(run_cc3d, a.cpu_reps)
+                print(f"{name:<18} {conn:>4} {'cc3d (1 core)':<22} {ms:>10.3f} {int(res[0].max()):>12}", flush=True)
+                if a.stats:
+                    labels = res[0]
+                    ms = cpu_median_ms(lambda: cc3d.statistics(labels), a.cpu_reps)
+                    print(f"{name:<18} {conn:>4} {'cc3d.statistics':<22} {ms:>10.3f} {'':>12}", flush=True)
+            del out
+        del vol
+        cp.get_default_memory_pool().free_all_blocks()
 
 
 if __name__ == "__main__":
