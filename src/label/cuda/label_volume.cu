@@ -602,13 +602,6 @@ __device__ __forceinline__ unsigned run_starts(unsigned m) { return m & ~(m << 1
 __device__ __forceinline__ int run_index(unsigned m, int b) { return __popc(run_starts(m) & (kFull >> (31 - b))) - 1; }
 // The first bit of the run holding bit b.
 __device__ __forceinline__ int run_start_bit(unsigned m, int b) { return 31 - __clz(run_starts(m) & (kFull >> (31 - b))); }
-// The first bit of run k of row word m (k below its number of runs): the (k + 1)-th set bit of its
-// run starts. __fns is a fixed sequence of about 30 instructions (a binary search by popc); clearing
-// the lowest start k times instead would loop, and a warp's lanes, whose k differ, would all wait
-// for the largest (up to 15 rounds).
-__device__ __forceinline__ int nth_run_start_bit(unsigned m, int k) {
-  return static_cast<int>(__fns(run_starts(m), 0u, k + 1));
-}
 // The lowest bit of m among b - 1, b, b + 1 (one of them is set).
 __device__ __forceinline__ int nearest_bit(unsigned m, int b) { return __ffs(m & (b == 0 ? 3u : 7u << (b - 1))) - 1; }
 
@@ -707,8 +700,10 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
   __shared__ unsigned row_words[kThreads / 32][kRows];
   __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
+  __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
+  std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(
       g, [&](std::uint32_t brick, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
@@ -756,8 +751,12 @@ __global__ void __launch_bounds__(kThreads)
       if (y < g.ny && z < g.nz) words[word_index(x0 / kBX, y, z, g)] = mine[j];
       linked_rows[std::size_t{brick} * kRows + r] = 0;  // the merge's marks start cleared
       // Every run is its own set at first.
-      const int runs = __popc(run_starts(mine[j]));
-      for (int id = r * kRunStride; id < r * kRunStride + runs; ++id) parent[id] = static_cast<std::uint32_t>(id);
+      int k = 0;
+      for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
+        const int id = r * kRunStride + k;
+        parent[id] = static_cast<std::uint32_t>(id);
+        first_bit[id] = static_cast<std::uint8_t>(__ffs(t) - 1);
+      }
     }
     __syncwarp();
     // Unions of each row's runs with the runs they touch in its backward rows inside the brick
@@ -798,11 +797,9 @@ __global__ void __launch_bounds__(kThreads)
     for (int id = lane; id < kNodes; id += 32) {
       const int row = id / kRunStride;
       if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;
-      const int root = static_cast<int>(parent[id]), root_row = root / kRunStride;
-      // The root run's first bit from its row's word (no table of first bits: 8.5 KB of shared
-      // memory a block).
-      const int root_first = nth_run_start_bit(masks[root_row], root - root_row * kRunStride);
-      parent[id] = key_of(x0 + root_first, y0 + root_row % B::kY, z0 + root_row / B::kY, g);
+      const std::uint32_t root = parent[id];
+      const int root_row = static_cast<int>(root) / kRunStride;
+      parent[id] = key_of(x0 + first_bit[root], y0 + root_row % B::kY, z0 + root_row / B::kY, g);
     }
     __syncwarp();
     // Every voxel's parent: its run's root voxel as a global key (coalesced rows of 32).
