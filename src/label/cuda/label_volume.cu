@@ -8,9 +8,9 @@
 // under the smaller (atomicMin), so every component's root is its raster-first voxel -- the
 // voxel that decides its number in scipy.ndimage.label's and cc3d's numbering.
 //
-// Binary volumes of more than one layer take passes 1, 2 and the statistics over rows held as bit
-// words (one 32-bit word per brick row; bits_local_kernel, bits_merge_kernel, brick_stats_kernel,
-// described where they stand): a warp labels a brick alone with runs, not voxels, as union-find
+// Binary volumes of more than one layer take passes 1 and 2 over rows held as bit words (one
+// 32-bit word per brick row; bits_local_kernel, bits_merge_kernel, described where they stand;
+// the statistics read their runs from the same words): a warp labels a brick alone with runs, not voxels, as union-find
 // nodes, and the forest they leave is the one the passes below expect (every foreground voxel's
 // parent is its brick-local root). Multi-label volumes and single layers take the passes below.
 //
@@ -50,9 +50,9 @@
 //   5. assign: each chunk ranks its roots with a block scan and writes the root's number into its
 //      own label, and initialises the root's statistics record (its value read from the volume).
 //   6. final: every other foreground voxel takes its root's label (read-only find, at most two
-//      hops), background 0; with statistics, per-lane runs along rows, warp aggregation
-//      (__match_any_sync + __reduce_*_sync) and a per-warp carry of its dominant label across
-//      rows, so a giant component costs a few atomics per warp rather than per voxel.
+//      hops), background 0; with statistics, then a warp per brick adds up the brick's runs per
+//      label in shared memory and flushes each label once per brick, with a per-warp carry of its
+//      dominant label across bricks (brick_stats_kernel, described where it stands).
 //
 // Cost model of the voxel passes (512^3, dense, 26-connected, one component; before these changes
 // 68 ms on an H200):
@@ -132,8 +132,6 @@ using LayerBrick = BrickShape<32, 1>;
 constexpr int kThreads = 256;
 // Numbering: a thread block counts and ranks the roots of kChunk consecutive keys.
 constexpr int kItems = 8, kChunk = kThreads * kItems;
-// Statistics pass: a warp takes row segments of kSegItems voxels per lane (32 * kSegItems voxels).
-constexpr int kSegItems = 8, kSeg = 32 * kSegItems;
 
 struct VolGeo {
   std::uint32_t nx, ny, nz;
@@ -1016,12 +1014,6 @@ __global__ void __launch_bounds__(kThreads) assign_kernel(const T* vol, const st
 
 // ---- pass 6: labels (and statistics) ------------------------------------------------------------
 
-// The label of foreground voxel i whose parent is p; roots hold theirs already (assign).
-__device__ __forceinline__ std::uint32_t label_of(const std::uint32_t* P, const std::uint32_t* labels, std::uint32_t i,
-                                                  std::uint32_t p) {
-  return __ldg(labels + (p == i ? i : find_ro(P, p)));
-}
-
 // A thread takes kLabelItems voxels a grid stride apart at a time, their loads issued together:
 // each voxel's find is a chain of dependent loads (parent, root, the root's label), and the
 // independent chains of several voxels overlap.
@@ -1069,103 +1061,19 @@ __device__ void add_to_record(RawVolumeComponentStats& s, const Acc& a) {
   atomicMax(&s.max_z, a.mxz);
 }
 
-// A part of one row (y, z): voxel count, x sum relative to the segment's first x, x range.
-struct RowPart {
-  std::uint32_t n, sxr, mnx, mxx;
-};
-__device__ __forceinline__ Acc to_acc(const RowPart& r, std::uint32_t x0, std::uint32_t y, std::uint32_t z) {
-  Acc a;
-  a.voxels = r.n;
-  a.sx = r.sxr + static_cast<std::uint64_t>(r.n) * x0;
-  a.sy = static_cast<std::uint64_t>(r.n) * y;
-  a.sz = static_cast<std::uint64_t>(r.n) * z;
-  a.mnx = r.mnx, a.mxx = r.mxx, a.mny = a.mxy = y, a.mnz = a.mxz = z;
-  return a;
-}
 __device__ __forceinline__ void merge_acc(Acc& c, const Acc& a) {
   c.voxels += a.voxels, c.sx += a.sx, c.sy += a.sy, c.sz += a.sz;
   c.mnx = min(c.mnx, a.mnx), c.mny = min(c.mny, a.mny), c.mnz = min(c.mnz, a.mnz);
   c.mxx = max(c.mxx, a.mxx), c.mxy = max(c.mxy, a.mxy), c.mxz = max(c.mxz, a.mxz);
 }
 
-// Labels and statistics. A warp takes row segments of kSeg voxels in a grid-stride loop; lane l
-// reads x = x0 + 32 j + l (coalesced) and keeps a run of its current label, flushed to the
-// record (atomics) when the label changes. At the end of a segment the lanes' runs are reduced
-// per label (__match_any_sync) and each label's leader flushes -- except the warp's carry label,
-// kept in lane 0's registers across segments (the largest group when the carry is absent), so a
-// component spanning many rows costs a flush per warp, not per row.
-__global__ void __launch_bounds__(kThreads) stats_kernel(const std::uint32_t* P, std::uint32_t* labels, VolGeo g,
-                                                         RawVolumeComponentStats* st, std::uint64_t cap) {
-  const unsigned lane = threadIdx.x & 31u;
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
-  const std::uint64_t segs = (g.nx + kSeg - 1) / kSeg, rows = static_cast<std::uint64_t>(g.ny) * g.nz;
-  std::uint32_t carry_lab = 0;
-  Acc carry;  // lane 0's
-  for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads / 32) + threadIdx.x / 32; w < segs * rows;
-       w += warps) {
-    const std::uint64_t row = w / segs;
-    const std::uint32_t x0 = static_cast<std::uint32_t>((w % segs) * kSeg);
-    const std::uint32_t y = static_cast<std::uint32_t>(row % g.ny), z = static_cast<std::uint32_t>(row / g.ny);
-    const std::uint64_t row_key = static_cast<std::uint64_t>(z) * g.sxy + static_cast<std::uint64_t>(y) * g.nx;
-    std::uint32_t run_lab = 0;
-    RowPart run{0, 0, 0xFFFFFFFFu, 0};
-#pragma unroll
-    for (int j = 0; j < kSegItems; ++j) {
-      const std::uint32_t x = x0 + 32u * j + lane;
-      if (x >= g.nx) break;
-      const std::uint32_t i = static_cast<std::uint32_t>(row_key + x);
-      const std::uint32_t p = P[i];
-      std::uint32_t lab = 0;
-      if (p != kNone) lab = label_of(P, labels, i, p);
-      if (p != i) labels[i] = lab;  // roots keep the number assign wrote
-      if (!lab) continue;
-      if (lab != run_lab) {
-        if (run_lab && run_lab <= cap) add_to_record(st[run_lab - 1], to_acc(run, x0, y, z));
-        run_lab = lab;
-        run = RowPart{0, 0, 0xFFFFFFFFu, 0};
-      }
-      ++run.n;
-      run.sxr += x - x0;
-      run.mnx = min(run.mnx, x);
-      run.mxx = max(run.mxx, x);
-    }
-    if (run_lab > cap) run_lab = 0;  // no record: nothing to flush
-    // Warp aggregation of the lanes' last runs.
-    const unsigned peers = __match_any_sync(kFull, run_lab);
-    const bool leader = run_lab != 0 && lane == static_cast<unsigned>(__ffs(peers) - 1);
-    RowPart part;
-    part.n = __reduce_add_sync(peers, run.n);
-    part.sxr = __reduce_add_sync(peers, run.sxr);
-    part.mnx = __reduce_min_sync(peers, run.mnx);
-    part.mxx = __reduce_max_sync(peers, run.mxx);
-    unsigned in_carry = __ballot_sync(kFull, leader && run_lab == carry_lab);
-    if (!in_carry) {  // the carry label is not in this segment: the largest group becomes the carry
-      const unsigned best = __reduce_max_sync(kFull, leader ? (part.n << 5 | lane) : 0u);
-      if (best) {
-        if (lane == 0 && carry_lab) add_to_record(st[carry_lab - 1], carry);
-        carry_lab = __shfl_sync(kFull, run_lab, best & 31u);
-        if (lane == 0) carry = Acc{};
-        in_carry = 1u << (best & 31u);
-      }
-    }
-    if (in_carry) {
-      const int src = __ffs(in_carry) - 1;
-      RowPart c;
-      c.n = __shfl_sync(kFull, part.n, src);
-      c.sxr = __shfl_sync(kFull, part.sxr, src);
-      c.mnx = __shfl_sync(kFull, part.mnx, src);
-      c.mxx = __shfl_sync(kFull, part.mxx, src);
-      if (lane == 0) merge_acc(carry, to_acc(c, x0, y, z));
-    }
-    if (leader && !(in_carry >> lane & 1u)) add_to_record(st[run_lab - 1], to_acc(part, x0, y, z));
-  }
-  if (lane == 0 && carry_lab) add_to_record(st[carry_lab - 1], carry);
-}
-
-// Statistics of a binary volume, after the labels: a warp per brick adds up its runs per label in
-// a table in shared memory and flushes each label once per brick, so a component costs a flush per
-// brick it touches instead of one per row segment (a volume of many small components spends most of
-// stats_kernel's time in the flushes of single voxels). The runs come from the row words; a run's
+// Statistics, after the labels: a warp per brick adds up its runs per label in a table in shared
+// memory and flushes each label once per brick, so a component costs a flush per brick it touches
+// (a voxel-by-voxel pass over a volume of many small components spends most of its time in the
+// flushes of single voxels). The runs: in a binary volume of several layers, the stretches of
+// foreground of the row words; otherwise the stretches of one label, from the labels themselves,
+// read a row at a time by the warp (in a multi-label volume two touching voxels of different
+// values are different components, so a stretch of foreground may hold several runs). A run's
 // label is read at its first voxel. A record: the voxel count, the sums of x, y, z relative to the
 // brick's origin (below 2^32: 2048 voxels of coordinates below 32), and the columns, rows and
 // layers it covers as bit masks (atomicOr), from which the flush takes the ranges. A run that finds
@@ -1176,28 +1084,35 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(const std::uint32_t* P,
 constexpr int kStatsWarps = 4, kStatsSlots = 256, kProbes = 32;
 struct BrickRecords {
   std::uint32_t label[kStatsSlots], voxels[kStatsSlots], sx[kStatsSlots], sy[kStatsSlots], sz[kStatsSlots];
-  std::uint32_t columns[kStatsSlots];  // bit x - x0
-  std::uint32_t rows_layers[kStatsSlots];  // bit y - y0, bit 8 + z - z0
+  std::uint32_t columns[kStatsSlots];      // bit x - x0
+  std::uint32_t rows_layers[kStatsSlots];  // bit y - y0, and bit kY + z - z0 for bricks of several layers
 };
 
 // A brick record (sums relative to the brick's origin, coverage masks) as global sums and ranges.
+template <class B>
 __device__ __forceinline__ Acc brick_acc(std::uint32_t n, std::uint32_t sx, std::uint32_t sy, std::uint32_t sz,
                                          unsigned columns, unsigned rows_layers, std::uint32_t x0, std::uint32_t y0,
                                          std::uint32_t z0) {
+  static_assert(B::kY + (B::kZ > 1 ? B::kZ : 0) <= 32, "rows and layers share one mask word");
+  constexpr unsigned kRowBits = B::kY == 32 ? kFull : (1u << B::kY) - 1;
   Acc a;
   a.voxels = n;
   a.sx = sx + std::uint64_t{n} * x0, a.sy = sy + std::uint64_t{n} * y0, a.sz = sz + std::uint64_t{n} * z0;
   a.mnx = x0 + __ffs(columns) - 1, a.mxx = x0 + 31 - __clz(columns);
-  a.mny = y0 + __ffs(rows_layers & 0xFFu) - 1, a.mxy = y0 + 31 - __clz(rows_layers & 0xFFu);
-  a.mnz = z0 + __ffs(rows_layers >> 8) - 1, a.mxz = z0 + 31 - __clz(rows_layers >> 8);
+  a.mny = y0 + __ffs(rows_layers & kRowBits) - 1, a.mxy = y0 + 31 - __clz(rows_layers & kRowBits);
+  if constexpr (B::kZ > 1)
+    a.mnz = z0 + __ffs(rows_layers >> B::kY) - 1, a.mxz = z0 + 31 - __clz(rows_layers >> B::kY);
+  else
+    a.mnz = a.mxz = z0;
   return a;
 }
 
+// kRowWords: the runs from the row words (binary volumes of several layers), else from the labels.
+template <class B, bool kRowWords>
 __global__ void __launch_bounds__(kStatsWarps * 32)
     brick_stats_kernel(const std::uint32_t* words, const std::uint32_t* labels, VolGeo g, RawVolumeComponentStats* st,
                        std::uint64_t cap) {
-  using B = VolumeBrick;
-  static_assert(B::kY <= 8 && B::kZ <= 24, "rows and layers share one mask word");
+  static_assert(B::kRows % 32 == 0, "a lane takes whole rows");
   constexpr int kLaneRows = B::kRows / 32;
   __shared__ BrickRecords tables[kStatsWarps];
   BrickRecords& t = tables[threadIdx.x / 32];
@@ -1209,14 +1124,35 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
   for_each_brick_of_warp<B, kStatsWarps * 32>(
       g, [&](std::uint32_t, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     __syncwarp();  // the table is empty (the previous brick's flush cleared it)
-    unsigned m[kLaneRows], starts[kLaneRows];
+    // Lane l holds rows l + 32 j: m (foreground), starts (first voxels of runs) and stops (bit b:
+    // the run holding b - 1 ends there, at a new run or a gap).
+    unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows];
+    if constexpr (kRowWords) {
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j;
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      m[j] = y < g.ny && z < g.nz ? words[word_index(x0 / kBX, y, z, g)] : 0u;
-      starts[j] = run_starts(m[j]);
+      for (int j = 0; j < kLaneRows; ++j) {
+        const int r = lane + 32 * j;
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        m[j] = y < g.ny && z < g.nz ? words[word_index(x0 / kBX, y, z, g)] : 0u;
+        starts[j] = run_starts(m[j]);
+      }
+    } else {
+      // The warp reads each row's labels (coalesced) and ballots its foreground and run starts;
+      // lane r % 32 keeps row r's.
+      const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
+#pragma unroll 8
+      for (int r = 0; r < B::kRows; ++r) {
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        const std::uint32_t label = x < g.nx && y < g.ny && z < g.nz ? __ldg(labels + key_of(x, y, z, g)) : 0u;
+        const std::uint32_t left = __shfl_up_sync(kFull, label, 1);
+        const unsigned fg = __ballot_sync(kFull, label != 0);
+        const unsigned first = __ballot_sync(kFull, label != 0 && (lane == 0 || label != left));
+#pragma unroll
+        for (int j = 0; j < kLaneRows; ++j)
+          if (r == lane + 32 * j) m[j] = fg, starts[j] = first;
+      }
     }
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) stops[j] = starts[j] | ~m[j];
     // A run per lane per round; the lanes' runs of one label are added up first (__match_any_sync
     // and reductions), so a label's slot takes one set of atomics per round, not one per lane.
     while (__any_sync(kFull, (starts[0] | starts[kLaneRows - 1]) != 0)) {
@@ -1227,15 +1163,15 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
         const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
         const int first = __ffs(starts[j]) - 1;
         starts[j] &= starts[j] - 1;
-        const unsigned gaps = ~m[j] & (kFull << first);
-        const int last = gaps ? __ffs(gaps) - 2 : 31;  // the run's last column
+        const unsigned after = first < 31 ? stops[j] & (kFull << (first + 1)) : 0u;
+        const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
         label = __ldg(labels + key_of(x0 + first, y0 + ly, z0 + lz, g));
         if (label > cap) label = 0;  // no record
         n = static_cast<std::uint32_t>(last - first + 1);
         sx = n * static_cast<std::uint32_t>(first) + n * (n - 1) / 2;
         sy = n * static_cast<std::uint32_t>(ly), sz = n * static_cast<std::uint32_t>(lz);
         columns = (kFull >> (31 - last)) & (kFull << first);
-        rows_layers = (1u << ly) | (1u << (8 + lz));
+        rows_layers = 1u << ly | (B::kZ > 1 ? 1u << (B::kY + lz) : 0u);
       }
       const unsigned peers = __match_any_sync(kFull, label);
       n = __reduce_add_sync(peers, n), sx = __reduce_add_sync(peers, sx);
@@ -1248,7 +1184,7 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
           if (held == 0u || held == label) break;
         }
         if (probe == kProbes) {  // the table is crowded: this record goes out alone
-          add_to_record(st[label - 1], brick_acc(n, sx, sy, sz, columns, rows_layers, x0, y0, z0));
+          add_to_record(st[label - 1], brick_acc<B>(n, sx, sy, sz, columns, rows_layers, x0, y0, z0));
         } else {
           atomicAdd(&t.voxels[slot], n);
           atomicAdd(&t.sx[slot], sx);
@@ -1280,7 +1216,7 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
     for (int i = lane; i < kStatsSlots; i += 32) {
       const std::uint32_t label = t.label[i];
       if (!label) continue;
-      const Acc a = brick_acc(t.voxels[i], t.sx[i], t.sy[i], t.sz[i], t.columns[i], t.rows_layers[i], x0, y0, z0);
+      const Acc a = brick_acc<B>(t.voxels[i], t.sx[i], t.sy[i], t.sz[i], t.columns[i], t.rows_layers[i], x0, y0, z0);
       if (label == carry_label) merge_acc(carry, a);
       else add_to_record(st[label - 1], a);
       t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
@@ -1473,20 +1409,19 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   assign_kernel<T><<<p.nchunks, kThreads, 0, s>>>(d_vol, P, p.g, offsets, d_labels, st, cap, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(5, s);
-  if (st && p.bits) {  // labels first, then the records brick by brick from the row words
-    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(P, d_labels, p.g);
-    WINNOW_CUDA_CHECK_LAUNCH();
-    const auto* words = reinterpret_cast<const std::uint32_t*>(base + p.off_words);
-    const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, brick_stats_kernel, kStatsWarps * 32);
-    brick_stats_kernel<<<blocks, kStatsWarps * 32, 0, s>>>(words, d_labels, p.g, st, cap);
-  } else if (st) {
-    const std::uint64_t items = (p.g.nx + std::uint64_t{kSeg} - 1) / kSeg * p.g.ny * p.g.nz;
-    stats_kernel<<<resident_blocks((items + kThreads / 32 - 1) / (kThreads / 32), stats_kernel), kThreads, 0, s>>>(
-        P, d_labels, p.g, st, cap);
-  } else {
-    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(P, d_labels, p.g);
-  }
+  labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(P, d_labels, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
+  if (st) {  // the records brick by brick, from the row words or from the labels just written
+    const auto* words = reinterpret_cast<const std::uint32_t*>(base + p.off_words);
+    auto launch = [&](auto kernel) {
+      const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, kernel, kStatsWarps * 32);
+      kernel<<<blocks, kStatsWarps * 32, 0, s>>>(words, d_labels, p.g, st, cap);
+    };
+    if (p.bits) launch(brick_stats_kernel<VolumeBrick, true>);
+    else if (p.layer) launch(brick_stats_kernel<LayerBrick, false>);
+    else launch(brick_stats_kernel<VolumeBrick, false>);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
   mark_phase(6, s);
 }
 
