@@ -1093,8 +1093,6 @@ __device__ __forceinline__ void merge_acc(Acc& c, const Acc& a) {
 // brick's origin (below 2^32: 2048 voxels of coordinates below 32), and the columns, rows and
 // layers it covers as bit masks (atomicOr), from which the flush takes the ranges. A run that finds
 // no free slot within kProbes (a brick of more labels than the table holds) is flushed alone.
-// A label that reaches no face shared with another brick (and whose runs all found a slot) is a
-// whole component: its record is written with plain stores instead of atomics.
 // A component that spans many bricks would still take a flush per brick, all onto one record: the
 // warp keeps a carry label (the largest of a brick where the carry is absent) whose records it
 // adds up in registers, in the lane of its slot, and flushes when the carry changes and at the end.
@@ -1124,32 +1122,6 @@ __device__ __forceinline__ Acc brick_acc(std::uint32_t n, std::uint32_t sx, std:
   return a;
 }
 
-// The faces of a brick that it shares with another brick, as bits: 0 x0, 1 x0 + 31, 2 y0, 3 the
-// last row, 4 z0, 5 the last layer.
-template <class B>
-__device__ __forceinline__ unsigned open_brick_faces(std::uint32_t x0, std::uint32_t y0, std::uint32_t z0, const VolGeo& g) {
-  return unsigned{x0 > 0} | unsigned{x0 + kBX < g.nx} << 1 | unsigned{y0 > 0} << 2 | unsigned{y0 + B::kY < g.ny} << 3 |
-         unsigned{z0 > 0} << 4 | unsigned{z0 + B::kZ < g.nz} << 5;
-}
-// Whether a brick record's coverage masks reach one of the open faces. A component none of whose
-// voxels lie on an open face touches no voxel of another brick: the brick holds all of it.
-template <class B>
-__device__ __forceinline__ bool touches_open_face(unsigned columns, unsigned rows_layers, unsigned open) {
-  unsigned reached = (columns & 1u) | (columns >> 31) << 1 | (rows_layers & 1u) << 2 | (rows_layers >> (B::kY - 1) & 1u) << 3;
-  if constexpr (B::kZ > 1) reached |= (rows_layers >> B::kY & 1u) << 4 | (rows_layers >> (B::kY + B::kZ - 1) & 1u) << 5;
-  return (reached & open) != 0;
-}
-// The record of a component that one brick holds whole, written with plain stores where
-// add_to_record takes ten atomics (no other brick writes it; its starting value, and a multi-label
-// volume's value, stay). In volumes of many small components most records are these.
-__device__ __forceinline__ void store_record(RawVolumeComponentStats& s, const Acc& a) {
-  auto* words = reinterpret_cast<unsigned long long*>(&s);  // the layout init_records_kernel checks
-  words[0] = a.voxels, words[1] = a.sx, words[2] = a.sy, words[3] = a.sz;
-  words[4] = a.mnx | static_cast<unsigned long long>(a.mny) << 32;
-  words[5] = a.mnz | static_cast<unsigned long long>(a.mxx) << 32;
-  words[6] = a.mxy | static_cast<unsigned long long>(a.mxz) << 32;
-}
-
 // kRowWords: the runs from the row words (binary volumes of several layers), else from the labels.
 template <class B, bool kRowWords>
 __global__ void __launch_bounds__(kStatsWarps * 32)
@@ -1167,8 +1139,6 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
   for_each_brick_of_warp<B, kStatsWarps * 32>(
       g, [&](std::uint32_t, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     __syncwarp();  // the table is empty (the previous brick's flush cleared it)
-    bool crowded = false;  // a run of this lane's found no slot
-    const unsigned open_faces = open_brick_faces<B>(x0, y0, z0, g);
     // Lane l holds rows l + 32 j: m (foreground), starts (first voxels of runs) and stops (bit b:
     // the run holding b - 1 ends there, at a new run or a gap).
     unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows];
@@ -1229,7 +1199,6 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
           if (held == 0u || held == label) break;
         }
         if (probe == kProbes) {  // the table is crowded: this record goes out alone
-          crowded = true;
           add_to_record(st[label - 1], brick_acc<B>(n, sx, sy, sz, columns, rows_layers, x0, y0, z0));
         } else {
           atomicAdd(&t.voxels[slot], n);
@@ -1243,7 +1212,6 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
       __syncwarp();  // reconverge before the vote
     }
     __syncwarp();
-    const bool some_crowded = __any_sync(kFull, crowded);
     // A new carry when the carry is absent from this brick: the brick's largest label.
     bool present = false;
     unsigned best = 0;  // voxels << 8 | slot
@@ -1265,7 +1233,6 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
       if (!label) continue;
       const Acc a = brick_acc<B>(t.voxels[i], t.sx[i], t.sy[i], t.sz[i], t.columns[i], t.rows_layers[i], x0, y0, z0);
       if (label == carry_label) merge_acc(carry, a);
-      else if (!some_crowded && !touches_open_face<B>(t.columns[i], t.rows_layers[i], open_faces)) store_record(st[label - 1], a);
       else add_to_record(st[label - 1], a);
       t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
     }
