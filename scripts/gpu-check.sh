@@ -49,13 +49,14 @@ if want python; then
 fi
 
 # The opt-in cases beyond 2^31 pixels (labelled in bands on the GPU), 2^32 elements (CPU
-# compaction) and 2^32 voxels (voxel compaction, CPU and CUDA): ~11 GB, then ~15 GB of host and
-# GPU memory.
+# compaction), 2^32 voxels (voxel compaction, CPU and CUDA) and volume labeling beyond 2^31
+# voxels (CPU) and 2^32 (CUDA, in bands): ~11 GB, ~15 GB, then 55 GB of host memory at the last.
 if want large; then
   step "large tests (WINNOW_LARGE_TESTS=1)"
   { WINNOW_LARGE_TESTS=1 "$build/tests/test_label" --gtest_filter='LabelApi.Huge*:LabelBands.*' &&
     WINNOW_LARGE_TESTS=1 "$build/tests/test_compact" --gtest_filter='CompactLarge.*' &&
-    WINNOW_LARGE_TESTS=1 "$build/tests/test_voxels" --gtest_filter='*Beyond2Pow32Voxels*'; } \
+    WINNOW_LARGE_TESTS=1 "$build/tests/test_voxels" --gtest_filter='*Beyond2Pow32Voxels*' &&
+    WINNOW_LARGE_TESTS=1 "$build/tests/test_label_volume" --gtest_filter='*BeyondTwoToThe3*'; } \
     > "$logs/large.log" 2>&1 || status=1
   grep -E '^\[ +(OK|FAILED|SKIPPED|PASSED) ' "$logs/large.log" | tail -12
 fi
