@@ -45,7 +45,7 @@ struct DeviceResult {
 
 // One device-API call on freshly poisoned outputs.
 template <class T>
-DeviceResult run_device(const Dev<T>& d_vol, const Dims& d, int conn, bool multilabel, std::size_t stats_records,
+DeviceResult run_device(const T* d_volume, const Dims& d, int conn, bool multilabel, std::size_t stats_records,
                         std::uint64_t stats_capacity) {
   DeviceResult r;
   const auto n = static_cast<std::size_t>(d.nx * d.ny * d.nz);
@@ -53,7 +53,7 @@ DeviceResult run_device(const Dev<T>& d_vol, const Dims& d, int conn, bool multi
   o.connectivity = conn;
   o.multilabel = multilabel;
   std::size_t temp_bytes = 0;
-  cuda::label_volume(nullptr, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, nullptr, nullptr, nullptr, 0, o, nullptr);
+  cuda::label_volume(nullptr, temp_bytes, d_volume, d.nx, d.ny, d.nz, nullptr, nullptr, nullptr, 0, o, nullptr);
   EXPECT_GT(temp_bytes, 0u);
   Dev<char> d_temp(temp_bytes);
   Dev<std::uint32_t> d_labels(n), d_count(1);
@@ -62,7 +62,7 @@ DeviceResult run_device(const Dev<T>& d_vol, const Dims& d, int conn, bool multi
   d_labels.poison();
   d_count.poison();
   d_stats.poison();
-  cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, d_labels.p, d_count.p,
+  cuda::label_volume(d_temp.p, temp_bytes, d_volume, d.nx, d.ny, d.nz, d_labels.p, d_count.p,
                      stats_records ? d_stats.p : nullptr, stats_capacity, o, nullptr);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   r.count = d_count.download(1)[0];
@@ -87,13 +87,16 @@ void expect_stats_equal(const RawStats& got, const test::OracleComponent& want, 
 }
 
 // Labels, count and statistics (capacity = count) against the oracle; twice, equal both times.
+// The volume starts `offset` elements into its device allocation (the allocation ends with it).
 template <class T>
-void check_volume(const std::vector<T>& host, const Dims& d, int conn, bool multilabel) {
+void check_volume(const std::vector<T>& host, const Dims& d, int conn, bool multilabel, std::size_t offset = 0) {
   const test::OracleLabeling want =
       test::oracle_label_volume(VolumeView<const T>(host.data(), d.nx, d.ny, d.nz), conn, multilabel);
   const std::uint64_t count = want.components.size();
-  Dev<T> d_vol(host.size());
-  d_vol.upload(host);
+  Dev<T> d_buffer(host.size() + offset);
+  d_buffer.poison();
+  ASSERT_EQ(cudaMemcpy(d_buffer.p + offset, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  const T* d_vol = d_buffer.p + offset;
   const DeviceResult first = run_device(d_vol, d, conn, multilabel, count, count);
   ASSERT_EQ(first.count, count);
   for (std::size_t i = 0; i < host.size(); ++i)
@@ -128,14 +131,20 @@ const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},   {33, 9, 9},  {65,
 TEST(LabelVolumeDevice, RandomBinaryNearPercolation) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   std::uint32_t seed = 500;
-  // 208 and 48 columns: rows of a multiple of 16 bytes, read 16 bytes at a time, the last brick's
-  // rows half full; 129: rows read a value per lane.
-  const Dims sizes[] = {{208, 50, 40}, {129, 70, 33}, {48, 20, 20}};
+  // Rows are read as the 16-byte aligned chunks that hold them: 208 and 48 columns start every row
+  // on a chunk (the last brick's rows half full), 129 and 591 start rows anywhere in a chunk; the
+  // volumes placed 0, 1 and 7 bytes into their allocations, which end with the volume, so the
+  // first and last rows' chunks would reach outside it (they are read a byte at a time).
+  const Dims sizes[] = {{208, 50, 40}, {129, 70, 33}, {48, 20, 20}, {591, 9, 10}};
+  const std::size_t offsets[] = {0, 1, 7};
+  int round = 0;
   for (const Dims& d : sizes)
     for (int conn : {6, 18, 26})
       for (double density : {conn == 6 ? 0.31 : conn == 18 ? 0.14 : 0.10, 0.25}) {
-        SCOPED_TRACE(describe(d, conn, false, "random") + " density " + std::to_string(density));
-        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 255, 1), d, conn, false);
+        const std::size_t offset = offsets[round++ % 3];
+        SCOPED_TRACE(describe(d, conn, false, "random") + " density " + std::to_string(density) + " offset " +
+                     std::to_string(offset));
+        check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 255, 1), d, conn, false, offset);
         if (HasFailure()) return;
       }
 }
@@ -335,14 +344,14 @@ TEST(LabelVolumeDevice, StatsCapacityBelowCount) {
   Dev<std::uint8_t> d_vol(host.size());
   d_vol.upload(host);
   const std::uint64_t cap = count / 3;
-  const DeviceResult r = run_device(d_vol, d, 6, false, count, cap);
+  const DeviceResult r = run_device(d_vol.p, d, 6, false, count, cap);
   ASSERT_EQ(r.count, count);
   for (std::uint64_t l = 0; l < cap; ++l) expect_stats_equal(r.stats[l], want.components[l], l + 1);
   std::vector<unsigned char> poison(sizeof(RawStats), 0xA5);
   for (std::uint64_t l = cap; l < count; ++l)
     ASSERT_EQ(std::memcmp(&r.stats[l], poison.data(), poison.size()), 0) << "record " << l + 1 << " beyond the capacity was written";
   // No statistics at all: labels only.
-  const DeviceResult bare = run_device(d_vol, d, 6, false, 0, 0);
+  const DeviceResult bare = run_device(d_vol.p, d, 6, false, 0, 0);
   ASSERT_EQ(bare.count, count);
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(bare.labels[i], want.labels[i]);
 }
