@@ -131,10 +131,10 @@ const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},   {33, 9, 9},  {65,
 TEST(LabelVolumeDevice, RandomBinaryNearPercolation) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   std::uint32_t seed = 500;
-  // Rows are read as the 16-byte aligned chunks that hold them: 208 and 48 columns start every row
-  // on a chunk (the last brick's rows half full), 129 and 591 start rows anywhere in a chunk; the
-  // volumes placed 0, 1 and 7 bytes into their allocations, which end with the volume, so the
-  // first and last rows' chunks would reach outside it (they are read a byte at a time).
+  // 208 and 48 columns: rows of a multiple of 16 bytes, read 16 bytes at a time when the volume is
+  // 16-byte aligned, the last brick's rows half full; 129 and 591: rows read a value per lane. The
+  // volumes placed 0, 1 and 7 bytes into their allocations (which end with the volume): an
+  // unaligned volume takes the value-per-lane reads too.
   const Dims sizes[] = {{208, 50, 40}, {129, 70, 33}, {48, 20, 20}, {591, 9, 10}};
   const std::size_t offsets[] = {0, 1, 7};
   int round = 0;

@@ -689,9 +689,12 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;  // bits 0, 8, 16, 24 gathered at 21..24
 }
 
+// vector_rows: bytes (T of one byte), a 16-byte aligned volume and rows of a multiple of 16 bytes,
+// so a lane reads a brick row as two 16-byte loads.
 template <class T, int Conn>
-__global__ void __launch_bounds__(kThreads, 5)  // 5 blocks an SM: what its shared memory allows
-    bits_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words, VolGeo g) {
+__global__ void __launch_bounds__(kThreads)
+    bits_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words, VolGeo g,
+                      bool vector_rows) {
   using B = VolumeBrick;
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
@@ -706,48 +709,25 @@ __global__ void __launch_bounds__(kThreads, 5)  // 5 blocks an SM: what its shar
       g, [&](std::uint32_t brick, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
     unsigned mine[kLaneRows];
-    if constexpr (sizeof(T) == 1) {
-      // Lane l reads rows l and l + 32 itself, as the 16-byte aligned chunks that hold the row's
-      // bytes (two, or three when the row starts inside a chunk: rows of any length; all loads in
-      // flight), and shifts the row out of their bits. A row whose chunks would reach outside the
-      // volume (its first or last bytes, a volume not 16-byte aligned) is read a byte at a time.
-      const auto* begin = reinterpret_cast<const unsigned char*>(vol);
-      const unsigned char* end = begin + g.n;
-      const int valid = static_cast<int>(min(32u, g.nx - x0));  // the row's columns in the volume
-      const unsigned columns = valid == 32 ? kFull : (1u << valid) - 1;
-      uint4 chunk[kLaneRows][3];
-      const unsigned char* row[kLaneRows];
-      int shift[kLaneRows];
-      bool in[kLaneRows], whole[kLaneRows];
+    if (vector_rows) {
+      // Lane l reads rows l and l + 32 itself, 16 bytes at a time (all four loads in flight).
+      uint4 half[kLaneRows][2];
 #pragma unroll
       for (int j = 0; j < kLaneRows; ++j) {
         const int r = lane + 32 * j;
         const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-        in[j] = y < g.ny && z < g.nz;
-        row[j] = begin + (in[j] ? key_of(x0, y, z, g) : 0u);
-        shift[j] = static_cast<int>(reinterpret_cast<std::uintptr_t>(row[j]) & 15u);
-        const auto* first = reinterpret_cast<const uint4*>(row[j] - shift[j]);
-        const int chunks = (shift[j] + valid + 15) / 16;
-        whole[j] = in[j] && reinterpret_cast<const unsigned char*>(first) >= begin &&
-                   reinterpret_cast<const unsigned char*>(first + chunks) <= end;
-#pragma unroll
-        for (int k = 0; k < 3; ++k) chunk[j][k] = whole[j] && k < chunks ? first[k] : uint4{0, 0, 0, 0};
+        const bool in = y < g.ny && z < g.nz;
+        const auto* row = reinterpret_cast<const uint4*>(vol + (in ? key_of(x0, y, z, g) : 0u));
+        half[j][0] = in ? row[0] : uint4{0, 0, 0, 0};
+        half[j][1] = in && x0 + 16 < g.nx ? row[1] : uint4{0, 0, 0, 0};
       }
 #pragma unroll
       for (int j = 0; j < kLaneRows; ++j) {
+        const unsigned q[8] = {half[j][0].x, half[j][0].y, half[j][0].z, half[j][0].w,
+                               half[j][1].x, half[j][1].y, half[j][1].z, half[j][1].w};
         unsigned m = 0;
-        if (whole[j]) {
-          unsigned long long bits = 0;  // bit b: byte b of the chunks is non-zero
 #pragma unroll
-          for (int k = 0; k < 3; ++k) {
-            const uint4 c = chunk[j][k];
-            const unsigned nz = nonzero_bytes(c.x) | nonzero_bytes(c.y) << 4 | nonzero_bytes(c.z) << 8 | nonzero_bytes(c.w) << 12;
-            bits |= static_cast<unsigned long long>(nz) << (16 * k);
-          }
-          m = static_cast<unsigned>(bits >> shift[j]) & columns;
-        } else if (in[j]) {
-          for (int l = 0; l < valid; ++l) m |= unsigned{row[j][l] != 0} << l;
-        }
+        for (int k = 0; k < 8; ++k) m |= nonzero_bytes(q[k]) << (4 * k);
         mine[j] = m;
         masks[lane + 32 * j] = m;
       }
@@ -1373,7 +1353,8 @@ void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uin
         d_vol, P, linked_rows, p.g, p.multilabel);
   else if (bits)
     bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, P, linked_rows, words, p.g);
+        d_vol, P, linked_rows, words, p.g,
+        sizeof(T) == 1 && reinterpret_cast<std::uintptr_t>(d_vol) % 16 == 0 && p.g.nx % 16 == 0);
   else
     local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
         d_vol, P, linked_rows, p.g, p.multilabel);
