@@ -1470,7 +1470,8 @@ void set_volume_phase_events(cudaEvent_t* events) { g_phase_events = events; }
 
 namespace {
 
-/// One call: the whole request on the device at once (fewer than 2^32 voxels, 32-bit labels).
+/// One call: the whole request on the device at once (fewer than 2^32 voxels, 32-bit labels), after
+/// layers_per_call has started the device.
 template <class T>
 std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
   if (sums) sums->clear();
@@ -1483,9 +1484,7 @@ std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<Vo
   LabelOptions o;
   o.connectivity = req.connectivity;
   o.multilabel = req.multilabel;
-  const VolumePlan p = make_volume_plan(v.nx, v.ny, v.nz, o);
-  WINNOW_CUDA_CHECK(cudaFree(nullptr));  // the context, if this is the process's first CUDA call
-  note_device_started();
+  const VolumePlan p = make_volume_plan(v.nx, v.ny, v.nz, o);  // the context: started by layers_per_call
   cudaStream_t s = nullptr;
   const auto n = static_cast<std::size_t>(p.n);
   DeviceBuffer<T> d_vol(n, s);
