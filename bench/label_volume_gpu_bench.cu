@@ -19,7 +19,7 @@
 // Copy floor: a kernel that reads the u8 volume and writes a u32 per voxel (what labeling must at
 // least move); `x floor` is our time over it.
 // --breakdown: after each case, the median milliseconds of each phase of the run with statistics
-// (local bricks, merge across faces, flatten, count + scan, assign, labels + statistics), timed by
+// (local bricks, merge across faces, flatten, the roots' scan, labels, statistics), timed by
 // events that the library records at its phase boundaries (detail::cuda::set_volume_phase_events).
 // Verification: every case's two timed configurations must agree (count, labels, and the
 // labels-only run against the run with statistics); cases of up to 2^24 voxels (all with
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
                     ms_stats / floor_ms, n / (ms_stats * 1e6), count2, ok ? "  ok" : "  MISMATCH");
         if (breakdown) {
           constexpr int kEvents = 7;
-          const char* phase_names[kEvents - 1] = {"local", "merge", "flatten", "count", "assign", "labels+stats"};
+          const char* phase_names[kEvents - 1] = {"local", "merge", "flatten", "scan", "labels", "stats"};
           cudaEvent_t ev[kEvents];
           for (cudaEvent_t& e : ev) CK(cudaEventCreate(&e));
           detail::cuda::set_volume_phase_events(ev);

@@ -354,6 +354,15 @@ TEST(LabelVolumeDevice, StatsCapacityBelowCount) {
   const DeviceResult bare = run_device(d_vol.p, d, 6, false, 0, 0);
   ASSERT_EQ(bare.count, count);
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(bare.labels[i], want.labels[i]);
+  // Records that are not 16-byte aligned are refused before any work.
+  std::size_t temp_bytes = 0;
+  cuda::label_volume(nullptr, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, nullptr, nullptr, nullptr, 0, LabelOptions{}, nullptr);
+  Dev<char> d_temp(temp_bytes), d_records((count + 1) * sizeof(RawStats));
+  Dev<std::uint32_t> d_labels(host.size()), d_count(1);
+  auto* misaligned = reinterpret_cast<RawStats*>(d_records.p + 8);
+  EXPECT_THROW(cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, d_labels.p, d_count.p, misaligned,
+                                  count, LabelOptions{}, nullptr),
+               InputError);
 }
 
 // The host-memory backend function: strided views in and out, sums, stage times.

@@ -58,8 +58,9 @@ void label(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_mask, st
 // ---- volumes ------------------------------------------------------------------------------------
 
 /// Raw statistics of one component of a volume, accumulated on the device (exact integers;
-/// coordinates in voxels, maxima inclusive). Convert with `to_volume_component_stats`.
-struct RawVolumeComponentStats {
+/// coordinates in voxels, maxima inclusive). Convert with `to_volume_component_stats`. 16-byte
+/// aligned (cudaMalloc's allocations are): the device writes whole records as 16-byte stores.
+struct alignas(16) RawVolumeComponentStats {
   std::uint64_t voxels;
   std::uint64_t sum_x, sum_y, sum_z;
   std::uint32_t min_x, min_y, min_z, max_x, max_y, max_z;
@@ -86,7 +87,7 @@ inline VolumeComponentStats to_volume_component_stats(const RawVolumeComponentSt
 /// d_labels (nx*ny*nz, contiguous): 0 for background, 1..N in raster order of each component's
 /// first voxel, as winnow::label numbers them. Writes N to *d_count. When d_stats is not null,
 /// d_stats[l-1] receives the statistics of label l for l <= stats_capacity (the rest stay
-/// unwritten; N itself is always exact).
+/// unwritten; N itself is always exact); d_stats must be 16-byte aligned (InputError otherwise).
 /// `options.connectivity`: 6, 18 or 26 (0: 26); `options.multilabel`: neighbours join only when
 /// their values are equal (else every non-zero voxel is foreground). min_area must be 0 or 1 and
 /// largest_k 0 (both need the count on the host: use winnow::label); `options.algorithm` must be

@@ -23,7 +23,8 @@
 //      joining voxels in its backward rows' windows -- one union per run and stretch instead of
 //      one per voxel and offset (a dense 26-connected row of 32 voxels: a handful instead of 160,
 //      and far fewer colliding atomics on the brick's root). Each foreground voxel's brick-local
-//      root is written as a global key.
+//      root is written as a global key, and the brick's rows' words of brick-local roots (bit x % 32
+//      of word (z, y, x / 32), the raster order of the rows' 32-column segments).
 //      A volume of one layer (an image) takes bricks of 32 x 32 x 1 instead, a warp each
 //      (layer_local_kernel): the warp walks down the brick's rows with the row above in
 //      registers (neighbours by shuffles, no shared values, no block barriers), the same runs and
@@ -39,21 +40,24 @@
 //      brick and by pass 2 otherwise. 26-connectivity drops redundant pairs: when the voxel's
 //      left neighbour joins it, every backward neighbour with dx <= 0 is also a neighbour of that
 //      left voxel, so the pair is implied (by induction over raster order) and only the left pair
-//      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes. Every root that
-//      a union links under another is marked, a bit per voxel in words per brick row.
+//      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes. Every link
+//      marks both roots, a bit per voxel in words laid out as the root words (RowMarks): the one
+//      linked, and the one it went under (its component spans bricks).
 //   2b. flatten: every marked root (a brick-local root: nodes above the first level of the
 //      forest are all brick-local roots) points at its final root, so later finds take at most
-//      two hops instead of walking the merge's chains once per voxel. A thread per word of marks:
-//      the unlinked brick-local roots (most, in volumes of many small components) cost nothing.
-//   3. count: per chunk of 2048 consecutive keys, the roots (voxels that are their own parent).
-//   4. an exclusive scan of the chunk counts (CUB), and N.
-//   5. assign: each chunk ranks its roots with a block scan and writes the root's number into its
-//      own label (and, in a multi-label volume, the root's value into its statistics record,
-//      whose other starting values a coalesced fill writes before).
-//   6. final: every other foreground voxel takes its root's label (read-only find, at most two
-//      hops), background 0; with statistics, then a warp per brick adds up the brick's runs per
-//      label in shared memory and flushes each label once per brick, with a per-warp carry of its
-//      dominant label across bricks (brick_stats_kernel, described where it stands).
+//      two hops instead of walking the merge's chains once per voxel, and leaves the root words
+//      (the unlinked brick-local roots are the roots). A thread per word of marks: the unlinked
+//      brick-local roots (most, in volumes of many small components) cost nothing.
+//   3. numbering: an exclusive scan (CUB) of the root words' bit counts, in raster order of the
+//      words, gives each word the number of roots before it, and N. A root's number is then its
+//      word's offset plus the roots before it in the word, plus 1 -- raster order, without a pass
+//      over the forest (the forest is 4 bytes a voxel, the words 1 bit).
+//   4. final: every foreground voxel finds its root (read-only, at most two hops) and takes the
+//      root's number from the words, background 0; with statistics, then a warp per brick adds up
+//      the brick's runs per label in shared memory and flushes each label once per brick, with a
+//      per-warp carry of its dominant label across bricks (brick_stats_kernel, described where it
+//      stands), into records whose starting values a coalesced fill writes before; a component
+//      that one brick holds whole (its root unmarked) is written by plain stores.
 //
 // Cost model of the voxel passes (512^3, dense, 26-connected, one component; before these changes
 // 68 ms on an H200):
@@ -62,7 +66,7 @@
 // through chains of brick roots, atomics colliding on the few roots) and the final pass's find
 // per voxel through the same unflattened chains. Now pass 1 does a few shared unions per run,
 // pass 2 a few global unions per warp and face, pass 2b one find per root the merge linked, and the
-// remaining passes are streaming reads/writes of the forest (4 bytes per voxel, ~0.1 ms each).
+// remaining passes read the forest once and write the labels.
 // The bit-word passes take the same volume in 5.0 ms (labels; 20.7 with the voxel passes), most of
 // it in their shared- and global-memory unions (bench/results/label.md). The benchmark's
 // --breakdown prints each phase's time (set_volume_phase_events).
@@ -70,7 +74,7 @@
 // Races: every load of a parent another thread may store concurrently is a volatile load, and
 // every such store an atomicMin that writes an ancestor (a smaller key) over a descendant: it
 // never undoes a concurrent link, and a link that loses a race retries from the value it found
-// (unite). Passes 3-6 only read the forest.
+// (unite). Passes 3 and 4 only read the forest.
 //
 // References: K. Wu, E. Otoo, K. Suzuki, "Optimizing two-pass connected-component labeling
 // algorithms", Pattern Anal. Appl. 2009 (union-find with the smaller root as parent);
@@ -79,14 +83,14 @@
 // "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
-// memory: 4 bytes per voxel of temporary storage (the forest), 1 bit per brick voxel (the marks
-// of linked roots), 8 bytes per 2048 voxels, and for binary volumes 4 bytes per 32 columns of
-// each row (the row words: 1 bit per voxel, up to 4 bytes per voxel for volumes 1 voxel wide).
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
+// memory: 4 bytes per voxel of temporary storage (the forest), and five words of 4 bytes per 32
+// columns of each row (foreground, roots, two of marks, numbering offsets: 1 bit per voxel each, up
+// to 4 bytes per voxel for volumes 1 voxel wide).
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -109,8 +113,8 @@ namespace winnow::detail::cuda {
 
 /// Benchmark hook, not for concurrent use: with `events` (7 CUDA events, or null to stop), every
 /// labeling records events[0..6] in its stream at its phase boundaries -- 0 start, 1 after the
-/// local pass, 2 merge, 3 flatten, 4 roots counted and scanned, 5 numbers assigned, 6 labels (and
-/// statistics) written -- so a benchmark can time each phase (bench/label_volume_gpu_bench.cu
+/// local pass, 2 merge, 3 flatten, 4 roots counted and scanned, 5 labels written, 6 statistics
+/// (none without them) -- so a benchmark can time each phase (bench/label_volume_gpu_bench.cu
 /// --breakdown). Declared here and by that benchmark only.
 void set_volume_phase_events(cudaEvent_t* events);
 
@@ -132,8 +136,6 @@ struct BrickShape {
 using VolumeBrick = BrickShape<8, 8>;
 using LayerBrick = BrickShape<32, 1>;
 constexpr int kThreads = 256;
-// Numbering: a thread block counts and ranks the roots of kChunk consecutive keys.
-constexpr int kItems = 8, kChunk = kThreads * kItems;
 
 struct VolGeo {
   std::uint32_t nx, ny, nz;
@@ -145,6 +147,18 @@ struct VolGeo {
 __device__ __forceinline__ std::uint32_t key_of(std::uint32_t x, std::uint32_t y, std::uint32_t z, const VolGeo& g) {
   return z * g.sxy + y * g.nx + x;  // < n for a voxel of the volume
 }
+
+// The index of the word (row words, roots, marks) of columns [32 bx, 32 bx + 32) of row (y, z).
+__device__ __forceinline__ std::size_t word_index(std::uint32_t bx, std::uint32_t y, std::uint32_t z, const VolGeo& g) {
+  return (std::size_t{z} * g.ny + y) * g.nbx + bx;
+}
+
+// The words of a row's 32 columns [32 bx, 32 bx + 32): its foreground (a binary volume's, the
+// bit-word passes') and its roots (bit x % 32: the voxel is a brick-local root after the local
+// pass, a root after the flatten pass). One 8-byte store writes both.
+struct alignas(8) RowWord {
+  std::uint32_t fg, roots;
+};
 
 // The k-th backward neighbour (k < 13): the nine of the slice before, the three of the row
 // before, the voxel to the left. Its number of moving axes decides the connectivity it needs.
@@ -185,7 +199,8 @@ __device__ std::uint32_t find_root(std::uint32_t* P, std::uint32_t k) {
 
 // Links the larger root under the smaller. When another thread linked b first, atomicMin returns
 // b's new parent, and the union continues from there: the sets end up joined either way.
-// `linked(b)` is called for the root b that this union linked (once per successful link).
+// `linked(b, a)` is called for the root b that this union linked under the root a (once per
+// successful link).
 template <class Linked>
 __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, Linked linked) {
   for (;;) {
@@ -198,12 +213,12 @@ __device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, Linked
       b = t;
     }
     const std::uint32_t old = atomicMin(P + b, a);
-    if (old == b) return linked(b);
+    if (old == b) return linked(b, a);
     b = old;
   }
 }
 __device__ __forceinline__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b) {
-  unite(P, a, b, [](std::uint32_t) {});
+  unite(P, a, b, [](std::uint32_t, std::uint32_t) {});
 }
 
 // Read-only find for the passes after the merge (nobody stores then).
@@ -229,7 +244,7 @@ __device__ __forceinline__ void brick_origin(std::uint32_t brick, const VolGeo& 
   z0 = (rest / g.nby) * B::kZ;
 }
 // The grid-stride loop of the kernels that give each warp a brick alone (ThreadsPerBlock threads a
-// block): body(brick, x0, y0, z0) for each of this warp's bricks, with the brick's first voxel.
+// block): body(x0, y0, z0) for each of this warp's bricks, with the brick's first voxel.
 template <class B, int ThreadsPerBlock, class Body>
 __device__ __forceinline__ void for_each_brick_of_warp(const VolGeo& g, Body body) {
   static_assert(ThreadsPerBlock % 32 == 0, "blocks of whole warps");
@@ -239,7 +254,7 @@ __device__ __forceinline__ void for_each_brick_of_warp(const VolGeo& g, Body bod
     const auto brick = static_cast<std::uint32_t>(w);
     std::uint32_t x0, y0, z0;
     brick_origin<B>(brick, g, x0, y0, z0);
-    body(brick, x0, y0, z0);
+    body(x0, y0, z0);
   }
 }
 // A brick-local index (lz * kY + ly) * kBX + lx and its coordinates.
@@ -287,7 +302,7 @@ __device__ __forceinline__ int run_first_column(unsigned left, int lx) { return 
 // (t = lo or t - 1 does not join v) is united by the thread of column clamp(t, s, e).
 template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
-    local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g, bool multilabel) {
+    local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, VolGeo g, bool multilabel) {
   constexpr int kBrick = B::kVoxels;
   __shared__ T values[kBrick];
   __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kY + ly) * kBX + lx
@@ -334,8 +349,8 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncthreads();
-    // Every link is in place: a read-only walk to the brick-local root. The brick's words of
-    // linked roots are cleared for the merge.
+    // Every link is in place: a read-only walk to the brick-local root. A warp holds one brick
+    // row: its ballot of brick-local roots is the row's root word.
     for (int li = threadIdx.x; li < kBrick; li += kThreads) {
       const std::uint32_t x = x0 + (li % kBX), y = y0 + local_y<B>(li), z = z0 + local_z<B>(li);
       std::uint32_t key = kNone, r = static_cast<std::uint32_t>(li);
@@ -344,7 +359,8 @@ __global__ void __launch_bounds__(kThreads)
         const int lr = static_cast<int>(r);
         key = key_of(x0 + lr % kBX, y0 + local_y<B>(lr), z0 + local_z<B>(lr), g);
       }
-      if ((li % kBX) == 0) linked_rows[std::size_t{brick} * B::kRows + li / kBX] = 0;
+      const unsigned root_bits = __ballot_sync(kFull, values[li] != T{} && r == static_cast<std::uint32_t>(li));
+      if ((li % kBX) == 0 && y < g.ny && z < g.nz) rows[word_index(x0 / kBX, y, z, g)].roots = root_bits;
       if (x < g.nx && y < g.ny && z < g.nz) P[key_of(x, y, z, g)] = key;
     }
     __syncthreads();  // the shared arrays are refilled for the next brick
@@ -362,21 +378,21 @@ __global__ void __launch_bounds__(kThreads)
 // only a run's first lane walks to the root; the run's other lanes take it by a shuffle.
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
-    layer_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g, bool multilabel) {
+    layer_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, VolGeo g, bool multilabel) {
   using B = LayerBrick;
   static_assert(B::kY <= 32, "a lane keeps one row's run ballot");
   __shared__ std::uint32_t parents[kThreads / 32][B::kVoxels];  // brick-local keys ly * kBX + lx
   std::uint32_t* parent = parents[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(
-      g, [&](std::uint32_t brick, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
-    const int rows = static_cast<int>(min(static_cast<std::uint32_t>(B::kY), g.ny - y0));
-    auto load = [&](int ly) { return x < g.nx && ly < rows ? vol[key_of(x, y0 + ly, 0, g)] : T{}; };
+    const int height = static_cast<int>(min(static_cast<std::uint32_t>(B::kY), g.ny - y0));
+    auto load = [&](int ly) { return x < g.nx && ly < height ? vol[key_of(x, y0 + ly, 0, g)] : T{}; };
     T v = load(0), up = T{};
     unsigned row_left = 0;  // lane ly: row ly's ballot of "joins my left neighbour"
     unsigned fg = 0;        // bit ly: this lane's pixel of row ly is foreground
-    for (int ly = 0; ly < rows; ++ly) {
+    for (int ly = 0; ly < height; ++ly) {
       const T next = load(ly + 1);  // the next row's load is in flight during this row's unions
       const T left = __shfl_up_sync(kFull, v, 1);
       const unsigned joins_left = __ballot_sync(kFull, v != T{} && lane > 0 && joins(v, left, multilabel));
@@ -410,31 +426,40 @@ __global__ void __launch_bounds__(kThreads)
       v = next;
     }
     // Every link is in place: each run's first lane walks to the brick-local root, and the run's
-    // other lanes take it from there. The brick's words of linked roots are cleared for the merge.
-    for (int ly = 0; ly < rows; ++ly) {
+    // other lanes take it from there, and a ballot of the brick-local roots is the row's root word.
+    for (int ly = 0; ly < height; ++ly) {
       const unsigned joins_left = __shfl_sync(kFull, row_left, ly);
       const int s = run_first_column(joins_left, lane);
       const bool is_fg = fg >> ly & 1u;
-      std::uint32_t r = static_cast<std::uint32_t>(ly * kBX + lane);
+      const auto own = static_cast<std::uint32_t>(ly * kBX + lane);
+      std::uint32_t r = own;
       if (is_fg && s == lane)
         for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
       r = __shfl_sync(kFull, r, s);
-      if (lane == 0) linked_rows[std::size_t{brick} * B::kRows + ly] = 0;
+      const unsigned root_bits = __ballot_sync(kFull, is_fg && r == own);
+      if (lane == 0) rows[word_index(x0 / kBX, y0 + ly, 0, g)].roots = root_bits;
       if (x < g.nx) P[key_of(x, y0 + ly, 0, g)] = is_fg ? key_of(x0 + r % kBX, y0 + r / kBX, 0, g) : kNone;
     }
-    for (int ly = rows; ly < B::kY; ++ly)
-      if (lane == 0) linked_rows[std::size_t{brick} * B::kRows + ly] = 0;
     __syncwarp();  // the parents are refilled for the next brick
   });
 }
 
-// Marks root b as linked under another root: its bit in the words per brick row.
-template <class B>
-__device__ __forceinline__ void mark_linked(std::uint32_t* linked_rows, std::uint32_t b, const VolGeo& g) {
-  const std::uint32_t x = b % g.nx, rest = b / g.nx, y = rest % g.ny, z = rest / g.ny;
-  const std::uint32_t brick = ((z / B::kZ) * g.nby + y / B::kY) * g.nbx + x / kBX;
-  const std::uint32_t row = (z % B::kZ) * B::kY + y % B::kY;
-  atomicOr(linked_rows + std::size_t{brick} * B::kRows + row, 1u << (x % kBX));
+// The merge's marks of a row's 32 columns, laid out as RowWord: the roots it linked under others
+// (each a brick-local root: the flatten pass points them at their roots), and the roots it linked
+// others under (so a root without that mark holds a component that one brick holds whole: the
+// statistics write its record with plain stores).
+struct alignas(8) RowMarks {
+  std::uint32_t linked, spans;
+};
+// Marks root b as linked under root a. Most links of a large component go under one root: its
+// mark is read first, and set only when it is not yet (an atomic per link on one word would
+// serialize them).
+__device__ __forceinline__ void mark_link(RowMarks* marks, std::uint32_t b, std::uint32_t a, const VolGeo& g) {
+  const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx, row_a = a / g.nx, x_a = a - row_a * g.nx;  // y + ny z
+  atomicOr(&marks[std::size_t{row_b} * g.nbx + x_b / kBX].linked, 1u << (x_b % kBX));
+  std::uint32_t* spans = &marks[std::size_t{row_a} * g.nbx + x_a / kBX].spans;
+  const unsigned bit = 1u << (x_a % kBX);
+  if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);
 }
 
 // ---- pass 2: across brick faces -----------------------------------------------------------------
@@ -500,7 +525,7 @@ __host__ __device__ constexpr bool merge_offset_used(int k) {
 // the same two bricks, and one union of them is enough.
 template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
-    merge_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g, bool multilabel) {
+    merge_kernel(const T* vol, std::uint32_t* P, RowMarks* marks, VolGeo g, bool multilabel) {
   constexpr int kSlots = face_slots<Conn, B>();
   static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
   constexpr int kWarpsPerBrick = kSlots / 32;
@@ -558,7 +583,7 @@ __global__ void __launch_bounds__(kThreads)
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
       if (pair[k] && first_in_warp && both != last_pair) {
         unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-              [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
+              [&](std::uint32_t b, std::uint32_t a) { mark_link(marks, b, a, g); });
         last_pair = both;
       }
     }
@@ -678,11 +703,6 @@ __device__ __forceinline__ void unite_in_lockstep(Open open, UnitePair unite_pai
   }
 }
 
-// The index of the row word of columns [32 bx, 32 bx + 32) of row (y, z).
-__device__ __forceinline__ std::size_t word_index(std::uint32_t bx, std::uint32_t y, std::uint32_t z, const VolGeo& g) {
-  return (std::size_t{z} * g.ny + y) * g.nbx + bx;
-}
-
 // Bit k of the result: byte k of w is non-zero.
 __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   const unsigned high = (((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | w) & 0x80808080u;  // bit 7 of each byte
@@ -693,20 +713,21 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
 // so a lane reads a brick row as two 16-byte loads.
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
-    bits_local_kernel(const T* vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words, VolGeo g,
-                      bool vector_rows) {
+    bits_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, VolGeo g, bool vector_rows) {
   using B = VolumeBrick;
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
   __shared__ unsigned row_words[kThreads / 32][kRows];
+  __shared__ unsigned root_words[kThreads / 32][kRows];  // bit b: the run starting at b is its set's root
   __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
   __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
+  unsigned* root_row = root_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
   std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(
-      g, [&](std::uint32_t brick, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
     unsigned mine[kLaneRows];
     if (vector_rows) {
@@ -747,9 +768,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      if (y < g.ny && z < g.nz) words[word_index(x0 / kBX, y, z, g)] = mine[j];
-      linked_rows[std::size_t{brick} * kRows + r] = 0;  // the merge's marks start cleared
+      root_row[r] = 0;
       // Every run is its own set at first.
       int k = 0;
       for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
@@ -792,8 +811,17 @@ __global__ void __launch_bounds__(kThreads)
       std::uint32_t root = static_cast<std::uint32_t>(id);
       for (std::uint32_t p = load_parent(parent, root); p != root; p = load_parent(parent, root)) root = p;
       lower_to(parent + id, root);  // an atomic store over what concurrent walks read
+      if (root == static_cast<std::uint32_t>(id)) atomicOr(root_row + row, 1u << first_bit[id]);
     }
     __syncwarp();
+    // The rows' words, foreground and brick-local roots in one store (the merge and the statistics
+    // read the foreground of any brick's rows, the numbering the roots).
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      if (y < g.ny && z < g.nz) rows[word_index(x0 / kBX, y, z, g)] = RowWord{mine[j], root_row[r]};
+    }
     for (int id = lane; id < kNodes; id += 32) {
       const int row = id / kRunStride;
       if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;
@@ -848,7 +876,7 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
 // twice, which is harmless). Across the faces of a dense component nearly every pair is the same two brick roots.
 template <int Conn>
 __global__ void __launch_bounds__(kThreads)
-    bits_merge_kernel(const std::uint32_t* words, std::uint32_t* P, std::uint32_t* linked_rows, VolGeo g) {
+    bits_merge_kernel(const RowWord* rows, std::uint32_t* P, RowMarks* marks, VolGeo g) {
   using B = VolumeBrick;
   constexpr int kLaneRows = B::kRows / 32;
   constexpr int kRecent = 64;  // slots of a warp's table of recent pairs
@@ -858,20 +886,20 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
   __syncwarp();
   for_each_brick_of_warp<B, kThreads>(
-      g, [&](std::uint32_t, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t bx = x0 / kBX;
     auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
       const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
       if (atomicExch(&recent[(both * 0x9E3779B97F4A7C15ull) >> 58], both) == both) return;  // united already
       unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-            [&](std::uint32_t root) { mark_linked<B>(linked_rows, root, g); });
+            [&](std::uint32_t b, std::uint32_t a) { mark_link(marks, b, a, g); });
     };
     unsigned row_word[kLaneRows];
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
       const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      row_word[j] = y < g.ny && z < g.nz ? words[word_index(bx, y, z, g)] : 0u;
+      row_word[j] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
     }
     // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
     // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
@@ -887,8 +915,8 @@ __global__ void __launch_bounds__(kThreads)
           const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
           if (y >= g.ny || z >= g.nz || ty < 0 || ty >= g.ny || tz < 0) return false;
           const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
-          m = words[word_index(bx, y, z, g)];
-          m2 = words[word_index(bx, uy, uz, g)];
+          m = rows[word_index(bx, y, z, g)].fg;
+          m2 = rows[word_index(bx, uy, uz, g)].fg;
           row_key = key_of(x0, y, z, g);
           row2_key = key_of(x0, uy, uz, g);
           runs = TouchingRuns(m, m2, b.ext, true);
@@ -911,7 +939,7 @@ __global__ void __launch_bounds__(kThreads)
           if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
           const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
           if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
-          const unsigned left = words[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)];
+          const unsigned left = rows[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)].fg;
           across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
         }
     }
@@ -921,7 +949,7 @@ __global__ void __launch_bounds__(kThreads)
         across &= across - 1;
         const int r = lane + 32 * j;
         const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
-        const unsigned left = words[word_index(bx - 1, uy, uz, g)];
+        const unsigned left = rows[word_index(bx - 1, uy, uz, g)].fg;
         unite_keys(key_of(x0, y, z, g), key_of(x0 - kBX, uy, uz, g) + run_start_bit(left, 31));
       }
       __syncwarp();  // reconverge before the vote
@@ -934,23 +962,22 @@ __global__ void __launch_bounds__(kThreads)
 // Every root that the merge linked (marked) points at its component's root afterwards. Nodes above
 // the first level of the forest are all brick-local roots (links join roots only), so after this
 // every voxel is at most two hops from its root: voxel -> brick-local root -> root. A thread takes
-// a word of marks (consecutive words: coalesced reads); most words are zero. Concurrent
-// flatteners store only roots over their own entries, so a walk reads either the old parent or
-// the root, both ancestors; nobody links any more.
-template <class B>
-__global__ void __launch_bounds__(kThreads) flatten_kernel(std::uint32_t* P, const std::uint32_t* linked_rows, VolGeo g) {
-  const std::uint64_t words = std::uint64_t{g.nbricks} * B::kRows;
+// a word of marks (consecutive words: coalesced reads); most words are zero. The linked roots
+// leave the word of brick-local roots, which holds the roots then. Concurrent flatteners store
+// only roots over their own entries, so a walk reads either the old parent or the root, both
+// ancestors; nobody links any more.
+__global__ void __launch_bounds__(kThreads)
+    flatten_linked_kernel(std::uint32_t* P, RowWord* rows, const RowMarks* marks, VolGeo g) {
+  const std::uint64_t words = std::uint64_t{g.nbx} * g.ny * g.nz;
   for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; w < words;
        w += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
-    unsigned marks = linked_rows[w];
-    if (!marks) continue;
-    const auto brick = static_cast<std::uint32_t>(w / B::kRows);
-    const auto row = static_cast<std::uint32_t>(w % B::kRows);
-    std::uint32_t x0, y0, z0;
-    brick_origin<B>(brick, g, x0, y0, z0);
-    const std::uint32_t row_key = key_of(x0, y0 + row % B::kY, z0 + row / B::kY, g);
-    for (; marks; marks &= marks - 1) {
-      const std::uint32_t k = row_key + static_cast<std::uint32_t>(__ffs(marks) - 1);
+    unsigned linked = marks[w].linked;
+    if (!linked) continue;
+    rows[w].roots &= ~linked;
+    const auto row = static_cast<std::uint32_t>(w / g.nbx);  // y + ny z
+    const std::uint32_t row_key = row * g.nx + static_cast<std::uint32_t>(w % g.nbx) * kBX;
+    for (; linked; linked &= linked - 1) {
+      const std::uint32_t k = row_key + static_cast<std::uint32_t>(__ffs(linked) - 1);
       std::uint32_t r = load_parent(P, k);
       for (std::uint32_t p = load_parent(P, r); p != r; p = load_parent(P, r)) r = p;
       P[k] = r;
@@ -958,82 +985,41 @@ __global__ void __launch_bounds__(kThreads) flatten_kernel(std::uint32_t* P, con
   }
 }
 
-// ---- passes 3-5: numbering ----------------------------------------------------------------------
+// ---- pass 3: numbering --------------------------------------------------------------------------
 
-__global__ void __launch_bounds__(kThreads) count_roots_kernel(const std::uint32_t* P, VolGeo g, std::uint32_t* counts) {
-  using Reduce = cub::BlockReduce<std::uint32_t, kThreads>;
-  __shared__ typename Reduce::TempStorage tmp;
-  const std::uint64_t base = static_cast<std::uint64_t>(blockIdx.x) * kChunk;
-  std::uint32_t c = 0;
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    const std::uint64_t i = base + j * kThreads + threadIdx.x;
-    if (i < g.n && P[i] == i) ++c;
+// The scan's input: the number of roots in a row's word.
+struct RootsInWord {
+  __host__ __device__ std::uint32_t operator()(const RowWord& word) const {
+#ifdef __CUDA_ARCH__
+    return static_cast<std::uint32_t>(__popc(word.roots));
+#else
+    return static_cast<std::uint32_t>(__builtin_popcount(word.roots));
+#endif
   }
-  const std::uint32_t total = Reduce(tmp).Sum(c);
-  if (threadIdx.x == 0) counts[blockIdx.x] = total;
-}
+};
 
-__global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* offsets, std::uint32_t nchunks,
+// N: the roots before the last word and in it.
+__global__ void total_kernel(const RowWord* rows, const std::uint32_t* offsets, std::uint64_t words,
                              std::uint32_t* d_count) {
-  *d_count = offsets[nchunks - 1] + counts[nchunks - 1];
+  *d_count = offsets[words - 1] + static_cast<std::uint32_t>(__popc(rows[words - 1].roots));
 }
 
-// The statistics records' starting values (sums 0, minima all ones, maxima 0; value 1 in a binary
-// volume, a multi-label one's assign writes the root's), as consecutive 8-byte words of the record
-// array: coalesced stores. Written a record per root in assign, the records' scattered stores ran
-// at about a tenth of the copy rate in volumes of many components (4 ms for 26 M records).
-__global__ void __launch_bounds__(kThreads) init_records_kernel(RawVolumeComponentStats* st, std::uint64_t cap,
-                                                                const std::uint32_t* counts, const std::uint32_t* offsets,
-                                                                std::uint32_t nchunks, bool multilabel) {
-  static_assert(sizeof(RawVolumeComponentStats) == 64 && offsetof(RawVolumeComponentStats, min_x) == 32 &&
-                    offsetof(RawVolumeComponentStats, value) == 56,
-                "the record's words below");
-  const std::uint64_t records = min(cap, std::uint64_t{offsets[nchunks - 1]} + counts[nchunks - 1]);
-  auto* words = reinterpret_cast<unsigned long long*>(st);
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; i < records * 8;
-       i += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
-    const unsigned word = static_cast<unsigned>(i % 8);
-    // word 4: min_x, min_y; 5: min_z, max_x; 6: max_y, max_z; 7: value (little-endian halves)
-    words[i] = word == 4 ? ~0ull : word == 5 ? 0xFFFFFFFFull : word == 7 && !multilabel ? 1ull : 0ull;
-  }
+// The number of root r: the roots before its word, those before it in its word, plus 1.
+__device__ __forceinline__ std::uint32_t root_number(std::uint32_t r, const RowWord* rows, const std::uint32_t* offsets,
+                                                     const VolGeo& g) {
+  const std::uint32_t row = r / g.nx, x = r - row * g.nx;  // row: y + ny z
+  const std::size_t w = std::size_t{row} * g.nbx + x / kBX;
+  return __ldg(offsets + w) + static_cast<std::uint32_t>(__popc(__ldg(&rows[w].roots) & ~(kFull << (x % kBX)))) + 1;
 }
 
-template <class T>
-__global__ void __launch_bounds__(kThreads) assign_kernel(const T* vol, const std::uint32_t* P, VolGeo g,
-                                                          const std::uint32_t* offsets, std::uint32_t* labels,
-                                                          RawVolumeComponentStats* st, std::uint64_t cap, bool multilabel) {
-  using Scan = cub::BlockScan<std::uint32_t, kThreads>;
-  __shared__ typename Scan::TempStorage tmp;
-  // blocked: thread t owns keys base + 8t .. 8t + 7, so the block scan ranks them in raster order
-  const std::uint64_t base = static_cast<std::uint64_t>(blockIdx.x) * kChunk + threadIdx.x * kItems;
-  unsigned roots = 0;
-  std::uint32_t c = 0;
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    const std::uint64_t i = base + j;
-    if (i < g.n && P[i] == i) roots |= 1u << j, ++c;
-  }
-  std::uint32_t before;
-  Scan(tmp).ExclusiveSum(c, before);
-  std::uint32_t number = offsets[blockIdx.x] + before + 1;
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    if (!(roots >> j & 1u)) continue;
-    const std::uint64_t i = base + j;
-    labels[i] = number;
-    if (st && multilabel && number <= cap) st[number - 1].value = static_cast<std::uint64_t>(vol[i]);  // the rest: init_records_kernel
-    ++number;
-  }
-}
-
-// ---- pass 6: labels (and statistics) ------------------------------------------------------------
+// ---- pass 4: labels (and statistics) ------------------------------------------------------------
 
 // A thread takes kLabelItems voxels a grid stride apart at a time, their loads issued together:
-// each voxel's find is a chain of dependent loads (parent, root, the root's label), and the
+// each voxel's find is a chain of dependent loads (parent, root, the root's words), and the
 // independent chains of several voxels overlap.
 constexpr int kLabelItems = 4;
-__global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P, std::uint32_t* labels, VolGeo g) {
+__global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P, const RowWord* rows,
+                                                          const std::uint32_t* offsets, std::uint32_t* labels, VolGeo g) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * kThreads;
   for (std::uint64_t base = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; base < g.n;
        base += stride * kLabelItems) {
@@ -1041,7 +1027,7 @@ __global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P
 #pragma unroll
     for (int j = 0; j < kLabelItems; ++j) {
       const std::uint64_t i = base + j * stride;
-      p[j] = i < g.n ? P[i] : static_cast<std::uint32_t>(i);  // beyond the volume: as a root, skipped
+      p[j] = i < g.n ? P[i] : kNone;
     }
 #pragma unroll
     for (int j = 0; j < kLabelItems; ++j) {
@@ -1051,9 +1037,42 @@ __global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P
 #pragma unroll
     for (int j = 0; j < kLabelItems; ++j) {
       const std::uint64_t i = base + j * stride;
-      if (i >= g.n || p[j] == i) continue;  // a root: written by assign, read by others here
-      labels[i] = p[j] == kNone ? 0u : __ldg(labels + r[j]);
+      if (i < g.n) labels[i] = r[j] == kNone ? 0u : root_number(r[j], rows, offsets, g);
     }
+  }
+}
+
+// The statistics records' starting values (sums 0, minima all ones, maxima 0; value 1 in a binary
+// volume, a multi-label one's root_values_kernel writes the root's), as consecutive 8-byte words
+// of the record array: coalesced stores. Written a record per root, the records' scattered
+// stores ran at about a tenth of the copy rate in volumes of many components (4 ms for 26 M records).
+__global__ void __launch_bounds__(kThreads) init_records_kernel(RawVolumeComponentStats* st, std::uint64_t cap,
+                                                                const std::uint32_t* d_count, bool multilabel) {
+  static_assert(sizeof(RawVolumeComponentStats) == 64 && offsetof(RawVolumeComponentStats, min_x) == 32 &&
+                    offsetof(RawVolumeComponentStats, value) == 56,
+                "the record's words below");
+  const std::uint64_t records = min(cap, std::uint64_t{*d_count});
+  auto* words = reinterpret_cast<unsigned long long*>(st);
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; i < records * 8;
+       i += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
+    const unsigned word = static_cast<unsigned>(i % 8);
+    // word 4: min_x, min_y; 5: min_z, max_x; 6: max_y, max_z; 7: value (little-endian halves)
+    words[i] = word == 4 ? ~0ull : word == 5 ? 0xFFFFFFFFull : word == 7 && !multilabel ? 1ull : 0ull;
+  }
+}
+
+// A multi-label volume's records take their root's value: a thread per root word.
+template <class T>
+__global__ void __launch_bounds__(kThreads) root_values_kernel(const T* vol, const RowWord* rows,
+                                                               const std::uint32_t* offsets, VolGeo g,
+                                                               RawVolumeComponentStats* st, std::uint64_t cap) {
+  const std::uint64_t words = std::uint64_t{g.nbx} * g.ny * g.nz;
+  for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; w < words;
+       w += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
+    std::uint32_t number = offsets[w] + 1;
+    const std::uint32_t row_key = static_cast<std::uint32_t>(w / g.nbx) * g.nx + static_cast<std::uint32_t>(w % g.nbx) * kBX;
+    for (unsigned bits = rows[w].roots; bits && number <= cap; bits &= bits - 1, ++number)
+      st[number - 1].value = static_cast<std::uint64_t>(vol[row_key + static_cast<std::uint32_t>(__ffs(bits) - 1)]);
   }
 }
 
@@ -1082,6 +1101,16 @@ __device__ __forceinline__ void merge_acc(Acc& c, const Acc& a) {
   c.mxx = max(c.mxx, a.mxx), c.mxy = max(c.mxy, a.mxy), c.mxz = max(c.mxz, a.mxz);
 }
 
+// Writes a whole record with plain 16-byte stores (the record is 16-byte aligned), all but its value:
+// a binary volume's is 1 from init_records_kernel, a multi-label one's from root_values_kernel.
+__device__ __forceinline__ void write_record(RawVolumeComponentStats& s, const Acc& a) {
+  auto* q = reinterpret_cast<ulonglong2*>(&s);
+  q[0] = ulonglong2{a.voxels, a.sx};
+  q[1] = ulonglong2{a.sy, a.sz};
+  q[2] = ulonglong2{a.mnx | static_cast<unsigned long long>(a.mny) << 32, a.mnz | static_cast<unsigned long long>(a.mxx) << 32};
+  reinterpret_cast<unsigned long long*>(q + 3)[0] = a.mxy | static_cast<unsigned long long>(a.mxz) << 32;
+}
+
 // Statistics, after the labels: a warp per brick adds up its runs per label in a table in shared
 // memory and flushes each label once per brick, so a component costs a flush per brick it touches
 // (a voxel-by-voxel pass over a volume of many small components spends most of its time in the
@@ -1089,30 +1118,62 @@ __device__ __forceinline__ void merge_acc(Acc& c, const Acc& a) {
 // foreground of the row words; otherwise the stretches of one label, from the labels themselves,
 // read a row at a time by the warp (in a multi-label volume two touching voxels of different
 // values are different components, so a stretch of foreground may hold several runs). A run's
-// label is read at its first voxel. A record: the voxel count, the sums of x, y, z relative to the
-// brick's origin (below 2^32: 2048 voxels of coordinates below 32), and the columns, rows and
-// layers it covers as bit masks (atomicOr), from which the flush takes the ranges. A run that finds
-// no free slot within kProbes (a brick of more labels than the table holds) is flushed alone.
-// A component that spans many bricks would still take a flush per brick, all onto one record: the
-// warp keeps a carry label (the largest of a brick where the carry is absent) whose records it
-// adds up in registers, in the lane of its slot, and flushes when the carry changes and at the end.
+// label is read at its first voxel.
+// A table slot: the label, the run sums packed in one 64-bit word (voxel count and the sums of
+// x, y, z relative to the brick's origin, fields wide enough for a whole brick: no carries across
+// them), and the columns, rows and layers it covers as bit masks in another; a lane adds a run with
+// one 64-bit atomic add and one 64-bit atomic or. These memory operations are what the pass is
+// bound by (ncu: the memory pipes 78 % busy with the slots' seven 32-bit fields, the records'
+// ten global atomics per label and a warp-wide match and six reductions per round), so the
+// packing cuts them, and a component that the brick holds whole (its root is in the brick and no
+// merge united it with another brick's) is written with four plain stores instead of ten atomics.
+// A run that finds no free slot within kProbes (a brick of more labels than the table holds) is
+// flushed alone, by atomics. A component that spans many bricks would still take a flush per
+// brick, all onto one record: the warp keeps a carry label (the largest spanning one of a brick
+// where the carry is absent) whose records it adds up in registers, in the lane of its slot, and
+// flushes when the carry changes and at the end.
 constexpr int kStatsWarps = 4, kStatsSlots = 256, kProbes = 8;
 struct BrickRecords {
-  std::uint32_t label[kStatsSlots], voxels[kStatsSlots], sx[kStatsSlots], sy[kStatsSlots], sz[kStatsSlots];
-  std::uint32_t columns[kStatsSlots];      // bit x - x0
-  std::uint32_t rows_layers[kStatsSlots];  // bit y - y0, and bit kY + z - z0 for bricks of several layers
+  unsigned long long sums[kStatsSlots];   // RunSums<B>
+  unsigned long long cover[kStatsSlots];  // bit x - x0; bit 32 + y - y0 and 32 + kY + z - z0
+  std::uint32_t label[kStatsSlots];
+  unsigned whole[kStatsSlots / 32];       // bit i % 32 of word i / 32: the brick holds slot i's component whole
 };
 
-// A brick record (sums relative to the brick's origin, coverage masks) as global sums and ranges.
+// The fields of a brick's packed run sums: each as wide as its largest sum over a whole brick.
 template <class B>
-__device__ __forceinline__ Acc brick_acc(std::uint32_t n, std::uint32_t sx, std::uint32_t sy, std::uint32_t sz,
-                                         unsigned columns, unsigned rows_layers, std::uint32_t x0, std::uint32_t y0,
-                                         std::uint32_t z0) {
-  static_assert(B::kY + (B::kZ > 1 ? B::kZ : 0) <= 32, "rows and layers share one mask word");
+struct RunSums {
+  static constexpr int kN = std::bit_width(static_cast<unsigned>(B::kVoxels));
+  static constexpr int kX = std::bit_width(static_cast<unsigned>(B::kRows * (kBX - 1) * kBX / 2));
+  static constexpr int kY = std::bit_width(static_cast<unsigned>(B::kVoxels * (B::kY - 1)));
+  static constexpr int kZ = std::bit_width(static_cast<unsigned>(B::kVoxels * (B::kZ - 1)));
+  static_assert(kN + kX + kY + kZ <= 64, "a brick's sums fit one word");
+  __device__ static unsigned long long pack(std::uint32_t n, std::uint32_t sx, std::uint32_t sy, std::uint32_t sz) {
+    return n | static_cast<unsigned long long>(sx) << kN | static_cast<unsigned long long>(sy) << (kN + kX) |
+           static_cast<unsigned long long>(sz) << (kN + kX + kY);
+  }
+  __device__ static std::uint32_t field(unsigned long long w, int shift, int bits) {
+    return static_cast<std::uint32_t>(w >> shift) & ((1u << bits) - 1u);
+  }
+  __device__ static std::uint32_t n(unsigned long long w) { return field(w, 0, kN); }
+  __device__ static std::uint32_t x(unsigned long long w) { return field(w, kN, kX); }
+  __device__ static std::uint32_t y(unsigned long long w) { return kY ? field(w, kN + kX, kY) : 0u; }
+  __device__ static std::uint32_t z(unsigned long long w) { return kZ ? field(w, kN + kX + kY, kZ) : 0u; }
+};
+
+// A slot (packed sums relative to the brick's origin, coverage masks) as global sums and ranges.
+template <class B>
+__device__ __forceinline__ Acc brick_acc(unsigned long long sums, unsigned long long cover, std::uint32_t x0,
+                                         std::uint32_t y0, std::uint32_t z0) {
+  static_assert(B::kY + (B::kZ > 1 ? B::kZ : 0) <= 32, "rows and layers share the cover's upper word");
+  using S = RunSums<B>;
   constexpr unsigned kRowBits = B::kY == 32 ? kFull : (1u << B::kY) - 1;
+  const auto columns = static_cast<unsigned>(cover), rows_layers = static_cast<unsigned>(cover >> 32);
+  const std::uint32_t n = S::n(sums);
   Acc a;
   a.voxels = n;
-  a.sx = sx + std::uint64_t{n} * x0, a.sy = sy + std::uint64_t{n} * y0, a.sz = sz + std::uint64_t{n} * z0;
+  a.sx = S::x(sums) + std::uint64_t{n} * x0, a.sy = S::y(sums) + std::uint64_t{n} * y0;
+  a.sz = S::z(sums) + std::uint64_t{n} * z0;
   a.mnx = x0 + __ffs(columns) - 1, a.mxx = x0 + 31 - __clz(columns);
   a.mny = y0 + __ffs(rows_layers & kRowBits) - 1, a.mxy = y0 + 31 - __clz(rows_layers & kRowBits);
   if constexpr (B::kZ > 1)
@@ -1125,32 +1186,35 @@ __device__ __forceinline__ Acc brick_acc(std::uint32_t n, std::uint32_t sx, std:
 // kRowWords: the runs from the row words (binary volumes of several layers), else from the labels.
 template <class B, bool kRowWords>
 __global__ void __launch_bounds__(kStatsWarps * 32)
-    brick_stats_kernel(const std::uint32_t* words, const std::uint32_t* labels, VolGeo g, RawVolumeComponentStats* st,
-                       std::uint64_t cap) {
+    brick_stats_kernel(const RowWord* rows, const RowMarks* marks, const std::uint32_t* labels, VolGeo g,
+                       RawVolumeComponentStats* st, std::uint64_t cap) {
   static_assert(B::kRows % 32 == 0, "a lane takes whole rows");
   constexpr int kLaneRows = B::kRows / 32;
+  using S = RunSums<B>;
   __shared__ BrickRecords tables[kStatsWarps];
   BrickRecords& t = tables[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  for (int i = lane; i < kStatsSlots; i += 32)
-    t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
+  for (int i = lane; i < kStatsSlots; i += 32) t.label[i] = 0, t.sums[i] = 0, t.cover[i] = 0;
+  if (lane < kStatsSlots / 32) t.whole[lane] = 0;
   std::uint32_t carry_label = 0;  // the warp's
   Acc carry;                      // this lane's part of the carry's record
-  for_each_brick_of_warp<B, kStatsWarps * 32>(
-      g, [&](std::uint32_t, std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+  for_each_brick_of_warp<B, kStatsWarps * 32>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     __syncwarp();  // the table is empty (the previous brick's flush cleared it)
-    // Lane l holds rows l + 32 j: m (foreground), starts (first voxels of runs) and stops (bit b:
-    // the run holding b - 1 ends there, at a new run or a gap).
-    unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows];
-    if constexpr (kRowWords) {
+    // Lane l holds rows l + 32 j: m (foreground), starts (first voxels of runs), stops (bit b:
+    // the run holding b - 1 ends there, at a new run or a gap) and whole (roots of components
+    // that the brick holds whole).
+    unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows], whole[kLaneRows];
 #pragma unroll
-      for (int j = 0; j < kLaneRows; ++j) {
-        const int r = lane + 32 * j;
-        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-        m[j] = y < g.ny && z < g.nz ? words[word_index(x0 / kBX, y, z, g)] : 0u;
-        starts[j] = run_starts(m[j]);
-      }
-    } else {
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      const bool in = y < g.ny && z < g.nz;
+      const std::size_t w = in ? word_index(x0 / kBX, y, z, g) : 0;
+      const RowWord row = in ? rows[w] : RowWord{0u, 0u};
+      whole[j] = in ? row.roots & ~marks[w].spans : 0u;
+      if constexpr (kRowWords) m[j] = row.fg, starts[j] = run_starts(row.fg);
+    }
+    if constexpr (!kRowWords) {
       // The warp reads each row's labels (coalesced) and ballots its foreground and run starts;
       // lane r % 32 keeps row r's.
       const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
@@ -1166,58 +1230,70 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
           if (r == lane + 32 * j) m[j] = fg, starts[j] = first;
       }
     }
+    // A run goes into the table by a 64-bit add of the packed sums and a 64-bit or of the cover
+    // (or alone, by atomics, when the table is crowded).
+    auto insert = [&](std::uint32_t label, unsigned long long sums, unsigned long long cover, bool is_whole) {
+      int slot = static_cast<int>((label * 0x9E3779B9u) >> 24) % kStatsSlots, probe = 0;
+      for (; probe < kProbes; ++probe, slot = (slot + 1) % kStatsSlots) {
+        const std::uint32_t held = atomicCAS(&t.label[slot], 0u, label);
+        if (held == 0u || held == label) break;
+      }
+      if (probe == kProbes) {  // the table is crowded: this part goes out alone
+        add_to_record(st[label - 1], brick_acc<B>(sums, cover, x0, y0, z0));
+        return;
+      }
+      atomicAdd(&t.sums[slot], sums);
+      atomicOr(&t.cover[slot], cover);
+      if (is_whole) atomicOr(&t.whole[slot / 32], 1u << (slot % 32));
+    };
+    // Each lane walks its own runs and adds up consecutive runs of one label in registers (a dense
+    // component's rows: one label), inserting when the label changes; at the end the lanes' last
+    // labels are added up across the warp (__match_any_sync and reductions) and inserted once
+    // each, so the lanes of one component do not meet on its slot's atomics.
+    std::uint32_t acc_label = 0;
+    unsigned long long acc_sums = 0, acc_cover = 0;
+    bool acc_whole = false;
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) stops[j] = starts[j] | ~m[j];
-    // A run per lane per round; the lanes' runs of one label are added up first (__match_any_sync
-    // and reductions), so a label's slot takes one set of atomics per round, not one per lane.
-    while (__any_sync(kFull, (starts[0] | starts[kLaneRows - 1]) != 0)) {
-      const int j = starts[0] ? 0 : kLaneRows - 1;
-      std::uint32_t label = 0, n = 0, sx = 0, sy = 0, sz = 0;
-      unsigned columns = 0, rows_layers = 0;
-      if (starts[j]) {
-        const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
-        const int first = __ffs(starts[j]) - 1;
-        starts[j] &= starts[j] - 1;
+    for (int j = 0; j < kLaneRows; ++j) {
+      stops[j] = starts[j] | ~m[j];
+      const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
+      for (unsigned left = starts[j]; left; left &= left - 1) {
+        const int first = __ffs(left) - 1;
         const unsigned after = first < 31 ? stops[j] & (kFull << (first + 1)) : 0u;
         const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
-        label = __ldg(labels + key_of(x0 + first, y0 + ly, z0 + lz, g));
-        if (label > cap) label = 0;  // no record
-        n = static_cast<std::uint32_t>(last - first + 1);
-        sx = n * static_cast<std::uint32_t>(first) + n * (n - 1) / 2;
-        sy = n * static_cast<std::uint32_t>(ly), sz = n * static_cast<std::uint32_t>(lz);
-        columns = (kFull >> (31 - last)) & (kFull << first);
-        rows_layers = 1u << ly | (B::kZ > 1 ? 1u << (B::kY + lz) : 0u);
-      }
-      const unsigned peers = __match_any_sync(kFull, label);
-      n = __reduce_add_sync(peers, n), sx = __reduce_add_sync(peers, sx);
-      sy = __reduce_add_sync(peers, sy), sz = __reduce_add_sync(peers, sz);
-      columns = __reduce_or_sync(peers, columns), rows_layers = __reduce_or_sync(peers, rows_layers);
-      if (label && lane == __ffs(peers) - 1) {
-        int slot = static_cast<int>((label * 0x9E3779B9u) >> 24) % kStatsSlots, probe = 0;
-        for (; probe < kProbes; ++probe, slot = (slot + 1) % kStatsSlots) {
-          const std::uint32_t held = atomicCAS(&t.label[slot], 0u, label);
-          if (held == 0u || held == label) break;
+        const std::uint32_t label = __ldg(labels + key_of(x0 + first, y0 + ly, z0 + lz, g));
+        if (label > cap) continue;  // no record
+        if (label != acc_label) {
+          if (acc_label) insert(acc_label, acc_sums, acc_cover, acc_whole);
+          acc_label = label, acc_sums = 0, acc_cover = 0, acc_whole = false;
         }
-        if (probe == kProbes) {  // the table is crowded: this record goes out alone
-          add_to_record(st[label - 1], brick_acc<B>(n, sx, sy, sz, columns, rows_layers, x0, y0, z0));
-        } else {
-          atomicAdd(&t.voxels[slot], n);
-          atomicAdd(&t.sx[slot], sx);
-          atomicAdd(&t.sy[slot], sy);
-          atomicAdd(&t.sz[slot], sz);
-          atomicOr(&t.columns[slot], columns);
-          atomicOr(&t.rows_layers[slot], rows_layers);
-        }
+        const auto n = static_cast<std::uint32_t>(last - first + 1);
+        acc_sums += S::pack(n, n * static_cast<std::uint32_t>(first) + n * (n - 1) / 2, n * static_cast<std::uint32_t>(ly),
+                            n * static_cast<std::uint32_t>(lz));
+        const unsigned columns = (kFull >> (31 - last)) & (kFull << first);
+        const unsigned rows_layers = 1u << ly | (B::kZ > 1 ? 1u << (B::kY + lz) : 0u);
+        acc_cover |= columns | static_cast<unsigned long long>(rows_layers) << 32;
+        acc_whole = acc_whole || (whole[j] >> first & 1u);  // the component's root run
       }
-      __syncwarp();  // reconverge before the vote
+    }
+    {
+      const unsigned peers = __match_any_sync(kFull, acc_label);
+      const std::uint32_t n = __reduce_add_sync(peers, S::n(acc_sums)), sx = __reduce_add_sync(peers, S::x(acc_sums)),
+                          sy = __reduce_add_sync(peers, S::y(acc_sums)), sz = __reduce_add_sync(peers, S::z(acc_sums));
+      const unsigned columns = __reduce_or_sync(peers, static_cast<unsigned>(acc_cover)),
+                     rows_layers = __reduce_or_sync(peers, static_cast<unsigned>(acc_cover >> 32));
+      const bool is_whole = __reduce_or_sync(peers, acc_whole ? 1u : 0u) != 0;
+      if (acc_label && lane == __ffs(peers) - 1)
+        insert(acc_label, S::pack(n, sx, sy, sz), columns | static_cast<unsigned long long>(rows_layers) << 32, is_whole);
     }
     __syncwarp();
-    // A new carry when the carry is absent from this brick: the brick's largest label.
+    // A new carry when the carry is absent from this brick: the brick's largest spanning label.
     bool present = false;
     unsigned best = 0;  // voxels << 8 | slot
     for (int i = lane; i < kStatsSlots; i += 32) {
-      present = present || (carry_label && t.label[i] == carry_label);
-      if (t.label[i]) best = max(best, t.voxels[i] << 8 | static_cast<unsigned>(i));
+      const std::uint32_t label = t.label[i];
+      present = present || (carry_label && label == carry_label);
+      if (label && !(t.whole[i / 32] >> (i % 32) & 1u)) best = max(best, S::n(t.sums[i]) << 8 | static_cast<unsigned>(i));
     }
     if (!__any_sync(kFull, present)) {
       if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
@@ -1226,16 +1302,19 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
       carry_label = best ? t.label[best & 0xFFu] : 0u;
     }
     __syncwarp();  // every lane has read the carry's slot before its owner clears it
-    // One flush per label of the brick (the carry's into registers); the slots are cleared for the
-    // next brick.
+    // One flush per label of the brick (the carry's into registers, a whole component's by plain
+    // stores); the slots are cleared for the next brick.
     for (int i = lane; i < kStatsSlots; i += 32) {
       const std::uint32_t label = t.label[i];
       if (!label) continue;
-      const Acc a = brick_acc<B>(t.voxels[i], t.sx[i], t.sy[i], t.sz[i], t.columns[i], t.rows_layers[i], x0, y0, z0);
-      if (label == carry_label) merge_acc(carry, a);
+      const Acc a = brick_acc<B>(t.sums[i], t.cover[i], x0, y0, z0);
+      if (t.whole[i / 32] >> (i % 32) & 1u) write_record(st[label - 1], a);
+      else if (label == carry_label) merge_acc(carry, a);
       else add_to_record(st[label - 1], a);
-      t.label[i] = 0, t.voxels[i] = 0, t.sx[i] = 0, t.sy[i] = 0, t.sz[i] = 0, t.columns[i] = 0, t.rows_layers[i] = 0;
+      t.label[i] = 0, t.sums[i] = 0, t.cover[i] = 0;
     }
+    __syncwarp();  // every lane has read the whole-component bits
+    if (lane < kStatsSlots / 32) t.whole[lane] = 0;
   });
   if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
 }
@@ -1251,10 +1330,15 @@ struct VolumePlan {
   bool layer = false;  // one layer: LayerBrick, else VolumeBrick
   bool bits = false;   // a binary volume of several layers: bits_local_kernel and bits_merge_kernel
   std::uint64_t n = 0;
-  std::uint32_t nchunks = 0;
+  std::uint32_t nwords = 0;  // words of 32 columns of a row: nbx * ny * nz < n
   std::size_t scan_bytes = 0;
-  std::size_t off_P = 0, off_linked_rows = 0, off_words = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t off_P = 0, off_rows = 0, off_marks = 0, off_offsets = 0, off_scan = 0, total = 0;
 };
+
+// The numbering scan's input: each root word's count of roots.
+thrust::transform_iterator<RootsInWord, const RowWord*> root_counts(const RowWord* rows) {
+  return thrust::transform_iterator<RootsInWord, const RowWord*>(rows, RootsInWord{});
+}
 
 VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const LabelOptions& o) {
   VolumePlan p;
@@ -1290,17 +1374,16 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
   p.g.nby = static_cast<std::uint32_t>((uy + by - 1) / by);
   // Every brick holds a voxel of the volume, so there are at most n of them.
   p.g.nbricks = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * p.g.nby * ((uz + bz - 1) / bz));
-  p.nchunks = static_cast<std::uint32_t>((p.n + kChunk - 1) / kChunk);
-  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<std::uint32_t*>(nullptr),
-                                                  static_cast<std::uint32_t*>(nullptr), static_cast<int>(p.nchunks)));
-  p.off_P = 0;
-  p.off_linked_rows = align256(p.off_P + p.n * 4);
-  p.off_words = align256(p.off_linked_rows + std::size_t{p.g.nbricks} * (p.layer ? LayerBrick::kRows : VolumeBrick::kRows) * 4);
+  p.nwords = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * uy * uz);
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, root_counts(nullptr),
+                                                  static_cast<std::uint32_t*>(nullptr), p.nwords));
+  const std::size_t word_bytes = std::size_t{p.nwords} * 4;
   p.bits = !p.layer && !p.multilabel;
-  const std::size_t words = p.bits ? std::size_t{p.g.nbx} * uy * uz : 0;  // a word per 32 columns of each row
-  p.off_counts = align256(p.off_words + words * 4);
-  p.off_offsets = align256(p.off_counts + std::size_t{p.nchunks} * 4);
-  p.off_scan = align256(p.off_offsets + std::size_t{p.nchunks} * 4);
+  p.off_P = 0;
+  p.off_rows = align256(p.off_P + p.n * 4);
+  p.off_marks = align256(p.off_rows + std::size_t{p.nwords} * sizeof(RowWord));
+  p.off_offsets = align256(p.off_marks + std::size_t{p.nwords} * sizeof(RowMarks));
+  p.off_scan = align256(p.off_offsets + word_bytes);
   p.total = align256(p.off_scan + p.scan_bytes);
   return p;
 }
@@ -1342,102 +1425,106 @@ void mark_phase(int boundary, cudaStream_t s) {
   if (g_phase_events) WINNOW_CUDA_CHECK(cudaEventRecord(g_phase_events[boundary], s));
 }
 
+// The temporary storage's arrays (VolumePlan's offsets).
+struct VolumeTemp {
+  std::uint32_t* P;        // the forest
+  RowWord* rows;           // a row's foreground and roots per 32 columns
+  RowMarks* marks;         // the roots the merge linked, laid out as rows
+  std::uint32_t* offsets;  // per row word: the roots before it
+  void* scan;
+};
+VolumeTemp volume_temp(const VolumePlan& p, void* d_temp) {
+  auto* base = static_cast<char*>(d_temp);
+  auto at = [&](std::size_t off) { return reinterpret_cast<std::uint32_t*>(base + off); };
+  return {at(p.off_P), reinterpret_cast<RowWord*>(base + p.off_rows), reinterpret_cast<RowMarks*>(base + p.off_marks),
+          at(p.off_offsets), base + p.off_scan};
+}
+
 template <class T, int Conn, class B>
-void launch_link(const VolumePlan& p, const T* d_vol, std::uint32_t* P, std::uint32_t* linked_rows, std::uint32_t* words,
-                 cudaStream_t s) {
+void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaStream_t s) {
   constexpr unsigned kWarps = kThreads / 32;
   const unsigned brick_warp_blocks = (p.g.nbricks + kWarps - 1) / kWarps;  // a warp per brick
   const bool bits = !B::kLayer && p.bits;
   if constexpr (B::kLayer)
     layer_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, layer_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, P, linked_rows, p.g, p.multilabel);
+        d_vol, t.P, t.rows, p.g, p.multilabel);
   else if (bits)
     bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, P, linked_rows, words, p.g,
+        d_vol, t.P, t.rows, p.g,
         sizeof(T) == 1 && reinterpret_cast<std::uintptr_t>(d_vol) % 16 == 0 && p.g.nx % 16 == 0);
   else
     local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
-        d_vol, P, linked_rows, p.g, p.multilabel);
+        d_vol, t.P, t.rows, p.g, p.multilabel);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(1, s);
   if constexpr (!B::kLayer)
     if (bits)
       bits_merge_kernel<Conn><<<resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads, 0, s>>>(
-          words, P, linked_rows, p.g);
+          t.rows, t.P, t.marks, p.g);
   if (!bits) {
     const std::uint64_t face_warps = std::uint64_t{p.g.nbricks} * (face_slots<Conn, B>() / 32);
     merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>), kThreads, 0,
-                               s>>>(d_vol, P, linked_rows, p.g, p.multilabel);
+                               s>>>(d_vol, t.P, t.marks, p.g, p.multilabel);
   }
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
-  const std::uint64_t words_of_marks = std::uint64_t{p.g.nbricks} * B::kRows;
-  flatten_kernel<B><<<resident_blocks((words_of_marks + kThreads - 1) / kThreads, flatten_kernel<B>), kThreads, 0, s>>>(
-      P, linked_rows, p.g);
+  flatten_linked_kernel<<<resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_linked_kernel), kThreads, 0, s>>>(
+      t.P, t.rows, t.marks, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(3, s);
 }
 
-// Passes 1-4: the forest, the roots counted and scanned, N in *d_count.
+// Passes 1-3: the forest, the roots' words scanned, N in *d_count.
 template <class T>
 void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint32_t* d_count, cudaStream_t s) {
   if (p.n == 0) {
     WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint32_t), s));
     return;
   }
-  auto* base = static_cast<char*>(d_temp);
-  auto* P = reinterpret_cast<std::uint32_t*>(base + p.off_P);
-  auto* linked_rows = reinterpret_cast<std::uint32_t*>(base + p.off_linked_rows);
-  auto* counts = reinterpret_cast<std::uint32_t*>(base + p.off_counts);
-  auto* offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
-  auto* words = reinterpret_cast<std::uint32_t*>(base + p.off_words);
+  const VolumeTemp t = volume_temp(p, d_temp);
   mark_phase(0, s);
+  WINNOW_CUDA_CHECK(cudaMemsetAsync(t.marks, 0, std::size_t{p.nwords} * sizeof(RowMarks), s));
   if (p.layer) {
-    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, P, linked_rows, words, s);
-    else launch_link<T, 26, LayerBrick>(p, d_vol, P, linked_rows, words, s);
+    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, t, s);
+    else launch_link<T, 26, LayerBrick>(p, d_vol, t, s);
   } else if (p.conn == 6) {
-    launch_link<T, 6, VolumeBrick>(p, d_vol, P, linked_rows, words, s);
+    launch_link<T, 6, VolumeBrick>(p, d_vol, t, s);
   } else if (p.conn == 18) {
-    launch_link<T, 18, VolumeBrick>(p, d_vol, P, linked_rows, words, s);
+    launch_link<T, 18, VolumeBrick>(p, d_vol, t, s);
   } else {
-    launch_link<T, 26, VolumeBrick>(p, d_vol, P, linked_rows, words, s);
+    launch_link<T, 26, VolumeBrick>(p, d_vol, t, s);
   }
-  count_roots_kernel<<<p.nchunks, kThreads, 0, s>>>(P, p.g, counts);
-  WINNOW_CUDA_CHECK_LAUNCH();
   std::size_t scan_bytes = p.scan_bytes;
-  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(base + p.off_scan, scan_bytes, counts, offsets,
-                                                  static_cast<int>(p.nchunks), s));
-  total_kernel<<<1, 1, 0, s>>>(counts, offsets, p.nchunks, d_count);
+  WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(t.scan, scan_bytes, root_counts(t.rows), t.offsets, p.nwords, s));
+  total_kernel<<<1, 1, 0, s>>>(t.rows, t.offsets, p.nwords, d_count);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(4, s);
 }
 
-// Passes 5-6: numbers, labels, and the statistics of labels <= cap when st.
+// Pass 4: labels, and the statistics of labels <= cap when st.
 template <class T>
 void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint32_t* d_labels,
-                      RawVolumeComponentStats* st, std::uint64_t cap, cudaStream_t s) {
+                      const std::uint32_t* d_count, RawVolumeComponentStats* st, std::uint64_t cap, cudaStream_t s) {
   if (p.n == 0) return;
   if (!cap) st = nullptr;
-  auto* base = static_cast<char*>(d_temp);
-  const auto* P = reinterpret_cast<const std::uint32_t*>(base + p.off_P);
-  const auto* offsets = reinterpret_cast<const std::uint32_t*>(base + p.off_offsets);
-  if (st) {
-    const auto* counts = reinterpret_cast<const std::uint32_t*>(base + p.off_counts);
-    init_records_kernel<<<resident_blocks((std::min<std::uint64_t>(cap, p.n) * 8 + kThreads - 1) / kThreads,
-                                          init_records_kernel),
-                          kThreads, 0, s>>>(st, cap, counts, offsets, p.nchunks, p.multilabel);
-    WINNOW_CUDA_CHECK_LAUNCH();
-  }
-  assign_kernel<T><<<p.nchunks, kThreads, 0, s>>>(d_vol, P, p.g, offsets, d_labels, st, cap, p.multilabel);
+  const VolumeTemp t = volume_temp(p, d_temp);
+  labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(
+      t.P, t.rows, t.offsets, d_labels, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(5, s);
-  labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(P, d_labels, p.g);
-  WINNOW_CUDA_CHECK_LAUNCH();
   if (st) {  // the records brick by brick, from the row words or from the labels just written
-    const auto* words = reinterpret_cast<const std::uint32_t*>(base + p.off_words);
+    init_records_kernel<<<resident_blocks((std::min<std::uint64_t>(cap, p.n) * 8 + kThreads - 1) / kThreads,
+                                          init_records_kernel),
+                          kThreads, 0, s>>>(st, cap, d_count, p.multilabel);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    if (p.multilabel) {
+      root_values_kernel<T><<<resident_blocks((p.nwords + kThreads - 1) / kThreads, root_values_kernel<T>), kThreads, 0,
+                              s>>>(d_vol, t.rows, t.offsets, p.g, st, cap);
+      WINNOW_CUDA_CHECK_LAUNCH();
+    }
     auto launch = [&](auto kernel) {
       const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, kernel, kStatsWarps * 32);
-      kernel<<<blocks, kStatsWarps * 32, 0, s>>>(words, d_labels, p.g, st, cap);
+      kernel<<<blocks, kStatsWarps * 32, 0, s>>>(t.rows, t.marks, d_labels, p.g, st, cap);
     };
     if (p.bits) launch(brick_stats_kernel<VolumeBrick, true>);
     else if (p.layer) launch(brick_stats_kernel<LayerBrick, false>);
@@ -1460,8 +1547,10 @@ void device_label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volum
     return;
   }
   if (temp_bytes < p.total) throw InputError("winnow::cuda::label_volume: temporary storage too small");
+  if (d_stats && reinterpret_cast<std::uintptr_t>(d_stats) % alignof(RawVolumeComponentStats) != 0)
+    throw InputError("winnow::cuda::label_volume: d_stats must be 16-byte aligned");
   run_link_count(p, d_temp, d_volume, d_count, stream);
-  run_number_label(p, d_temp, d_volume, d_labels, d_stats, d_stats ? stats_capacity : 0, stream);
+  run_number_label(p, d_temp, d_volume, d_labels, d_count, d_stats, d_stats ? stats_capacity : 0, stream);
 }
 
 }  // namespace
@@ -1510,7 +1599,7 @@ std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<Vo
   WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
   DeviceBuffer<RawVolumeComponentStats> d_stats(sums && count ? count : 0, s);
-  run_number_label(p, d_temp.get(), d_vol.get(), d_labels.get(), d_stats.get(), d_stats.size(), s);
+  run_number_label(p, d_temp.get(), d_vol.get(), d_labels.get(), d_count.get(), d_stats.get(), d_stats.size(), s);
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
   times.compute = since(t);
   t = clock::now();
