@@ -718,11 +718,9 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
   __shared__ unsigned row_words[kThreads / 32][kRows];
-  __shared__ unsigned root_words[kThreads / 32][kRows];  // bit b: the run starting at b is its set's root
   __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
   __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
-  unsigned* root_row = root_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
   std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
@@ -768,7 +766,6 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
-      root_row[r] = 0;
       // Every run is its own set at first.
       int k = 0;
       for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
@@ -811,16 +808,20 @@ __global__ void __launch_bounds__(kThreads)
       std::uint32_t root = static_cast<std::uint32_t>(id);
       for (std::uint32_t p = load_parent(parent, root); p != root; p = load_parent(parent, root)) root = p;
       lower_to(parent + id, root);  // an atomic store over what concurrent walks read
-      if (root == static_cast<std::uint32_t>(id)) atomicOr(root_row + row, 1u << first_bit[id]);
     }
     __syncwarp();
-    // The rows' words, foreground and brick-local roots in one store (the merge and the statistics
-    // read the foreground of any brick's rows, the numbering the roots).
+    // The rows' words, foreground and brick-local roots (the runs that are their own root) in one
+    // store (the merge and the statistics read the foreground of any brick's rows, the numbering
+    // the roots).
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
       const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      if (y < g.ny && z < g.nz) rows[word_index(x0 / kBX, y, z, g)] = RowWord{mine[j], root_row[r]};
+      unsigned root_bits = 0;
+      int id = r * kRunStride;
+      for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++id)
+        if (parent[id] == static_cast<std::uint32_t>(id)) root_bits |= t & (0u - t);  // the run's first bit
+      if (y < g.ny && z < g.nz) rows[word_index(x0 / kBX, y, z, g)] = RowWord{mine[j], root_bits};
     }
     for (int id = lane; id < kNodes; id += 32) {
       const int row = id / kRunStride;
@@ -1257,11 +1258,29 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
     for (int j = 0; j < kLaneRows; ++j) {
       stops[j] = starts[j] | ~m[j];
       const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
-      for (unsigned left = starts[j]; left; left &= left - 1) {
+      const std::uint32_t row_key = key_of(x0, y0 + ly, z0 + lz, g);
+      // The labels of kAhead runs are loaded together (independent loads in flight at once).
+      constexpr int kAhead = 4;
+      std::uint32_t ahead[kAhead];
+      unsigned fetched = starts[j];
+#pragma unroll
+      for (int k = 0; k < kAhead; ++k) {
+        ahead[k] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
+        fetched &= fetched - 1;
+      }
+      int k = 0;
+      for (unsigned left = starts[j]; left; left &= left - 1, k = (k + 1) % kAhead) {
         const int first = __ffs(left) - 1;
         const unsigned after = first < 31 ? stops[j] & (kFull << (first + 1)) : 0u;
         const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
-        const std::uint32_t label = __ldg(labels + key_of(x0 + first, y0 + ly, z0 + lz, g));
+        std::uint32_t label = 0;
+#pragma unroll
+        for (int q = 0; q < kAhead; ++q)
+          if (q == k) {  // registers, not a local array: a constant index after unrolling
+            label = ahead[q];
+            ahead[q] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
+          }
+        fetched &= fetched - 1;
         if (label > cap) continue;  // no record
         if (label != acc_label) {
           if (acc_label) insert(acc_label, acc_sums, acc_cover, acc_whole);
