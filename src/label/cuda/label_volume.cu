@@ -43,7 +43,7 @@
 //      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes. Every link
 //      marks both roots, a bit per voxel in words laid out as the root words (RowMarks): the one
 //      linked, and the one it went under (its component spans bricks).
-//   2b. flatten: every marked root (a brick-local root: nodes above the first level of the
+//   2b. flatten: every root marked linked (a brick-local root: nodes above the first level of the
 //      forest are all brick-local roots) points at its final root, so later finds take at most
 //      two hops instead of walking the merge's chains once per voxel, and leaves the root words
 //      (the unlinked brick-local roots are the roots). A thread per word of marks: the unlinked
