@@ -20,6 +20,7 @@
 
 #include "common/compact_oracle.hpp"
 #include "common/gpu_guard.hpp"
+#include "common/large_tests.hpp"
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 
@@ -765,8 +766,7 @@ TEST(CompactLimits, ThirtyTwoBitIndicesRefuseMoreThan2Pow32Elements) {
 
 // Beyond 2^32 elements on the CPU (64-bit sizes throughout): opt-in, ~9 GB of memory.
 TEST(CompactLarge, MoreThan2Pow32ElementsCpu) {
-  const char* env = std::getenv("WINNOW_LARGE_TESTS");
-  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~9 GB RAM)";
+  WINNOW_REQUIRE_LARGE_TESTS_OR_SKIP("needs ~9 GB RAM");
   const std::uint64_t n = (std::uint64_t{1} << 32) + 1000;
   std::vector<std::uint8_t> in(n);
   for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<std::uint8_t>(i % 251);

@@ -20,6 +20,7 @@
 
 #include "common/cli_runner.hpp"
 #include "common/gpu_guard.hpp"
+#include "common/large_tests.hpp"
 #include "label/backends.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
@@ -592,8 +593,7 @@ void check_huge_image(Backend backend) {
 }
 
 TEST(LabelApi, HugeImageCpu) {
-  const char* env = std::getenv("WINNOW_LARGE_TESTS");
-  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM)";
+  WINNOW_REQUIRE_LARGE_TESTS_OR_SKIP("needs ~11 GB RAM");
   check_huge_image(Backend::cpu);
 }
 
@@ -725,8 +725,7 @@ TEST(LabelBands, CudaBandsMatchTheOracle) { WINNOW_GPU_MISSING("built without th
 #endif
 
 TEST(LabelApi, HugeImageGpu) {
-  const char* env = std::getenv("WINNOW_LARGE_TESTS");
-  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~11 GB RAM and GPU memory)";
+  WINNOW_REQUIRE_LARGE_TESTS_OR_SKIP("needs ~11 GB RAM and GPU memory");
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   check_huge_image(Backend::cuda);
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/gpu_guard.hpp"
+#include "common/large_tests.hpp"
 #include "common/volume_label_oracle.hpp"
 #include "label/backends.hpp"
 #include "winnow/error.hpp"
@@ -139,8 +140,7 @@ TEST(LabelVolume, WideRunIndicesMatchTheOracle) {
 // Beyond 2^31 voxels (opt-in, WINNOW_LARGE_TESTS=1: about 11 GB of memory): planes of foreground
 // every other slice, so the components and their statistics are known without an oracle.
 TEST(LabelVolume, BeyondTwoToThe31Voxels) {
-  const char* large = std::getenv("WINNOW_LARGE_TESTS");
-  if (!large || std::string(large) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (about 11 GB of memory)";
+  WINNOW_REQUIRE_LARGE_TESTS_OR_SKIP("about 11 GB of memory");
   const std::int64_t nx = 2048, ny = 1024, nz = 1025;  // 2^31 + 2^21 voxels
   Volume<std::uint8_t> v(nx, ny, nz);
   for (std::int64_t z = 0; z < nz; z += 2) std::fill_n(&v(0, 0, z), nx * ny, std::uint8_t{1});
@@ -553,8 +553,7 @@ TEST(LabelVolumeCuda, BandsMatchTheOracle) { WINNOW_GPU_MISSING("built without t
 // joins planes 1022 and 1024 across the seam between the bands (the first band's last layer is
 // 1022: 1023 layers of 2^22 voxels are the most below 2^32).
 TEST(LabelVolumeCuda, BeyondTwoToThe32Voxels) {
-  const char* large = std::getenv("WINNOW_LARGE_TESTS");
-  if (!large || std::string(large) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (about 55 GB of memory)";
+  WINNOW_REQUIRE_LARGE_TESTS_OR_SKIP("about 55 GB of memory");
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   const std::int64_t nx = 2048, ny = 2048, nz = 1027;  // 2^32 + 3 * 2^22 voxels
   Volume<std::uint8_t> v(nx, ny, nz);

@@ -26,6 +26,7 @@
 
 #include "common/cli_runner.hpp"
 #include "common/gpu_guard.hpp"
+#include "common/large_tests.hpp"
 #include "winnow/error.hpp"
 #include "winnow/volume.hpp"
 #include "winnow/volume_io.hpp"
@@ -233,8 +234,7 @@ TEST_P(VoxelsBackend, MoreKeptThanTheFirstIndexBuffer) {
 // 2^32 voxels and more take 64-bit indices. Opt-in (WINNOW_LARGE_TESTS=1): a 4 GiB volume, its
 // index buffer (a quarter of the voxels, 8 bytes each) and on CUDA the same on the device, ~15 GB.
 TEST_P(VoxelsBackend, Beyond2Pow32Voxels) {
-  const char* env = std::getenv("WINNOW_LARGE_TESTS");
-  if (!env || std::string(env) != "1") GTEST_SKIP() << "set WINNOW_LARGE_TESTS=1 (needs ~15 GB of memory)";
+  WINNOW_REQUIRE_LARGE_TESTS_OR_SKIP("needs ~15 GB of memory");
   const std::int64_t nx = 4096, ny = 1024, nz = 1025;  // 2^32 + 2^22 voxels
   std::vector<std::uint8_t> voxels(static_cast<std::size_t>(nx * ny * nz));
   for (std::size_t i = 0; i < voxels.size(); ++i) {  // a cheap hash of the index: no period a bug could hide in
