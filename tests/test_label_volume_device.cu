@@ -216,12 +216,14 @@ TEST(LabelVolumeDevice, OneVoxelThick) {
 }
 
 // Volumes of one layer (images: multi-label, or of wide values) take bricks of 32 x 32 x 1, a
-// warp each: sizes around their boundaries, every connectivity (18 and 26 are the same in one
-// layer), binary and multi-label, and diagonal staircases that cross brick rows and columns
-// through corners only.
+// warp each, in tiles of 128 x 64 (a block each): sizes around both boundaries, every
+// connectivity (18 and 26 are the same in one layer), binary and multi-label, and diagonal
+// staircases that cross brick and tile rows and columns through corners only.
 TEST(LabelVolumeDevice, SingleLayersAroundLayerBricks) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
-  const Dims sizes[] = {{32, 64, 1}, {31, 63, 1}, {33, 65, 1}, {65, 129, 1}, {97, 200, 1}, {300, 130, 1}, {1, 200, 1}, {200, 1, 1}};
+  const Dims sizes[] = {{32, 64, 1},  {31, 63, 1},   {33, 65, 1},  {65, 129, 1}, {97, 200, 1}, {300, 130, 1},
+                        {1, 200, 1},  {200, 1, 1},   {128, 64, 1}, {127, 63, 1}, {129, 65, 1}, {257, 191, 1},
+                        {385, 33, 1}};
   std::uint32_t seed = 500;
   for (const Dims& d : sizes)
     for (double density : {0.1, 0.5, 0.9})

@@ -25,10 +25,11 @@
 //      and far fewer colliding atomics on the brick's root). Each foreground voxel's brick-local
 //      root is written as a global key, and the brick's rows' words of brick-local roots (bit x % 32
 //      of word (z, y, x / 32), the raster order of the rows' 32-column segments).
-//      A volume of one layer (an image) takes bricks of 32 x 32 x 1 instead, a warp each
-//      (layer_local_kernel): the warp walks down the brick's rows with the row above in
-//      registers (neighbours by shuffles, no shared values, no block barriers), the same runs and
-//      stretches, and only its own parents in shared memory.
+//      A volume of one layer (an image) takes tiles of 128 x 64 pixels instead, a thread block
+//      each (layer_local_kernel): a warp labels each 32 x 32 brick of the tile alone, walking
+//      down its rows with the row above in registers (neighbours by shuffles, no shared values),
+//      the same runs and stretches; then the bricks' shared borders are united in shared memory,
+//      so the merge sees only the tile's faces.
 //   2. merge: the voxels on brick faces unite with their backward neighbours in other bricks,
 //      union-find on global memory (atomicMin links, path halving by atomicMin). Threads map to
 //      face slots only (z0, y0, yl, x0, x31; a crossing pair belongs to exactly one), a warp per
@@ -118,30 +119,42 @@ namespace winnow::detail::cuda {
 /// --breakdown). Declared here and by that benchmark only.
 void set_volume_phase_events(cudaEvent_t* events);
 
-namespace {
-
-using winnow::cuda::RawVolumeComponentStats;
-
 // Bricks of the local pass: a warp reads 32 voxels of one row (kBX). Volumes take bricks of
 // 32 x 8 x 8 voxels, a thread block each; a volume of one layer (an image: multi-label, or of 16-
-// to 64-bit values) takes bricks of 32 x 32 x 1, a warp each (layer_local_kernel) -- with
-// 32 x 8 x 8 bricks, 7 of every 8 warps would find no layer to work on. Layer bricks serve
-// single-layer volumes only: they have no slice before them, so no z faces.
+// to 64-bit values) takes bricks of 32 x 32 x 1, a warp each, in tiles of 4 x 2 bricks
+// (layer_local_kernel) -- with 32 x 8 x 8 bricks, 7 of every 8 warps would find no layer to work
+// on. Layer bricks and tiles serve single-layer volumes only: they have no slice before them, so
+// no z faces.
 constexpr int kBX = 32;
-template <int Y, int Z>
+template <int Y, int Z, int X = kBX>
 struct BrickShape {
-  static constexpr int kY = Y, kZ = Z, kRows = Y * Z, kVoxels = kBX * Y * Z;
+  static constexpr int kX = X, kY = Y, kZ = Z, kRows = Y * Z, kVoxels = X * Y * Z;
   static constexpr bool kLayer = Z == 1;
+  static constexpr bool kTile = X != kBX;  // a LayerTile
 };
 using VolumeBrick = BrickShape<8, 8>;
 using LayerBrick = BrickShape<32, 1>;
 constexpr int kThreads = 256;
+// The local pass and the merge of a volume of one layer take tiles of 4 x 2 layer bricks, a
+// thread block each: the block's warps label their bricks alone, then unite across the bricks'
+// shared borders in shared memory, so only the tile's faces go to the merge in global memory
+// (a 32 x 32 brick has 96 face pixels in 1024 under 8-connectivity; a 128 x 64 tile 256 in
+// 8192, a third of the share). The statistics keep the layer bricks (a warp's table per brick).
+using LayerTile = BrickShape<64, 1, 128>;
+static_assert(LayerTile::kX / kBX * (LayerTile::kY / LayerBrick::kY) == kThreads / 32, "a warp per brick of the tile");
+// (The shapes above stand outside the unnamed namespace: nvcc warns there of members that a shape
+// leaves unused.)
+
+namespace {
+
+using winnow::cuda::RawVolumeComponentStats;
 
 struct VolGeo {
   std::uint32_t nx, ny, nz;
   std::uint32_t sxy;  // nx * ny
   std::uint32_t n;    // nx * ny * nz < 2^32
-  std::uint32_t nbx, nby, nbricks;
+  std::uint32_t nbx, nby, nbricks;  // bricks (VolumeBrick, or LayerBrick for one layer); nbx: also row words
+  std::uint32_t ntx, ntiles;        // LayerTiles of one layer: in x, in all
 };
 
 __device__ __forceinline__ std::uint32_t key_of(std::uint32_t x, std::uint32_t y, std::uint32_t z, const VolGeo& g) {
@@ -238,10 +251,20 @@ __device__ __forceinline__ bool implied_by_left(Offset d, int conn, bool left_jo
 template <class B>
 __device__ __forceinline__ void brick_origin(std::uint32_t brick, const VolGeo& g, std::uint32_t& x0, std::uint32_t& y0,
                                              std::uint32_t& z0) {
-  const std::uint32_t bx = brick % g.nbx, rest = brick / g.nbx;
-  x0 = bx * kBX;
-  y0 = (rest % g.nby) * B::kY;
-  z0 = (rest / g.nby) * B::kZ;
+  if constexpr (B::kTile) {
+    x0 = brick % g.ntx * B::kX;
+    y0 = brick / g.ntx * B::kY;
+    z0 = 0;
+  } else {
+    const std::uint32_t bx = brick % g.nbx, rest = brick / g.nbx;
+    x0 = bx * kBX;
+    y0 = (rest % g.nby) * B::kY;
+    z0 = (rest / g.nby) * B::kZ;
+  }
+}
+template <class B>
+__host__ __device__ __forceinline__ std::uint32_t brick_count(const VolGeo& g) {
+  return B::kTile ? g.ntiles : g.nbricks;
 }
 // The grid-stride loop of the kernels that give each warp a brick alone (ThreadsPerBlock threads a
 // block): body(x0, y0, z0) for each of this warp's bricks, with the brick's first voxel.
@@ -367,28 +390,52 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Pass 1 for a volume of one layer: a warp labels a brick of 32 x 32 pixels alone, row by row.
-// Lane l holds column l; the row above stays in registers (`up`), its diagonal neighbours come by
-// shuffles, and the runs and stretches are local_kernel's: a ballot of "joins my left neighbour"
-// gives each pixel its run's first column s, its parent starts at (row, s), and the run unites
-// with the first pixel of each stretch of joining pixels in its window of the row above --
-// through the up-left pixel (run's first lane, 8-connectivity), the pixel above (unless the
-// up-left one joins too: the same stretch), the up-right pixel (run's last lane, unless the pixel
-// above joins). The unions touch this warp's parents only, so __syncwarp orders them. At the end
-// only a run's first lane walks to the root; the run's other lanes take it by a shuffle.
+// The merge's marks of a row's 32 columns, laid out as RowWord: the roots it linked under others
+// (each a brick-local root: the flatten pass points them at their roots), and the roots it linked
+// others under (so a root without that mark holds a component that one brick holds whole: the
+// statistics write its record with plain stores).
+struct alignas(8) RowMarks {
+  std::uint32_t linked, spans;
+};
+// Pass 1 for a volume of one layer: a thread block labels a LayerTile of 4 x 2 bricks of 32 x 32
+// pixels, in three steps with block barriers between them; parents are tile-local keys
+// ty * kX + tx (raster order in the tile, so the smaller key is still the raster-first pixel).
+//  1. A warp labels its brick alone, row by row. Lane l holds column l; the row above stays in
+//     registers (`up`), its diagonal neighbours come by shuffles, and the runs and stretches are
+//     local_kernel's: a ballot of "joins my left neighbour" gives each pixel its run's first
+//     column s, its parent starts at (row, s), and the run unites with the first pixel of each
+//     stretch of joining pixels in its window of the row above -- through the up-left pixel
+//     (run's first lane, 8-connectivity), the pixel above (unless the up-left one joins too: the
+//     same stretch), the up-right pixel (run's last lane, unless the pixel above joins). These
+//     unions touch the warp's own parents only, so __syncwarp orders them.
+//  2. The pixels on a brick's first row, first and last column unite with their backward
+//     neighbours in the tile's other bricks (shared-memory union-find, every block's warp at
+//     once); pairs that leave the tile are the merge's. A root that such a union linked another
+//     under is marked: its component spans bricks, so the statistics (a table per brick) must not
+//     write its record by plain stores (as for the merge's marks).
+//  3. A run's first lane walks to the tile-local root, and the run's other lanes take it by a
+//     shuffle; each pixel's root goes out as a global key, a ballot of the tile-local roots is the
+//     row's root word, and the row's marks word starts with step 2's marks (so the marks need no
+//     reset before the local pass).
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
-    layer_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, VolGeo g, bool multilabel) {
-  using B = LayerBrick;
-  static_assert(B::kY <= 32, "a lane keeps one row's run ballot");
-  __shared__ std::uint32_t parents[kThreads / 32][B::kVoxels];  // brick-local keys ly * kBX + lx
-  std::uint32_t* parent = parents[threadIdx.x / 32];
-  const int lane = static_cast<int>(threadIdx.x & 31u);
-  for_each_brick_of_warp<B, kThreads>(
-      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
-    const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
-    const int height = static_cast<int>(min(static_cast<std::uint32_t>(B::kY), g.ny - y0));
-    auto load = [&](int ly) { return x < g.nx && ly < height ? vol[key_of(x, y0 + ly, 0, g)] : T{}; };
+    layer_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, RowMarks* marks, VolGeo g, bool multilabel) {
+  using B = LayerTile;
+  constexpr int kW = B::kX;                        // a tile row's stride in `parent`
+  constexpr int kBricksX = B::kX / kBX;            // bricks in a tile row
+  __shared__ std::uint32_t parent[B::kVoxels];     // tile-local keys ty * kW + tx
+  __shared__ unsigned spans[B::kVoxels / 32];      // bit: a root that a step-2 union linked another under
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x & 31u);
+  const int bx = warp % kBricksX * kBX, by = warp / kBricksX * kBX;  // the warp's brick in the tile
+  for (std::uint32_t tile = blockIdx.x; tile < g.ntiles; tile += gridDim.x) {
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(tile, g, x0, y0, z0);
+    for (int i = static_cast<int>(threadIdx.x); i < B::kVoxels / 32; i += kThreads) spans[i] = 0;
+    const std::uint32_t x = x0 + bx + static_cast<std::uint32_t>(lane), brick_y = y0 + by;
+    const int height = x0 + bx < g.nx && brick_y < g.ny ? static_cast<int>(min(static_cast<std::uint32_t>(kBX), g.ny - brick_y)) : 0;
+    auto at = [&](int ly, int lx) { return static_cast<std::uint32_t>((by + ly) * kW + bx + lx); };  // brick -> tile key
+    // Step 1.
+    auto load = [&](int ly) { return x < g.nx && ly < height ? vol[key_of(x, brick_y + ly, 0, g)] : T{}; };
     T v = load(0), up = T{};
     unsigned row_left = 0;  // lane ly: row ly's ballot of "joins my left neighbour"
     unsigned fg = 0;        // bit ly: this lane's pixel of row ly is foreground
@@ -398,12 +445,12 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned joins_left = __ballot_sync(kFull, v != T{} && lane > 0 && joins(v, left, multilabel));
       if (lane == ly) row_left = joins_left;
       const int s = run_first_column(joins_left, lane);
-      parent[ly * kBX + lane] = static_cast<std::uint32_t>(ly * kBX + s);
+      parent[at(ly, lane)] = at(ly, s);
       fg |= static_cast<unsigned>(v != T{}) << ly;
       const T up_left = __shfl_up_sync(kFull, up, 1), up_right = __shfl_down_sync(kFull, up, 1);
       __syncwarp();  // the row's parents are in place before any union reads them
       if (ly > 0 && v != T{}) {
-        const std::uint32_t run = static_cast<std::uint32_t>(ly * kBX + s), above = static_cast<std::uint32_t>((ly - 1) * kBX + lane);
+        const std::uint32_t run = at(ly, s), above = at(ly - 1, lane);
         const bool first = !(joins_left >> lane & 1u);
         const bool last = lane == kBX - 1 || !(joins_left >> (lane + 1) & 1u);
         const bool j_up = joins(v, up, multilabel), j_left = lane > 0 && joins(v, up_left, multilabel);
@@ -425,32 +472,52 @@ __global__ void __launch_bounds__(kThreads)
       up = v;
       v = next;
     }
-    // Every link is in place: each run's first lane walks to the brick-local root, and the run's
-    // other lanes take it from there, and a ballot of the brick-local roots is the row's root word.
+    __syncthreads();  // every brick's parents are in place
+    // Step 2: the brick's border pixels -- its first row, then its first and last columns below
+    // it, each pixel once -- with their backward neighbours in the tile's other bricks.
+#pragma unroll 1
+    for (int side = 0; side < 3; ++side) {
+      const int lx = side == 0 ? lane : side == 1 ? 0 : kBX - 1, ly = side == 0 ? 0 : lane;
+      const int tx = bx + lx, ty = by + ly;
+      const std::uint32_t px = x0 + static_cast<std::uint32_t>(tx), py = y0 + static_cast<std::uint32_t>(ty);
+      if (ly >= height || (side > 0 && ly == 0) || px >= g.nx) continue;
+      const T pv = vol[key_of(px, py, 0, g)];
+      if (pv == T{}) continue;
+#pragma unroll
+      for (int k = 9; k < 13; ++k) {  // the backward neighbours in the layer
+        const Offset d = backward_offset(k);
+        if (!in_connectivity(d, Conn)) continue;
+        const int nlx = lx + d.dx, nly = ly + d.dy, ntx = tx + d.dx, nty = ty + d.dy;
+        const bool in_brick = nlx >= 0 && nlx < kBX && nly >= 0;
+        if (in_brick || ntx < 0 || ntx >= kW || nty < 0 || px + d.dx >= g.nx) continue;  // step 1's, or the merge's
+        if (!joins(pv, vol[key_of(px + d.dx, py + d.dy, 0, g)], multilabel)) continue;
+        unite(parent, static_cast<std::uint32_t>(ty * kW + tx), static_cast<std::uint32_t>(nty * kW + ntx),
+              [&](std::uint32_t, std::uint32_t a) { atomicOr(&spans[a / 32], 1u << (a % 32)); });
+      }
+    }
+    __syncthreads();  // every link is in place
+    // Step 3.
     for (int ly = 0; ly < height; ++ly) {
       const unsigned joins_left = __shfl_sync(kFull, row_left, ly);
       const int s = run_first_column(joins_left, lane);
       const bool is_fg = fg >> ly & 1u;
-      const auto own = static_cast<std::uint32_t>(ly * kBX + lane);
+      const std::uint32_t own = at(ly, lane);
       std::uint32_t r = own;
       if (is_fg && s == lane)
-        for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
+        for (std::uint32_t p = parent[r]; p != r; p = parent[r]) r = p;
       r = __shfl_sync(kFull, r, s);
       const unsigned root_bits = __ballot_sync(kFull, is_fg && r == own);
-      if (lane == 0) rows[word_index(x0 / kBX, y0 + ly, 0, g)].roots = root_bits;
-      if (x < g.nx) P[key_of(x, y0 + ly, 0, g)] = is_fg ? key_of(x0 + r % kBX, y0 + r / kBX, 0, g) : kNone;
+      if (lane == 0) {
+        const std::size_t w = word_index((x0 + bx) / kBX, brick_y + ly, 0, g);
+        rows[w].roots = root_bits;
+        marks[w] = RowMarks{0u, spans[own / 32]};
+      }
+      if (x < g.nx) P[key_of(x, brick_y + ly, 0, g)] = is_fg ? key_of(x0 + r % kW, y0 + r / kW, 0, g) : kNone;
     }
-    __syncwarp();  // the parents are refilled for the next brick
-  });
+    __syncthreads();  // the shared arrays are refilled for the next tile
+  }
 }
 
-// The merge's marks of a row's 32 columns, laid out as RowWord: the roots it linked under others
-// (each a brick-local root: the flatten pass points them at their roots), and the roots it linked
-// others under (so a root without that mark holds a component that one brick holds whole: the
-// statistics write its record with plain stores).
-struct alignas(8) RowMarks {
-  std::uint32_t linked, spans;
-};
 // Marks root b as linked under root a. Most links of a large component go under one root: its
 // mark is read first, and set only when it is not yet (an atomic per link on one word would
 // serialize them).
@@ -470,7 +537,7 @@ __device__ __forceinline__ void mark_link(RowMarks* marks, std::uint32_t b, std:
 enum Face : int { kZ0, kY0, kYL, kX0, kX31, kInside };
 template <class B>
 __host__ __device__ constexpr Face face_of(int nx, int ny, int nz) {
-  return nz < 0 ? kZ0 : ny < 0 ? kY0 : ny >= B::kY ? kYL : nx < 0 ? kX0 : nx >= kBX ? kX31 : kInside;
+  return nz < 0 ? kZ0 : ny < 0 ? kY0 : ny >= B::kY ? kYL : nx < 0 ? kX0 : nx >= B::kX ? kX31 : kInside;
 }
 // Slots per brick, in this order: z0 (lx, ly), y0 and yl (lx, lz), x0 and x31 (ly, lz); every
 // group is a multiple of 32, so a warp works on one group. 6-connectivity has no yl and no x31
@@ -479,7 +546,7 @@ __host__ __device__ constexpr Face face_of(int nx, int ny, int nz) {
 template <int Conn, class B>
 __host__ __device__ constexpr int face_group_slots(Face f) {
   const bool used = f == kZ0 || f == kYL ? !B::kLayer && (f == kZ0 || Conn != 6) : f == kX31 ? Conn != 6 : true;
-  return !used ? 0 : f == kZ0 ? kBX * B::kY : f == kY0 || f == kYL ? kBX * B::kZ : B::kY * B::kZ;
+  return !used ? 0 : f == kZ0 ? B::kX * B::kY : f == kY0 || f == kYL ? B::kX * B::kZ : B::kY * B::kZ;
 }
 template <int Conn, class B>
 constexpr int face_slots() {
@@ -499,10 +566,10 @@ __device__ __forceinline__ Face slot_voxel(int slot, int& lx, int& ly, int& lz) 
       continue;
     }
     switch (face) {
-      case kZ0: lx = slot % kBX, ly = slot / kBX, lz = 0; break;
-      case kY0: lx = slot % kBX, ly = 0, lz = slot / kBX; break;
-      case kYL: lx = slot % kBX, ly = B::kY - 1, lz = slot / kBX; break;
-      default: ly = slot % B::kY, lz = slot / B::kY, lx = face == kX0 ? 0 : kBX - 1; break;
+      case kZ0: lx = slot % B::kX, ly = slot / B::kX, lz = 0; break;
+      case kY0: lx = slot % B::kX, ly = 0, lz = slot / B::kX; break;
+      case kYL: lx = slot % B::kX, ly = B::kY - 1, lz = slot / B::kX; break;
+      default: ly = slot % B::kY, lz = slot / B::kY, lx = face == kX0 ? 0 : B::kX - 1; break;
     }
     return face;
   }
@@ -529,7 +596,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kSlots = face_slots<Conn, B>();
   static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
   constexpr int kWarpsPerBrick = kSlots / 32;
-  const std::uint64_t units = std::uint64_t{g.nbricks} * kWarpsPerBrick;
+  const std::uint64_t units = std::uint64_t{brick_count<B>(g)} * kWarpsPerBrick;
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
   for (std::uint64_t u = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; u < units; u += warps) {
     const auto brick = static_cast<std::uint32_t>(u / kWarpsPerBrick);
@@ -1346,7 +1413,7 @@ struct VolumePlan {
   VolGeo g{};
   int conn = 26;
   bool multilabel = false;
-  bool layer = false;  // one layer: LayerBrick, else VolumeBrick
+  bool layer = false;  // one layer: LayerTile (local pass, merge) and LayerBrick (statistics), else VolumeBrick
   bool bits = false;   // a binary volume of several layers: bits_local_kernel and bits_merge_kernel
   std::uint64_t n = 0;
   std::uint32_t nwords = 0;  // words of 32 columns of a row: nbx * ny * nz < n
@@ -1393,6 +1460,8 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
   p.g.nby = static_cast<std::uint32_t>((uy + by - 1) / by);
   // Every brick holds a voxel of the volume, so there are at most n of them.
   p.g.nbricks = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * p.g.nby * ((uz + bz - 1) / bz));
+  p.g.ntx = static_cast<std::uint32_t>((ux + LayerTile::kX - 1) / LayerTile::kX);
+  p.g.ntiles = static_cast<std::uint32_t>(std::uint64_t{p.g.ntx} * ((uy + LayerTile::kY - 1) / LayerTile::kY));  // <= nbricks
   p.nwords = static_cast<std::uint32_t>(std::uint64_t{p.g.nbx} * uy * uz);
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, root_counts(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.nwords));
@@ -1409,7 +1478,7 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
 
 // Thread blocks for a grid-stride kernel: as many as the device holds at once (the kernel's
 // occupancy: its registers and shared memory decide), so that no block waits for a second wave
-// (a layer brick's 32 KB of parents leave room for 7 blocks per SM, not 8). A kernel's occupancy
+// (a layer tile's 33 KB of parents and marks leave room for 6 blocks per SM, not 8). A kernel's occupancy
 // and the device's SM count do not change, so they are asked once per (kernel, device, block
 // size) and kept: a labeling launches six kernels, and small volumes take well under a
 // millisecond.
@@ -1465,8 +1534,8 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
   const unsigned brick_warp_blocks = (p.g.nbricks + kWarps - 1) / kWarps;  // a warp per brick
   const bool bits = !B::kLayer && p.bits;
   if constexpr (B::kLayer)
-    layer_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, layer_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, t.P, t.rows, p.g, p.multilabel);
+    layer_local_kernel<T, Conn><<<resident_blocks(p.g.ntiles, layer_local_kernel<T, Conn>), kThreads, 0, s>>>(
+        d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
   else if (bits)
     bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
         d_vol, t.P, t.rows, p.g,
@@ -1481,7 +1550,7 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
       bits_merge_kernel<Conn><<<resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads, 0, s>>>(
           t.rows, t.P, t.marks, p.g);
   if (!bits) {
-    const std::uint64_t face_warps = std::uint64_t{p.g.nbricks} * (face_slots<Conn, B>() / 32);
+    const std::uint64_t face_warps = std::uint64_t{brick_count<B>(p.g)} * (face_slots<Conn, B>() / 32);
     merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>), kThreads, 0,
                                s>>>(d_vol, t.P, t.marks, p.g, p.multilabel);
   }
@@ -1502,10 +1571,11 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   }
   const VolumeTemp t = volume_temp(p, d_temp);
   mark_phase(0, s);
-  WINNOW_CUDA_CHECK(cudaMemsetAsync(t.marks, 0, std::size_t{p.nwords} * sizeof(RowMarks), s));
+  if (!p.layer)  // the layer kernel writes every marks word
+    WINNOW_CUDA_CHECK(cudaMemsetAsync(t.marks, 0, std::size_t{p.nwords} * sizeof(RowMarks), s));
   if (p.layer) {
-    if (p.conn == 6) launch_link<T, 6, LayerBrick>(p, d_vol, t, s);
-    else launch_link<T, 26, LayerBrick>(p, d_vol, t, s);
+    if (p.conn == 6) launch_link<T, 6, LayerTile>(p, d_vol, t, s);
+    else launch_link<T, 26, LayerTile>(p, d_vol, t, s);
   } else if (p.conn == 6) {
     launch_link<T, 6, VolumeBrick>(p, d_vol, t, s);
   } else if (p.conn == 18) {
