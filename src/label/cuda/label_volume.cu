@@ -49,16 +49,22 @@
 //      two hops instead of walking the merge's chains once per voxel, and leaves the root words
 //      (the unlinked brick-local roots are the roots). A thread per word of marks: the unlinked
 //      brick-local roots (most, in volumes of many small components) cost nothing.
+//      Images (one layer) skip it: their merge takes each root it links out of the root words at
+//      once (an atomic per link instead of a mark), and the label pass walks the merge's chains
+//      itself. An image has few tile roots, so the walks are short: on the benchmark's images the
+//      label pass took the same time without the flatten pass, which had cost up to 0.16 ms
+//      (8192^2 speckle; bench/results/label.md).
 //   3. numbering: an exclusive scan (CUB) of the root words' bit counts, in raster order of the
 //      words, gives each word the number of roots before it, and N. A root's number is then its
 //      word's offset plus the roots before it in the word, plus 1 -- raster order, without a pass
 //      over the forest (the forest is 4 bytes a voxel, the words 1 bit).
-//   4. final: every foreground voxel finds its root (read-only, at most two hops) and takes the
-//      root's number from the words, background 0; with statistics, then a warp per brick adds up
-//      the brick's runs per label in shared memory and flushes each label once per brick, with a
-//      per-warp carry of its dominant label across bricks (brick_stats_kernel, described where it
-//      stands), into records whose starting values a coalesced fill writes before; a component
-//      that one brick holds whole (its root unmarked) is written by plain stores.
+//   4. final: every foreground voxel finds its root (read-only; at most two hops in a volume)
+//      and takes the root's number from the words, background 0; with statistics, then a warp per
+//      brick adds up the brick's runs per label in shared memory and flushes each label once per
+//      brick, with a per-warp carry of its dominant label across bricks (brick_stats_kernel,
+//      described where it stands), into records whose starting values a coalesced fill writes
+//      before; a component that one brick holds whole (its root unmarked) is written by plain
+//      stores.
 //
 // Cost model of the voxel passes (512^3, dense, 26-connected, one component; before these changes
 // 68 ms on an H200):
@@ -518,15 +524,27 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Marks root b as linked under root a. Most links of a large component go under one root: its
-// mark is read first, and set only when it is not yet (an atomic per link on one word would
-// serialize them).
-__device__ __forceinline__ void mark_link(RowMarks* marks, std::uint32_t b, std::uint32_t a, const VolGeo& g) {
-  const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx, row_a = a / g.nx, x_a = a - row_a * g.nx;  // y + ny z
-  atomicOr(&marks[std::size_t{row_b} * g.nbx + x_b / kBX].linked, 1u << (x_b % kBX));
+// Marks root a (a global key) as one that others were linked under. Most links of a large
+// component go under one root: its mark is read first, and set only when it is not yet (an atomic
+// per link on one word would serialize them).
+__device__ __forceinline__ void mark_spans(RowMarks* marks, std::uint32_t a, const VolGeo& g) {
+  const std::uint32_t row_a = a / g.nx, x_a = a - row_a * g.nx;  // y + ny z
   std::uint32_t* spans = &marks[std::size_t{row_a} * g.nbx + x_a / kBX].spans;
   const unsigned bit = 1u << (x_a % kBX);
   if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);
+}
+// Marks root b as linked under root a (for the flatten pass), and a as spanning.
+__device__ __forceinline__ void mark_link(RowMarks* marks, std::uint32_t b, std::uint32_t a, const VolGeo& g) {
+  const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx;  // y + ny z
+  atomicOr(&marks[std::size_t{row_b} * g.nbx + x_b / kBX].linked, 1u << (x_b % kBX));
+  mark_spans(marks, a, g);
+}
+// An image's merge (no flatten pass) takes the root b it linked under a out of the root words at
+// once, and marks a as spanning.
+__device__ __forceinline__ void unlink_root(RowWord* rows, RowMarks* marks, std::uint32_t b, std::uint32_t a, const VolGeo& g) {
+  const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx;  // y + ny z
+  atomicAnd(&rows[std::size_t{row_b} * g.nbx + x_b / kBX].roots, ~(1u << (x_b % kBX)));
+  mark_spans(marks, a, g);
 }
 
 // ---- pass 2: across brick faces -----------------------------------------------------------------
@@ -592,7 +610,7 @@ __host__ __device__ constexpr bool merge_offset_used(int k) {
 // the same two bricks, and one union of them is enough.
 template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
-    merge_kernel(const T* vol, std::uint32_t* P, RowMarks* marks, VolGeo g, bool multilabel) {
+    merge_kernel(const T* vol, std::uint32_t* P, RowWord* rows, RowMarks* marks, VolGeo g, bool multilabel) {
   constexpr int kSlots = face_slots<Conn, B>();
   static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
   constexpr int kWarpsPerBrick = kSlots / 32;
@@ -649,8 +667,10 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned peers = __match_any_sync(kFull, both);
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
       if (pair[k] && first_in_warp && both != last_pair) {
-        unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-              [&](std::uint32_t b, std::uint32_t a) { mark_link(marks, b, a, g); });
+        unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both), [&](std::uint32_t b, std::uint32_t a) {
+          if constexpr (B::kTile) unlink_root(rows, marks, b, a, g);
+          else mark_link(marks, b, a, g);
+        });
         last_pair = both;
       }
     }
@@ -1552,13 +1572,15 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
   if (!bits) {
     const std::uint64_t face_warps = std::uint64_t{brick_count<B>(p.g)} * (face_slots<Conn, B>() / 32);
     merge_kernel<T, Conn, B><<<resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>), kThreads, 0,
-                               s>>>(d_vol, t.P, t.marks, p.g, p.multilabel);
+                               s>>>(d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
   }
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
-  flatten_linked_kernel<<<resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_linked_kernel), kThreads, 0, s>>>(
-      t.P, t.rows, t.marks, p.g);
-  WINNOW_CUDA_CHECK_LAUNCH();
+  if constexpr (!B::kTile) {  // an image's merge took its linked roots out of the root words itself
+    flatten_linked_kernel<<<resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_linked_kernel), kThreads, 0, s>>>(
+        t.P, t.rows, t.marks, p.g);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
   mark_phase(3, s);
 }
 
