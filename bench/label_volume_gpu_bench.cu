@@ -19,7 +19,7 @@
 // Copy floor: a kernel that reads the u8 volume and writes a u32 per voxel (what labeling must at
 // least move); `x floor` is our time over it.
 // --breakdown: after each case, the median milliseconds of each phase of the run with statistics
-// (local bricks, merge across faces, flatten, the roots' scan, labels, statistics), timed by
+// (local bricks, merge across faces, the roots' scan, labels, statistics), timed by
 // events that the library records at its phase boundaries (detail::cuda::set_volume_phase_events).
 // Verification: every case's two timed configurations must agree (count, labels, and the
 // labels-only run against the run with statistics); cases of up to 2^24 voxels (all with
@@ -211,8 +211,8 @@ int main(int argc, char** argv) {
         std::printf("%-18s %4d %10.4f %10.4f %10.4f %8.1f %8.2f %12u%s\n", name.c_str(), conn, ms_labels, ms_stats, floor_ms,
                     ms_stats / floor_ms, n / (ms_stats * 1e6), count2, ok ? "  ok" : "  MISMATCH");
         if (breakdown) {
-          constexpr int kEvents = 7;
-          const char* phase_names[kEvents - 1] = {"local", "merge", "flatten", "scan", "labels", "stats"};
+          constexpr int kEvents = 6;
+          const char* phase_names[kEvents - 1] = {"local", "merge", "scan", "labels", "stats"};
           cudaEvent_t ev[kEvents];
           for (cudaEvent_t& e : ev) CK(cudaEventCreate(&e));
           detail::cuda::set_volume_phase_events(ev);

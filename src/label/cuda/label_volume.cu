@@ -42,24 +42,19 @@
 //      left neighbour joins it, every backward neighbour with dx <= 0 is also a neighbour of that
 //      left voxel, so the pair is implied (by induction over raster order) and only the left pair
 //      and the four dx = +1 pairs are united -- 5 instead of 13 in dense volumes. Every link
-//      marks both roots, a bit per voxel in words laid out as the root words (RowMarks): the one
-//      linked, and the one it went under (its component spans bricks).
-//   2b. flatten: every root marked linked (a brick-local root: nodes above the first level of the
-//      forest are all brick-local roots) points at its final root, so later finds take at most
-//      two hops instead of walking the merge's chains once per voxel, and leaves the root words
-//      (the unlinked brick-local roots are the roots). A thread per word of marks: the unlinked
-//      brick-local roots (most, in volumes of many small components) cost nothing.
-//      Images (one layer) skip it: their merge takes each root it links out of the root words at
-//      once (an atomic per link instead of a mark), and the label pass walks the merge's chains
-//      itself. An image has few tile roots, so the walks are short: on the benchmark's images the
-//      label pass took the same time without the flatten pass, which had cost up to 0.16 ms
-//      (8192^2 speckle; bench/results/label.md).
+//      takes the root it linked out of the root words (an atomic and of its bit: the brick-local
+//      roots left there are the roots), and marks the root it went under, a bit per voxel in
+//      words laid out as the root words (RowMarks): its component spans bricks.
+//      No pass points every linked root at its root: the label pass walks the merge's chains
+//      itself (only brick-local roots are on them). Such a pass, a thread per word of marks,
+//      cost more than the walks it saved in every benchmark case (up to 0.3 ms at 512^3;
+//      bench/results/label.md).
 //   3. numbering: an exclusive scan (CUB) of the root words' bit counts, in raster order of the
 //      words, gives each word the number of roots before it, and N. A root's number is then its
 //      word's offset plus the roots before it in the word, plus 1 -- raster order, without a pass
 //      over the forest (the forest is 4 bytes a voxel, the words 1 bit).
-//   4. final: every foreground voxel finds its root (read-only; at most two hops in a volume)
-//      and takes the root's number from the words, background 0; with statistics, then a warp per
+//   4. final: every foreground voxel finds its root (read-only: its brick-local root, then the
+//      merge's chain) and takes the root's number from the words, background 0; with statistics, then a warp per
 //      brick adds up the brick's runs per label in shared memory and flushes each label once per
 //      brick, with a per-warp carry of its dominant label across bricks (brick_stats_kernel,
 //      described where it stands), into records whose starting values a coalesced fill writes
@@ -71,9 +66,9 @@
 // the per-voxel unions of pass 1 (5 per voxel, all onto one root per brick) and, above all, the
 // merge's ~0.4 face voxels per voxel with up to 5 global unions each (two dependent find walks
 // through chains of brick roots, atomics colliding on the few roots) and the final pass's find
-// per voxel through the same unflattened chains. Now pass 1 does a few shared unions per run,
-// pass 2 a few global unions per warp and face, pass 2b one find per root the merge linked, and the
-// remaining passes read the forest once and write the labels.
+// per voxel through the same chains. Now pass 1 does a few shared unions per run, pass 2 a few
+// global unions per warp and face, and the remaining passes read the forest once (with the short
+// chains of brick roots the merge left) and write the labels.
 // The bit-word passes take the same volume in 5.0 ms (labels; 20.7 with the voxel passes), most of
 // it in their shared- and global-memory unions (bench/results/label.md). The benchmark's
 // --breakdown prints each phase's time (set_volume_phase_events).
@@ -90,9 +85,9 @@
 // "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
-// memory: 4 bytes per voxel of temporary storage (the forest), and five words of 4 bytes per 32
-// columns of each row (foreground, roots, two of marks, numbering offsets: 1 bit per voxel each, up
-// to 4 bytes per voxel for volumes 1 voxel wide).
+// memory: 4 bytes per voxel of temporary storage (the forest), and four words of 4 bytes per 32
+// columns of each row (foreground, roots, marks, numbering offsets: 1 bit per voxel each, up to 4
+// bytes per voxel for volumes 1 voxel wide).
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -118,9 +113,9 @@
 
 namespace winnow::detail::cuda {
 
-/// Benchmark hook, not for concurrent use: with `events` (7 CUDA events, or null to stop), every
-/// labeling records events[0..6] in its stream at its phase boundaries -- 0 start, 1 after the
-/// local pass, 2 merge, 3 flatten, 4 roots counted and scanned, 5 labels written, 6 statistics
+/// Benchmark hook, not for concurrent use: with `events` (6 CUDA events, or null to stop), every
+/// labeling records events[0..5] in its stream at its phase boundaries -- 0 start, 1 after the
+/// local pass, 2 merge, 3 roots counted and scanned, 4 labels written, 5 statistics
 /// (none without them) -- so a benchmark can time each phase (bench/label_volume_gpu_bench.cu
 /// --breakdown). Declared here and by that benchmark only.
 void set_volume_phase_events(cudaEvent_t* events);
@@ -174,7 +169,7 @@ __device__ __forceinline__ std::size_t word_index(std::uint32_t bx, std::uint32_
 
 // The words of a row's 32 columns [32 bx, 32 bx + 32): its foreground (a binary volume's, the
 // bit-word passes') and its roots (bit x % 32: the voxel is a brick-local root after the local
-// pass, a root after the flatten pass). One 8-byte store writes both.
+// pass, a root after the merge). One 8-byte store writes both.
 struct alignas(8) RowWord {
   std::uint32_t fg, roots;
 };
@@ -396,12 +391,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The merge's marks of a row's 32 columns, laid out as RowWord: the roots it linked under others
-// (each a brick-local root: the flatten pass points them at their roots), and the roots it linked
-// others under (so a root without that mark holds a component that one brick holds whole: the
-// statistics write its record with plain stores).
-struct alignas(8) RowMarks {
-  std::uint32_t linked, spans;
+// The merge's marks of a row's 32 columns, laid out as the root words: the roots it (or a layer
+// tile's local pass, across the tile's bricks) linked others under -- so a root without that mark
+// holds a component that one brick holds whole: the statistics write its record with plain
+// stores.
+struct RowMarks {
+  std::uint32_t spans;
 };
 // Pass 1 for a volume of one layer: a thread block labels a LayerTile of 4 x 2 bricks of 32 x 32
 // pixels, in three steps with block barriers between them; parents are tile-local keys
@@ -516,7 +511,7 @@ __global__ void __launch_bounds__(kThreads)
       if (lane == 0) {
         const std::size_t w = word_index((x0 + bx) / kBX, brick_y + ly, 0, g);
         rows[w].roots = root_bits;
-        marks[w] = RowMarks{0u, spans[own / 32]};
+        marks[w] = RowMarks{spans[own / 32]};
       }
       if (x < g.nx) P[key_of(x, brick_y + ly, 0, g)] = is_fg ? key_of(x0 + r % kW, y0 + r / kW, 0, g) : kNone;
     }
@@ -533,14 +528,7 @@ __device__ __forceinline__ void mark_spans(RowMarks* marks, std::uint32_t a, con
   const unsigned bit = 1u << (x_a % kBX);
   if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);
 }
-// Marks root b as linked under root a (for the flatten pass), and a as spanning.
-__device__ __forceinline__ void mark_link(RowMarks* marks, std::uint32_t b, std::uint32_t a, const VolGeo& g) {
-  const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx;  // y + ny z
-  atomicOr(&marks[std::size_t{row_b} * g.nbx + x_b / kBX].linked, 1u << (x_b % kBX));
-  mark_spans(marks, a, g);
-}
-// An image's merge (no flatten pass) takes the root b it linked under a out of the root words at
-// once, and marks a as spanning.
+// The merge linked root b under root a: b leaves the root words, and a is marked as spanning.
 __device__ __forceinline__ void unlink_root(RowWord* rows, RowMarks* marks, std::uint32_t b, std::uint32_t a, const VolGeo& g) {
   const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx;  // y + ny z
   atomicAnd(&rows[std::size_t{row_b} * g.nbx + x_b / kBX].roots, ~(1u << (x_b % kBX)));
@@ -668,8 +656,7 @@ __global__ void __launch_bounds__(kThreads)
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
       if (pair[k] && first_in_warp && both != last_pair) {
         unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both), [&](std::uint32_t b, std::uint32_t a) {
-          if constexpr (B::kTile) unlink_root(rows, marks, b, a, g);
-          else mark_link(marks, b, a, g);
+          unlink_root(rows, marks, b, a, g);
         });
         last_pair = both;
       }
@@ -964,7 +951,7 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
 // twice, which is harmless). Across the faces of a dense component nearly every pair is the same two brick roots.
 template <int Conn>
 __global__ void __launch_bounds__(kThreads)
-    bits_merge_kernel(const RowWord* rows, std::uint32_t* P, RowMarks* marks, VolGeo g) {
+    bits_merge_kernel(RowWord* rows, std::uint32_t* P, RowMarks* marks, VolGeo g) {
   using B = VolumeBrick;
   constexpr int kLaneRows = B::kRows / 32;
   constexpr int kRecent = 64;  // slots of a warp's table of recent pairs
@@ -980,7 +967,7 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
       if (atomicExch(&recent[(both * 0x9E3779B97F4A7C15ull) >> 58], both) == both) return;  // united already
       unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-            [&](std::uint32_t b, std::uint32_t a) { mark_link(marks, b, a, g); });
+            [&](std::uint32_t b, std::uint32_t a) { unlink_root(rows, marks, b, a, g); });
     };
     unsigned row_word[kLaneRows];
 #pragma unroll
@@ -1043,34 +1030,6 @@ __global__ void __launch_bounds__(kThreads)
       __syncwarp();  // reconverge before the vote
     }
   });
-}
-
-// ---- pass 2b: flatten ---------------------------------------------------------------------------
-
-// Every root that the merge linked (marked) points at its component's root afterwards. Nodes above
-// the first level of the forest are all brick-local roots (links join roots only), so after this
-// every voxel is at most two hops from its root: voxel -> brick-local root -> root. A thread takes
-// a word of marks (consecutive words: coalesced reads); most words are zero. The linked roots
-// leave the word of brick-local roots, which holds the roots then. Concurrent flatteners store
-// only roots over their own entries, so a walk reads either the old parent or the root, both
-// ancestors; nobody links any more.
-__global__ void __launch_bounds__(kThreads)
-    flatten_linked_kernel(std::uint32_t* P, RowWord* rows, const RowMarks* marks, VolGeo g) {
-  const std::uint64_t words = std::uint64_t{g.nbx} * g.ny * g.nz;
-  for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; w < words;
-       w += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
-    unsigned linked = marks[w].linked;
-    if (!linked) continue;
-    rows[w].roots &= ~linked;
-    const auto row = static_cast<std::uint32_t>(w / g.nbx);  // y + ny z
-    const std::uint32_t row_key = row * g.nx + static_cast<std::uint32_t>(w % g.nbx) * kBX;
-    for (; linked; linked &= linked - 1) {
-      const std::uint32_t k = row_key + static_cast<std::uint32_t>(__ffs(linked) - 1);
-      std::uint32_t r = load_parent(P, k);
-      for (std::uint32_t p = load_parent(P, r); p != r; p = load_parent(P, r)) r = p;
-      P[k] = r;
-    }
-  }
 }
 
 // ---- pass 3: numbering --------------------------------------------------------------------------
@@ -1537,7 +1496,7 @@ void mark_phase(int boundary, cudaStream_t s) {
 struct VolumeTemp {
   std::uint32_t* P;        // the forest
   RowWord* rows;           // a row's foreground and roots per 32 columns
-  RowMarks* marks;         // the roots the merge linked, laid out as rows
+  RowMarks* marks;         // the roots the merge linked others under, laid out as rows
   std::uint32_t* offsets;  // per row word: the roots before it
   void* scan;
 };
@@ -1576,12 +1535,6 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
   }
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
-  if constexpr (!B::kTile) {  // an image's merge took its linked roots out of the root words itself
-    flatten_linked_kernel<<<resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_linked_kernel), kThreads, 0, s>>>(
-        t.P, t.rows, t.marks, p.g);
-    WINNOW_CUDA_CHECK_LAUNCH();
-  }
-  mark_phase(3, s);
 }
 
 // Passes 1-3: the forest, the roots' words scanned, N in *d_count.
@@ -1609,7 +1562,7 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(t.scan, scan_bytes, root_counts(t.rows), t.offsets, p.nwords, s));
   total_kernel<<<1, 1, 0, s>>>(t.rows, t.offsets, p.nwords, d_count);
   WINNOW_CUDA_CHECK_LAUNCH();
-  mark_phase(4, s);
+  mark_phase(3, s);
 }
 
 // Pass 4: labels, and the statistics of labels <= cap when st.
@@ -1622,7 +1575,7 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(
       t.P, t.rows, t.offsets, d_labels, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
-  mark_phase(5, s);
+  mark_phase(4, s);
   if (st) {  // the records brick by brick, from the row words or from the labels just written
     init_records_kernel<<<resident_blocks((std::min<std::uint64_t>(cap, p.n) * 8 + kThreads - 1) / kThreads,
                                           init_records_kernel),
@@ -1642,7 +1595,7 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
     else launch(brick_stats_kernel<VolumeBrick, false>);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
-  mark_phase(6, s);
+  mark_phase(5, s);
 }
 
 template <class T>
