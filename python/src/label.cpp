@@ -271,6 +271,28 @@ std::vector<Raw> labeling_records(DeviceCall& call, std::uint64_t voxels, Run&& 
   call.copy_to_host(records.data(), d_records, n * sizeof(Raw));
   return records;
 }
+
+/// The device labelings' common body: `label(d_temp, temp_bytes, d_count, d_records, capacity)`
+/// calls the device API (with no storage it sizes it); N or None (read_count), or with `stats`
+/// N always and the records of labels 1..N, each converted by `convert`, in *stats.
+template <class Raw, class Stats, class Label, class Convert>
+std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t voxels, bool read_count,
+                                             std::vector<Stats>* stats, Label label, Convert convert) {
+  std::size_t temp_bytes = 0;
+  label(nullptr, temp_bytes, nullptr, nullptr, 0);
+  void* d_temp = call.scratch(temp_bytes);
+  auto run = [&](Raw* d_records, std::uint64_t capacity) {
+    label(d_temp, temp_bytes, static_cast<std::uint32_t*>(call.count()), d_records, capacity);
+  };
+  if (!stats) {
+    run(nullptr, 0);
+    return call.read_count(read_count, 4);
+  }
+  const auto records = labeling_records<Raw>(call, voxels, run);
+  stats->resize(records.size());
+  std::transform(records.begin(), records.end(), stats->begin(), convert);
+  return records.size();
+}
 #endif
 
 /// CUDA volumes [z, y, x] of unsigned integers of `itemsize` bytes (contiguous): 32-bit labels
@@ -289,23 +311,15 @@ std::optional<std::uint64_t> run_label_volume_device(std::uintptr_t volume, std:
     auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
     nb::gil_scoped_release unlocked;
     DeviceCall call(device, stream);
-    std::size_t temp_bytes = 0;
-    cuda::label_volume(nullptr, temp_bytes, d_volume, nx, ny, nz, d_labels, nullptr, nullptr, 0, options,
-                       call.stream());
-    void* d_temp = call.scratch(temp_bytes);
-    auto run = [&](cuda::RawVolumeComponentStats* d_records, std::uint64_t capacity) {
-      cuda::label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, static_cast<std::uint32_t*>(call.count()),
-                         d_records, capacity, options, call.stream());
-    };
-    if (!stats) {
-      run(nullptr, 0);
-      return call.read_count(read_count, 4);
-    }
-    const auto records = labeling_records<cuda::RawVolumeComponentStats>(
-        call, static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz), run);
-    stats->resize(records.size());
-    std::transform(records.begin(), records.end(), stats->begin(), cuda::to_volume_component_stats);
-    return records.size();
+    return label_on_device<cuda::RawVolumeComponentStats>(
+        call, static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz), read_count,
+        stats,
+        [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawVolumeComponentStats* d_records,
+            std::uint64_t capacity) {
+          cuda::label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_records, capacity, options,
+                             call.stream());
+        },
+        cuda::to_volume_component_stats);
   });
 #else
   (void)volume, (void)itemsize, (void)nx, (void)ny, (void)nz, (void)labels, (void)connectivity, (void)multilabel,
@@ -344,23 +358,14 @@ std::optional<std::uint64_t> run_label_device(std::uintptr_t mask, std::int64_t 
   auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
   nb::gil_scoped_release unlocked;
   DeviceCall call(device, stream);
-  std::size_t temp_bytes = 0;
-  cuda::label(nullptr, temp_bytes, d_mask, width, height, row_stride, d_labels, nullptr, nullptr, 0, options,
-              call.stream());
-  void* d_temp = call.scratch(temp_bytes);
-  auto run = [&](cuda::RawComponentStats* d_records, std::uint64_t capacity) {
-    cuda::label(d_temp, temp_bytes, d_mask, width, height, row_stride, d_labels,
-                static_cast<std::uint32_t*>(call.count()), d_records, capacity, options, call.stream());
-  };
-  if (!stats) {
-    run(nullptr, 0);
-    return call.read_count(read_count, 4);
-  }
-  const auto records = labeling_records<cuda::RawComponentStats>(
-      call, static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height), run);
-  stats->resize(records.size());
-  std::transform(records.begin(), records.end(), stats->begin(), cuda::to_component_stats);
-  return records.size();
+  return label_on_device<cuda::RawComponentStats>(
+      call, static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height), read_count, stats,
+      [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawComponentStats* d_records,
+          std::uint64_t capacity) {
+        cuda::label(d_temp, temp_bytes, d_mask, width, height, row_stride, d_labels, d_count, d_records, capacity,
+                    options, call.stream());
+      },
+      cuda::to_component_stats);
 #else
   (void)mask, (void)width, (void)height, (void)row_stride, (void)labels, (void)connectivity, (void)device,
       (void)stream, (void)read_count, (void)stats;
