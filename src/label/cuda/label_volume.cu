@@ -398,6 +398,7 @@ __global__ void __launch_bounds__(kThreads)
 struct RowMarks {
   std::uint32_t spans;
 };
+
 // Pass 1 for a volume of one layer: a thread block labels a LayerTile of 4 x 2 bricks of 32 x 32
 // pixels, in three steps with block barriers between them; parents are tile-local keys
 // ty * kX + tx (raster order in the tile, so the smaller key is still the raster-first pixel).
@@ -410,7 +411,7 @@ struct RowMarks {
 //     same stretch), the up-right pixel (run's last lane, unless the pixel above joins). These
 //     unions touch the warp's own parents only, so __syncwarp orders them.
 //  2. The pixels on a brick's first row, first and last column unite with their backward
-//     neighbours in the tile's other bricks (shared-memory union-find, every block's warp at
+//     neighbours in the tile's other bricks (shared-memory union-find, all the block's warps at
 //     once); pairs that leave the tile are the merge's. A root that such a union linked another
 //     under is marked: its component spans bricks, so the statistics (a table per brick) must not
 //     write its record by plain stores (as for the merge's marks).
