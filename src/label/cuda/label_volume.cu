@@ -54,12 +54,12 @@
 //      word's offset plus the roots before it in the word, plus 1 -- raster order, without a pass
 //      over the forest (the forest is 4 bytes a voxel, the words 1 bit).
 //   4. final: every foreground voxel finds its root (read-only: its brick-local root, then the
-//      merge's chain) and takes the root's number from the words, background 0; with statistics, then a warp per
-//      brick adds up the brick's runs per label in shared memory and flushes each label once per
-//      brick, with a per-warp carry of its dominant label across bricks (brick_stats_kernel,
-//      described where it stands), into records whose starting values a coalesced fill writes
-//      before; a component that one brick holds whole (its root unmarked) is written by plain
-//      stores.
+//      merge's chain) and takes the root's number from the words, background 0; with statistics,
+//      then a warp per brick adds up the brick's runs per label in shared memory and flushes each
+//      label once per brick, with a per-warp carry of its dominant label across bricks
+//      (brick_stats_kernel, described where it stands), into records whose starting values a
+//      coalesced fill writes before; a component that one brick holds whole (its root unmarked)
+//      is written by plain stores.
 //
 // Cost model of the voxel passes (512^3, dense, 26-connected, one component; before these changes
 // 68 ms on an H200):
@@ -425,16 +425,19 @@ __global__ void __launch_bounds__(kThreads)
   using B = LayerTile;
   constexpr int kW = B::kX;                        // a tile row's stride in `parent`
   constexpr int kBricksX = B::kX / kBX;            // bricks in a tile row
+  constexpr int kBrickY = LayerBrick::kY;          // a brick's rows
+  static_assert(kBrickY <= 32, "a lane keeps one row's run ballot");
   __shared__ std::uint32_t parent[B::kVoxels];     // tile-local keys ty * kW + tx
   __shared__ unsigned spans[B::kVoxels / 32];      // bit: a root that a step-2 union linked another under
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x & 31u);
-  const int bx = warp % kBricksX * kBX, by = warp / kBricksX * kBX;  // the warp's brick in the tile
+  const int bx = warp % kBricksX * kBX, by = warp / kBricksX * kBrickY;  // the warp's brick in the tile
   for (std::uint32_t tile = blockIdx.x; tile < g.ntiles; tile += gridDim.x) {
     std::uint32_t x0, y0, z0;
     brick_origin<B>(tile, g, x0, y0, z0);
     for (int i = static_cast<int>(threadIdx.x); i < B::kVoxels / 32; i += kThreads) spans[i] = 0;
     const std::uint32_t x = x0 + bx + static_cast<std::uint32_t>(lane), brick_y = y0 + by;
-    const int height = x0 + bx < g.nx && brick_y < g.ny ? static_cast<int>(min(static_cast<std::uint32_t>(kBX), g.ny - brick_y)) : 0;
+    const int height =
+        x0 + bx < g.nx && brick_y < g.ny ? static_cast<int>(min(static_cast<std::uint32_t>(kBrickY), g.ny - brick_y)) : 0;
     auto at = [&](int ly, int lx) { return static_cast<std::uint32_t>((by + ly) * kW + bx + lx); };  // brick -> tile key
     // Step 1.
     auto load = [&](int ly) { return x < g.nx && ly < height ? vol[key_of(x, brick_y + ly, 0, g)] : T{}; };
