@@ -126,7 +126,7 @@ __global__ void generate_triangles(Field f, iso::Grid g, double level, const std
         const int a = b_table.edge_corner[e][0];
         float p[3], value, nn[3];
         iso::vertex_attributes(f, g, level, x + b_table.corner[a][0], y + b_table.corner[a][1], z + b_table.corner[a][2],
-                               1 + b_table.edge_axis[e], true, false, p, value, nn);
+                               b_table.edge_axis[e], true, false, p, value, nn);
         for (int q = 0; q < 3; ++q) pos[3 * out + q] = p[q], nor[3 * out + q] = nn[q];
       }
   }
@@ -140,8 +140,7 @@ __device__ std::uint8_t cls(const Field& f, const iso::Grid& g, std::int64_t x, 
 }
 __device__ unsigned mask_at(const Field& f, const iso::Grid& g, std::int64_t x, std::int64_t y, std::int64_t z,
                             double level) {
-  return iso::owner_mask(cls(f, g, x, y, z, level), cls(f, g, x - 1, y, z, level), cls(f, g, x + 1, y, z, level),
-                         cls(f, g, x, y - 1, z, level), cls(f, g, x, y + 1, z, level), cls(f, g, x, y, z - 1, level),
+  return iso::owner_mask(cls(f, g, x, y, z, level), cls(f, g, x + 1, y, z, level), cls(f, g, x, y + 1, z, level),
                          cls(f, g, x, y, z + 1, level));
 }
 __global__ void classify_welded(Field f, iso::Grid g, double level, std::uint32_t* vcount, std::uint32_t* tcount) {
@@ -149,12 +148,12 @@ __global__ void classify_welded(Field f, iso::Grid g, double level, std::uint32_
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::int64_t x, y, z;
     const bool cell = decode(i, g, x, y, z);
-    vcount[i] = iso::popcount4(mask_at(f, g, x, y, z, level));
+    vcount[i] = iso::popcount3(mask_at(f, g, x, y, z, level));
     std::uint32_t t = 0;
     if (cell) {
       std::uint8_t corner[8];
       corners_of(f, g, x, y, z, level, corner);
-      if (b_table.triangle_count[iso::cell_case(corner)]) t = iso::cell_triangle_count(b_table, corner, false);
+      t = b_table.triangle_count[iso::cell_case(corner)];
     }
     tcount[i] = t;
   }
@@ -166,7 +165,7 @@ __global__ void welded_vertices(Field f, iso::Grid g, double level, const std::u
     decode(i, g, x, y, z);
     const unsigned mask = mask_at(f, g, x, y, z, level);
     std::uint32_t k = voff[i];
-    for (int slot = 0; slot < 4; ++slot)
+    for (int slot = 0; slot < 3; ++slot)
       if (mask & (1u << slot)) {
         float p[3], value, nn[3];
         iso::vertex_attributes(f, g, level, x, y, z, slot, true, false, p, value, nn);
@@ -183,13 +182,13 @@ __global__ void welded_triangles(Field f, iso::Grid g, double level, const std::
     if (!decode(i, g, x, y, z)) continue;
     std::uint8_t corner[8];
     corners_of(f, g, x, y, z, level, corner);
-    if (!b_table.triangle_count[iso::cell_case(corner)]) continue;
-    std::uint8_t local[iso::kMaxTriangles][3];
-    const int m = iso::cell_triangles(b_table, corner, false, false, local);
+    const unsigned c = iso::cell_case(corner);
     std::uint32_t k = toff[i];
-    for (int t = 0; t < m; ++t, ++k)
+    for (int t = 0; t < b_table.triangle_count[c]; ++t, ++k)
       for (int j = 0; j < 3; ++j) {
-        const iso::VertexHome h = iso::vertex_home(b_table, local[t][j]);
+        int edge[3];
+        iso::cell_triangle(b_table, c, t, false, edge);
+        const iso::VertexHome h = iso::vertex_home(b_table, edge[j]);
         const std::int64_t ox = x + h.dx, oy = y + h.dy, oz = z + h.dz;
         const std::uint64_t owner = (std::uint64_t(oz) * g.ny + oy) * g.nx + ox;
         tri[3 * k + j] = voff[owner] + iso::rank_in_voxel(mask_at(f, g, ox, oy, oz, level), h.slot);

@@ -5,7 +5,10 @@
 // Euler characteristic, area and enclosed volume against the analytic values, vertex positions and
 // order against an interpolation written here, outward normals; slabbed = one pass bit for bit;
 // thin, empty, NaN, strided, spaced and every voxel type; rows across 64-voxel word boundaries;
-// levels between and beyond a voxel type's values; CPU = CUDA (skipped without a device).
+// levels between and beyond a voxel type's values; levels equal to voxel values on thousands of
+// small random integer volumes of every type (a 2-manifold: every edge used twice, once each way,
+// or once on the volume's border; every vertex used, its triangles one fan); CPU = CUDA (skipped
+// without a device).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +20,8 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -25,6 +30,7 @@
 #include "winnow/error.hpp"
 #include "winnow/isosurface.hpp"
 #include "winnow/volume.hpp"
+#include "winnow/volume_io.hpp"
 
 using namespace winnow;
 
@@ -57,33 +63,124 @@ std::map<std::pair<std::uint64_t, std::uint64_t>, int> directed_edges(const Mesh
   return edges;
 }
 
+using Edge = std::pair<std::uint64_t, std::uint64_t>;
+
+// The directed edges of all triangles, sorted (repeats kept): the checks below search them, which
+// stays fast on meshes of millions of triangles.
+std::vector<Edge> sorted_directed_edges(const Mesh& m) {
+  std::vector<Edge> edges;
+  edges.reserve(3 * m.triangle_count());
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    for (int k = 0; k < 3; ++k) edges.push_back({v[k], v[(k + 1) % 3]});
+  }
+  std::sort(edges.begin(), edges.end());
+  return edges;
+}
+bool contains(const std::vector<Edge>& sorted, Edge e) { return std::binary_search(sorted.begin(), sorted.end(), e); }
+
 // Closed and consistently oriented: every directed edge once and its reverse once.
 void expect_closed_and_oriented(const Mesh& m) {
-  const auto edges = directed_edges(m);
+  const auto edges = sorted_directed_edges(m);
   int bad = 0;
-  for (const auto& [e, n] : edges) {
-    const auto reverse = edges.find({e.second, e.first});
-    if (n != 1 || reverse == edges.end() || reverse->second != 1) ++bad;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const bool repeated = (i > 0 && edges[i - 1] == edges[i]) || (i + 1 < edges.size() && edges[i + 1] == edges[i]);
+    bad += repeated || !contains(edges, {edges[i].second, edges[i].first});
   }
   EXPECT_EQ(bad, 0) << "directed edges not used once each way, of " << edges.size();
 }
 
 // Welded: no two vertices share a position (crossings that round onto a voxel are moved one float
-// inside their edge), and no triangle repeats a vertex or points past the vertices.
+// inside their edge), every vertex is used, and no triangle repeats a vertex or points past the
+// vertices.
 void expect_welded_and_valid(const Mesh& m) {
-  std::map<std::array<float, 3>, int> positions;
-  for (const auto& v : m.vertices) ++positions[v];
-  int shared = 0;
-  for (const auto& [p, count] : positions) shared += count > 1;
-  EXPECT_EQ(shared, 0) << "positions held by more than one vertex, of " << positions.size();
+  std::vector<std::array<float, 3>> positions(m.vertices);
+  std::sort(positions.begin(), positions.end());
+  const auto shared = std::adjacent_find(positions.begin(), positions.end()) != positions.end();
+  EXPECT_FALSE(shared) << "positions held by more than one vertex, of " << positions.size();
   int degenerate = 0, out_of_range = 0;
+  std::vector<bool> used(m.vertex_count());
   for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
     const auto v = m.triangle(t);
     degenerate += v[0] == v[1] || v[1] == v[2] || v[0] == v[2];
-    for (auto i : v) out_of_range += i >= m.vertex_count();
+    for (auto i : v) {
+      out_of_range += i >= m.vertex_count();
+      if (i < m.vertex_count()) used[i] = true;
+    }
   }
   EXPECT_EQ(degenerate, 0);
   EXPECT_EQ(out_of_range, 0);
+  EXPECT_EQ(std::count(used.begin(), used.end(), false), 0) << "vertices no triangle uses";
+}
+
+// A 2-manifold with border: every directed edge once; every undirected edge used by two
+// triangles in opposite directions, or by one when both its vertices lie on one face of the
+// volume (`faces`: the float coordinates of the volume's faces per axis, the surface is open
+// there); every vertex's triangles form one fan (its link is one cycle, or one path on the border).
+void expect_manifold(const Mesh& m, const std::array<std::array<float, 2>, 3>& faces) {
+  const auto edges = sorted_directed_edges(m);
+  const auto on_one_face = [&](std::uint64_t a, std::uint64_t b) {
+    for (int axis = 0; axis < 3; ++axis)
+      for (float face : faces[axis])
+        if (m.vertices[a][axis] == face && m.vertices[b][axis] == face) return true;
+    return false;
+  };
+  int repeated = 0, unpaired = 0;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    repeated += i > 0 && edges[i - 1] == edges[i];
+    if (!contains(edges, {edges[i].second, edges[i].first}) && !on_one_face(edges[i].first, edges[i].second))
+      ++unpaired;
+  }
+  EXPECT_EQ(repeated, 0) << "directed edges used more than once";
+  EXPECT_EQ(unpaired, 0) << "edges used by one triangle away from the volume's border";
+  // The link of vertex a: for each triangle (a, b, c) the directed link edge b -> c, grouped by a.
+  struct LinkEdge {
+    std::uint64_t a, b, c;
+    bool operator<(const LinkEdge& o) const { return a != o.a ? a < o.a : b < o.b; }
+  };
+  std::vector<LinkEdge> link;
+  link.reserve(3 * m.triangle_count());
+  for (std::uint64_t t = 0; t < m.triangle_count(); ++t) {
+    const auto v = m.triangle(t);
+    for (int k = 0; k < 3; ++k) link.push_back({v[k], v[(k + 1) % 3], v[(k + 2) % 3]});
+  }
+  std::sort(link.begin(), link.end());
+  int not_a_fan = 0;
+  for (std::size_t begin = 0, end; begin < link.size(); begin = end) {
+    for (end = begin; end < link.size() && link[end].a == link[begin].a; ++end) {}
+    // One cycle or one path: each link vertex starts at most one link edge and ends at most one;
+    // a walk from the start (a link vertex no edge ends at, else any) covers every edge.
+    std::vector<std::uint64_t> ends;
+    bool ok = true;
+    for (std::size_t i = begin; i < end; ++i) {
+      ok &= i == begin || link[i - 1].b != link[i].b;
+      ends.push_back(link[i].c);
+    }
+    std::sort(ends.begin(), ends.end());
+    ok &= std::adjacent_find(ends.begin(), ends.end()) == ends.end();
+    std::uint64_t start = link[begin].b;
+    for (std::size_t i = begin; i < end; ++i)
+      if (!std::binary_search(ends.begin(), ends.end(), link[i].b)) start = link[i].b;
+    const auto next = [&](std::uint64_t b) {  // the link edge starting at b, or end
+      const auto it = std::lower_bound(link.begin() + begin, link.begin() + end, LinkEdge{link[begin].a, b, 0});
+      return it != link.begin() + end && it->b == b ? it : link.begin() + end;
+    };
+    std::size_t steps = 0;
+    for (auto it = next(start); ok && it != link.begin() + end && steps <= end - begin; it = next(it->c)) {
+      ++steps;
+      if (it->c == start) break;  // back at the start: a cycle
+    }
+    ok &= steps == end - begin;
+    not_a_fan += !ok;
+  }
+  EXPECT_EQ(not_a_fan, 0) << "vertices whose triangles are not one fan";
+}
+
+template <class T>
+std::array<std::array<float, 2>, 3> faces_of(const VolumeView<T>& v) {
+  return {{{0.0f, static_cast<float>((v.nx - 1) * v.sx)},
+           {0.0f, static_cast<float>((v.ny - 1) * v.sy)},
+           {0.0f, static_cast<float>((v.nz - 1) * v.sz)}}};
 }
 
 // V - E + F over the vertices the triangles use.
@@ -121,8 +218,8 @@ double enclosed_volume(const Mesh& m) {
 }
 
 // The contract's vertices, written out independently: raster order of the owning voxel, then its
-// own vertex (on the level, a 6-neighbour above), then its +x, +y, +z crossings (when crossed and
-// the non-above end is not on the level), interpolated from the lower voxel in long double.
+// +x, +y, +z crossings (one end above the level, the other not), interpolated from the lower
+// voxel in long double.
 template <class T>
 std::vector<Point> expected_vertices(const VolumeView<T>& v, double level) {
   std::vector<Point> out;
@@ -138,24 +235,12 @@ std::vector<Point> expected_vertices(const VolumeView<T>& v, double level) {
       for (std::int64_t x = 0; x < v.nx; ++x) {
         const long double f = val(x, y, z);
         const std::int64_t c[3] = {x, y, z};
-        if (f == L) {
-          bool near_above = false;
-          for (int axis = 0; axis < 3; ++axis)
-            for (int d : {-1, 1}) {
-              std::int64_t q[3] = {x, y, z};
-              q[axis] += d;
-              near_above |= inside(q[0], q[1], q[2]) && val(q[0], q[1], q[2]) > L;
-            }
-          if (near_above) out.push_back({x * s[0], y * s[1], z * s[2]});
-        }
         for (int axis = 0; axis < 3; ++axis) {
           std::int64_t q[3] = {x, y, z};
           q[axis] += 1;
           if (!inside(q[0], q[1], q[2])) continue;
           const long double g = val(q[0], q[1], q[2]);
           if ((f > L) == (g > L)) continue;
-          const long double non_above = f > L ? g : f;
-          if (non_above == L) continue;
           const long double u = (std::isnan(f) || std::isnan(g)) ? 0.5L : (L - f) / (g - f);
           Point p = {x * s[0], y * s[1], z * s[2]};
           p[axis] = static_cast<double>((c[axis] + u) * s[axis]);
@@ -327,8 +412,9 @@ TEST(Isosurface, RandomNoiseReachesEveryCaseAndStaysWatertight) {
   expect_vertices_match(m, vol.view(), 0.5);
 }
 
-TEST(Isosurface, LevelOnGridValuesWeldsCrossingsOntoVoxels) {
-  // Small integers, level 2: many voxels lie on the level, so crossings land on them.
+TEST(Isosurface, LevelOnGridValuesKeepsEveryCrossingApart) {
+  // Small integers, level 2: many voxels lie on the level, so crossings land on them. Each
+  // crossed edge keeps its own vertex, one float inside the edge: closed, oriented, manifold.
   std::mt19937 rng(16);
   std::uniform_int_distribution<int> values(0, 4);
   const std::int64_t n = 24;
@@ -339,28 +425,46 @@ TEST(Isosurface, LevelOnGridValuesWeldsCrossingsOntoVoxels) {
         vol(x, y, z) = border_distance(double(x), double(y), double(z), double(n)) < 1 ? 0 : std::uint8_t(values(rng));
   const Mesh m = isosurface(vol.view(), 2.0, kCpuNormals);
   ASSERT_GT(m.triangle_count(), 1000u);
+  expect_closed_and_oriented(m);
   expect_welded_and_valid(m);
+  expect_manifold(m, faces_of(vol.view()));
   expect_vertices_match(m, vol.view(), 2.0);
-  // Collapsed triangles are dropped; each edge's uses still balance in both directions.
-  const auto edges = directed_edges(m);
-  int unbalanced = 0;
-  for (const auto& [e, count] : edges) {
-    const auto reverse = edges.find({e.second, e.first});
-    unbalanced += reverse == edges.end() || reverse->second != count;
-  }
-  EXPECT_EQ(unbalanced, 0);
-  // Kept, the collapsed triangles show up as repeated indices.
-  IsosurfaceOptions keep = kCpuNormals;
-  keep.allow_degenerate = true;
-  const Mesh d = isosurface(vol.view(), 2.0, keep);
-  std::uint64_t repeated = 0;
-  for (std::uint64_t t = 0; t < d.triangle_count(); ++t) {
-    const auto v = d.triangle(t);
-    repeated += v[0] == v[1] || v[1] == v[2] || v[0] == v[2];
-  }
-  EXPECT_GT(repeated, 0u);
-  EXPECT_EQ(d.triangle_count(), m.triangle_count() + repeated);
-  EXPECT_TRUE(d.vertices == m.vertices);
+  EXPECT_EQ(euler_characteristic(m) % 2, 0);
+  // The mesh of the level equals the mesh of a level a hair above it, but for the positions of
+  // the crossings on the voxels equal to the level, which lie within a float's rounding of them.
+  const Mesh above = isosurface(vol.view(), 2.0 + 1e-9, kCpuNormals);
+  EXPECT_TRUE(above.triangles == m.triangles);
+  ASSERT_EQ(above.vertex_count(), m.vertex_count());
+  int far = 0, on_voxel = 0;
+  for (std::size_t i = 0; i < m.vertices.size(); ++i)
+    for (int k = 0; k < 3; ++k) {
+      far += std::abs(m.vertices[i][k] - above.vertices[i][k]) > 1e-5f;
+      on_voxel += m.vertices[i][k] != std::round(m.vertices[i][k]) &&
+                  std::abs(m.vertices[i][k] - std::round(m.vertices[i][k])) < 1e-5f;
+    }
+  EXPECT_EQ(far, 0);
+  EXPECT_GT(on_voxel, 100) << "crossings on voxels equal to the level";
+}
+
+TEST(Isosurface, MinimalIntegerLevelCaseIsManifold) {
+  // The 2x2x2 block [[[2,1],[2,1]],[[1,2],[0,1]]] (z, y, x), padded by one voxel of 0 on every
+  // side, float32, level 1.0: merging the crossings that land on the voxels equal to 1 into one
+  // vertex each would put one edge in four triangles. Kept apart, the surface is closed.
+  const int block[2][2][2] = {{{2, 1}, {2, 1}}, {{1, 2}, {0, 1}}};
+  Volume<float> vol(4, 4, 4, 0.0f);
+  for (int z = 0; z < 2; ++z)
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 2; ++x) vol(x + 1, y + 1, z + 1) = static_cast<float>(block[z][y][x]);
+  const Mesh m = isosurface(vol.view(), 1.0, kCpuNormals);
+  ASSERT_GT(m.triangle_count(), 0u);
+  expect_closed_and_oriented(m);
+  expect_welded_and_valid(m);
+  expect_manifold(m, faces_of(vol.view()));
+  expect_vertices_match(m, vol.view(), 1.0);
+  // Above: the voxels of value 2, (1,1,1) and (1,2,1), 6-neighbours, and (2,1,2), which meets
+  // (1,1,1) along a cell edge only: the face rule keeps above corners on a diagonal apart, so two
+  // closed surfaces, each a sphere.
+  EXPECT_EQ(euler_characteristic(m), 4);
 }
 
 TEST(Isosurface, CrossingsRoundingOntoAVoxelStayApart) {
@@ -436,15 +540,10 @@ TEST(Isosurface, RowsAcrossWordBoundariesAndLayerRuns) {
         }
     const Mesh m = isosurface(vol.view(), 0.5, kCpuNormals);
     ASSERT_GT(m.triangle_count(), 100u);
+    expect_closed_and_oriented(m);
     expect_welded_and_valid(m);
+    expect_manifold(m, faces_of(vol.view()));
     expect_vertices_match(m, vol.view(), 0.5);
-    const auto edges = directed_edges(m);  // collapsed triangles dropped: uses still balance both ways
-    int unbalanced = 0;
-    for (const auto& [e, count] : edges) {
-      const auto reverse = edges.find({e.second, e.first});
-      unbalanced += reverse == edges.end() || reverse->second != count;
-    }
-    EXPECT_EQ(unbalanced, 0);
     const std::int64_t row = nx + 3, slice = row * ny + 5;
     std::vector<float> padded(static_cast<std::size_t>(slice * nz), 0.5f);
     for (std::int64_t z = 0; z < nz; ++z)
@@ -632,6 +731,105 @@ TEST(Isosurface, BadInputIsAnError) {
   if (!cuda_available()) EXPECT_THROW(isosurface(vol.view(), 0.0, {.backend = Backend::cuda}), BackendError);
 }
 
+// ---- levels equal to voxel values --------------------------------------------------------------
+
+// Small random volumes of integers in type T (shapes 1..8 per side, a few distinct values so that
+// many voxels share one, the type's extremes among them), each with every level equal to one of
+// its values: check(volume, level) for each. `padded`: one voxel of 0 around (closed surfaces).
+template <class T, class Check>
+void for_random_integer_volumes(std::uint64_t seed, int count, bool padded, Check&& check) {
+  std::vector<double> pool;
+  if constexpr (std::is_same_v<T, std::uint8_t>) pool = {0, 1, 2, 3, 80, 128, 255};
+  else if constexpr (std::is_same_v<T, std::uint16_t>) pool = {0, 1, 2, 3, 1000, 65535};
+  else if constexpr (std::is_same_v<T, std::int16_t>) pool = {-32768, -2, -1, 0, 1, 2, 32767};
+  else pool = {-2, -1, 0, 1, 2, 3, 16777216};
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    const int pad = padded ? 1 : 0;
+    const std::int64_t nx = 1 + static_cast<std::int64_t>(rng() % 8), ny = 1 + static_cast<std::int64_t>(rng() % 8),
+                       nz = 1 + static_cast<std::int64_t>(rng() % 8);
+    std::vector<double> values(pool);  // 2 to 4 of the pool's values for this volume
+    std::shuffle(values.begin(), values.end(), rng);
+    values.resize(2 + rng() % 3);
+    Volume<T> v(nx + 2 * pad, ny + 2 * pad, nz + 2 * pad, T{0});
+    std::set<double> levels;
+    if (padded) levels.insert(0.0);
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) {
+          const double value = values[rng() % values.size()];
+          v(x + pad, y + pad, z + pad) = static_cast<T>(value);
+          levels.insert(value);
+        }
+    for (double level : levels) {
+      check(v, level, i);
+      if (::testing::Test::HasFailure()) return;  // the first failing volume is enough to read
+    }
+  }
+}
+
+template <class T>
+void expect_integer_levels_manifold(std::uint64_t seed, bool padded) {
+  int meshes = 0;
+  std::uint64_t triangles = 0;
+  for_random_integer_volumes<T>(seed, 300, padded, [&](const Volume<T>& v, double level, int i) {
+    SCOPED_TRACE("volume " + std::to_string(i) + " " + std::to_string(v.nx()) + "x" + std::to_string(v.ny()) + "x" +
+                 std::to_string(v.nz()) + ", level " + std::to_string(level));
+    const Mesh m = isosurface(v.view(), level, kCpuNormals);
+    expect_welded_and_valid(m);
+    expect_manifold(m, faces_of(v.view()));
+    expect_vertices_match(m, v.view(), level);
+    if (padded) {
+      expect_closed_and_oriented(m);
+      EXPECT_EQ(euler_characteristic(m) % 2, 0);
+    }
+    ++meshes, triangles += m.triangle_count();
+  });
+  EXPECT_GT(meshes, 600);
+  EXPECT_GT(triangles, 10000u);
+}
+
+TEST(IsosurfaceIntegerLevels, U8) {
+  expect_integer_levels_manifold<std::uint8_t>(21, false);
+  expect_integer_levels_manifold<std::uint8_t>(22, true);
+}
+TEST(IsosurfaceIntegerLevels, U16) {
+  expect_integer_levels_manifold<std::uint16_t>(23, false);
+  expect_integer_levels_manifold<std::uint16_t>(24, true);
+}
+TEST(IsosurfaceIntegerLevels, I16) {
+  expect_integer_levels_manifold<std::int16_t>(25, false);
+  expect_integer_levels_manifold<std::int16_t>(26, true);
+}
+TEST(IsosurfaceIntegerLevels, F32HoldingIntegers) {
+  expect_integer_levels_manifold<float>(27, false);
+  expect_integer_levels_manifold<float>(28, true);
+}
+
+std::string volume_path(const char* file) { return std::string(WINNOW_DATA_DIR) + "/volumes/" + file; }
+
+TEST(IsosurfaceIntegerLevels, BundledMriAtIntegerLevels) {
+  // The MNI152 grey-matter map (u8) at levels equal to its values, as CT and MRI users call
+  // marching cubes: closed where the map is zero at the border, and a 2-manifold throughout.
+  const auto any = io::read_volume(volume_path("mni152_gm.nii.gz"));
+  const auto& vol = std::get<Volume<std::uint8_t>>(any);
+  for (double level : {50.0, 100.0, 127.0, 128.0}) {
+    SCOPED_TRACE(level);
+    const Mesh m = isosurface(vol.view(), level, {.backend = Backend::cpu});
+    ASSERT_GT(m.triangle_count(), 100000u);
+    expect_welded_and_valid(m);
+    expect_manifold(m, faces_of(vol.view()));
+    expect_closed_and_oriented(m);
+  }
+  // The motor activation map (f32) at an integer level.
+  const auto motor = io::read_volume(volume_path("motor_activation.nii.gz"));
+  const auto& f = std::get<Volume<float>>(motor);
+  const Mesh m = isosurface(f.view(), 2.0, {.backend = Backend::cpu});
+  ASSERT_GT(m.triangle_count(), 100u);
+  expect_welded_and_valid(m);
+  expect_manifold(m, faces_of(f.view()));
+}
+
 // ---- backends ----------------------------------------------------------------------------------
 
 TEST(IsosurfaceBackends, CudaMeshIsTheCpuMeshBitForBit) {
@@ -648,20 +846,47 @@ TEST(IsosurfaceBackends, CudaMeshIsTheCpuMeshBitForBit) {
   gyroid(20, 20, 20) = 0.1f - 1e-7f;  // crossings that round onto their voxel
   gyroid(40, 30, 20) = 0.1f + 1e-7f;
   gyroid.set_spacing(0.7, 1.0, 1.3);
-  for (bool flip : {false, true})
-    for (bool degenerate : {false, true}) {
-      SCOPED_TRACE(flip * 2 + degenerate);
-      IsosurfaceOptions cpu{.normals = true, .values = true, .flip = flip, .allow_degenerate = degenerate,
-                            .backend = Backend::cpu};
-      IsosurfaceOptions gpu = cpu;
-      gpu.backend = Backend::cuda;
-      const Mesh a = isosurface(noise.view(), 128.0, gpu);
-      EXPECT_EQ(a.backend, Backend::cuda);
-      expect_same_mesh(a, isosurface(noise.view(), 128.0, cpu));
-      expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
-      gpu.max_slab_voxels = 70 * 66 * 4;
-      expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
-    }
+  for (bool flip : {false, true}) {
+    SCOPED_TRACE(flip);
+    IsosurfaceOptions cpu{.normals = true, .values = true, .flip = flip, .backend = Backend::cpu};
+    IsosurfaceOptions gpu = cpu;
+    gpu.backend = Backend::cuda;
+    const Mesh a = isosurface(noise.view(), 128.0, gpu);
+    EXPECT_EQ(a.backend, Backend::cuda);
+    expect_same_mesh(a, isosurface(noise.view(), 128.0, cpu));
+    expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
+    gpu.max_slab_voxels = 70 * 66 * 4;
+    expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
+  }
+}
+
+template <class T>
+void expect_integer_levels_same_on_cuda(std::uint64_t seed, bool padded) {
+  int meshes = 0;
+  for_random_integer_volumes<T>(seed, 300, padded, [&](const Volume<T>& v, double level, int i) {
+    SCOPED_TRACE("volume " + std::to_string(i) + ", level " + std::to_string(level));
+    IsosurfaceOptions gpu = kCpuNormals;
+    gpu.backend = Backend::cuda;
+    expect_same_mesh(isosurface(v.view(), level, gpu), isosurface(v.view(), level, kCpuNormals));
+    ++meshes;
+  });
+  EXPECT_GT(meshes, 600);
+}
+
+TEST(IsosurfaceBackends, IntegerLevelsOnRandomIntegerVolumesCudaIsCpu) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  for (bool padded : {false, true}) {
+    expect_integer_levels_same_on_cuda<std::uint8_t>(31 + padded, padded);
+    expect_integer_levels_same_on_cuda<std::uint16_t>(33 + padded, padded);
+    expect_integer_levels_same_on_cuda<std::int16_t>(35 + padded, padded);
+    expect_integer_levels_same_on_cuda<float>(37 + padded, padded);
+  }
+  // The bundled MRI at an integer level.
+  const auto any = io::read_volume(volume_path("mni152_gm.nii.gz"));
+  const auto& vol = std::get<Volume<std::uint8_t>>(any);
+  IsosurfaceOptions gpu = kCpuNormals;
+  gpu.backend = Backend::cuda;
+  expect_same_mesh(isosurface(vol.view(), 128.0, gpu), isosurface(vol.view(), 128.0, kCpuNormals));
 }
 
 }  // namespace

@@ -8,20 +8,24 @@
 ///   one end above and the other not is crossed by the surface once; its vertex lies at the linear
 ///   interpolation t = (level - a) / (b - a) along the edge, in voxel index units times the
 ///   spacing, x, y, z order: the points of scikit-image's `marching_cubes` (its verts reversed).
-/// - Welded: one vertex per crossing, shared by every triangle that uses it. When the non-above
-///   end of an edge equals the level exactly, the crossing lies on that voxel: all such crossings
-///   at one voxel are the one vertex of that voxel, and triangles that collapse are dropped
-///   (unless `allow_degenerate`). No two vertices share a position: a crossing strictly inside
-///   its edge whose float position rounds onto an end voxel is moved to the next float inside
-///   the edge (a move within float rounding, about 1e-7 relative).
+/// - Welded: one vertex per crossed edge, shared by every triangle that uses it; every vertex is
+///   used by a triangle and no triangle repeats a vertex.
+/// - Levels equal to voxel values (integer levels on CT or MRI volumes): a voxel equal to the
+///   level is not above, so the mesh has the topology of a level a hair above it, and a crossing
+///   whose non-above end equals the level (t = 0) lies on that voxel. Such a crossing is placed at
+///   the next float inside its edge: the vertices of the edges around one voxel are distinct
+///   points within float rounding of it (about 1e-7 relative), never merged. No two vertices
+///   share a position: any crossing whose float position rounds onto an end voxel is moved the
+///   same way.
 /// - Watertight: ambiguous cell faces (two above corners on a diagonal) are decided by one rule
 ///   that depends on the face alone (the above corners are kept apart), so the two cells that
-///   share a face cut it the same way; every mesh edge away from the volume border is used by two
-///   triangles, once in each direction.
+///   share a face cut it the same way; every mesh edge is used by exactly two triangles, once in
+///   each direction, except on the volume's border, where an edge whose two vertices lie on one
+///   face of the volume is used by one triangle (the surface is open there).
 /// - Oriented: triangles wind counter-clockwise seen from the side the normal points to, which by
 ///   default is toward decreasing values (out of the above region); `flip` reverses both.
 /// - Order: vertices in raster order (x fastest, then y, then z) of the voxel that owns them, and
-///   within a voxel: its own vertex (level on the voxel), then its +x, +y, +z edges; triangles in
+///   within a voxel: its +x, +y, +z edges; triangles in
 ///   raster order of their cell (the cell at voxel (x, y, z) spans x..x+1, y..y+1, z..z+1), then
 ///   in the order of the case table.
 /// - NaN voxels count as not above; a crossing with a NaN end lies at the edge's midpoint, and
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include "winnow/backend.hpp"
+#include "winnow/progress.hpp"
 #include "winnow/volume.hpp"
 
 namespace winnow {
@@ -46,11 +51,12 @@ struct IsosurfaceOptions {
   bool normals = false;           ///< fill Mesh::normals: the unit negative gradient (central differences) at each vertex
   bool values = false;            ///< fill Mesh::values: the level at each vertex (the interpolated field)
   bool flip = false;              ///< reverse the orientation: normals and winding toward increasing values
-  bool allow_degenerate = false;  ///< keep triangles that collapse when the level equals voxel values
   Backend backend = Backend::automatic;
   /// Process at most this many voxels per pass (slabs of z, welded across the seams; 0: as many as
   /// fit the device, or the whole volume on the CPU). The mesh is the same for every value.
   std::int64_t max_slab_voxels = 0;
+  /// Told the layers done of twice the volume's depth (two passes over it), as slabs finish.
+  ProgressSink progress;
 };
 
 /// An indexed triangle mesh. Exactly one of `triangles` / `triangles64` is used: the 64-bit one

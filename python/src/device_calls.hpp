@@ -33,7 +33,7 @@ namespace winnow::python {
 
 /// What a marching-cubes count was of (volume pointer, shape, strides, element type, level,
 /// options), compared bit for bit.
-using MeshCountKey = std::array<std::uint64_t, 12>;
+using MeshCountKey = std::array<std::uint64_t, 11>;
 
 #if WINNOW_HAVE_CUDA
 struct StreamEntry;

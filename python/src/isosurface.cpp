@@ -59,11 +59,10 @@ VolumeView<const T> mesh_view(const Array& volume, double sx, double sy, double 
 /// Returns (vertices float32 [V, 3] x, y, z; triangles uint32 or uint64 [F, 3]; normals float32
 /// [V, 3] x, y, z; values float32 [V]).
 nb::tuple isosurface_host(const Array& volume, double level, double sx, double sy, double sz, bool flip,
-                          bool allow_degenerate, std::string_view backend) {
+                          std::string_view backend) {
   require_device(volume, false, "volume");
   require_ndim(volume, 3, "volume");
-  const IsosurfaceOptions options{.normals = true, .values = true, .flip = flip, .allow_degenerate = allow_degenerate,
-                                  .backend = backend_from(backend)};
+  const IsosurfaceOptions options{.normals = true, .values = true, .flip = flip, .backend = backend_from(backend)};
   auto run = [&](auto t) {
     using T = decltype(t);
     const VolumeView<const T> view = mesh_view<T>(volume, sx, sy, sz);
@@ -103,14 +102,13 @@ struct DeviceVolume {
   std::size_t itemsize;
   std::int64_t nx, ny, nz, row_stride, slice_stride;
   double level, sx, sy, sz;
-  bool allow_degenerate;
 
   [[nodiscard]] MeshCountKey key() const {
     auto bits = [](double value) { return std::bit_cast<std::uint64_t>(value); };
     auto word = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
     const std::uint64_t type = static_cast<std::uint64_t>(kind.empty() ? 0 : kind[0]) << 8 | itemsize;
     return {data,       type,      word(nx), word(ny), word(nz), word(row_stride), word(slice_stride),
-            bits(level), bits(sx), bits(sy), bits(sz), allow_degenerate ? 1u : 0u};
+            bits(level), bits(sx), bits(sy), bits(sz)};
   }
 };
 
@@ -134,13 +132,11 @@ void with_device_view(const DeviceVolume& v, F&& f) {
   throw nb::type_error("volume: expected dtype uint8, uint16, int16, float32 or float64");
 }
 
-IsosurfaceOptions device_options(const DeviceVolume& v) {
-  return IsosurfaceOptions{.normals = true, .values = true, .flip = false, .allow_degenerate = v.allow_degenerate};
-}
+IsosurfaceOptions device_options() { return IsosurfaceOptions{.normals = true, .values = true, .flip = false}; }
 
 /// Counts `v` into the mesh storage of `call` (its temporary storage sized by the library).
 void count_mesh(DeviceCall& call, const DeviceVolume& v) {
-  const IsosurfaceOptions options = device_options(v);
+  const IsosurfaceOptions options = device_options();
   with_device_view(v, [&](auto view) {
     std::size_t temp_bytes = 0;
     cuda::isosurface(nullptr, temp_bytes, view, v.level, options, {}, nullptr, call.stream());
@@ -157,17 +153,15 @@ void count_mesh(DeviceCall& call, const DeviceVolume& v) {
 
 DeviceVolume device_volume(std::uintptr_t data, std::string_view kind, std::size_t itemsize, std::int64_t nx,
                            std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
-                           double level, double sx, double sy, double sz, bool allow_degenerate) {
-  return DeviceVolume{data, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz, allow_degenerate};
+                           double level, double sx, double sy, double sz) {
+  return DeviceVolume{data, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz};
 }
 
 /// Returns (vertices, triangles): the totals of the mesh, waiting for the stream.
 nb::tuple isosurface_count_device(std::uintptr_t volume, std::string_view kind, std::size_t itemsize, std::int64_t nx,
                                   std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
-                                  double level, double sx, double sy, double sz, bool allow_degenerate, int device,
-                                  std::uintptr_t stream) {
-  const DeviceVolume v =
-      device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz, allow_degenerate);
+                                  double level, double sx, double sy, double sz, int device, std::uintptr_t stream) {
+  const DeviceVolume v = device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz);
 #if WINNOW_HAVE_CUDA
   std::array<std::uint64_t, 2> totals{};
   {
@@ -188,12 +182,10 @@ nb::tuple isosurface_count_device(std::uintptr_t volume, std::string_view kind, 
 /// indices, 64-bit when `wide`), on the stream, no wait.
 void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std::size_t itemsize, std::int64_t nx,
                                std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
-                               double level, double sx, double sy, double sz, bool allow_degenerate,
-                               std::uintptr_t vertices, std::uintptr_t triangles, bool wide, std::uintptr_t normals,
+                               double level, double sx, double sy, double sz, std::uintptr_t vertices, std::uintptr_t triangles, bool wide, std::uintptr_t normals,
                                std::uintptr_t values, std::uint64_t vertex_total, std::uint64_t triangle_total,
                                int device, std::uintptr_t stream) {
-  const DeviceVolume v =
-      device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz, allow_degenerate);
+  const DeviceVolume v = device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz);
 #if WINNOW_HAVE_CUDA
   if (vertex_total == 0 && triangle_total == 0) return;  // nothing to write
   cuda::DeviceMesh out;
@@ -209,7 +201,7 @@ void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std
   nb::gil_scoped_release unlocked;
   DeviceCall call(device, stream);
   if (call.mesh_count_key() != v.key()) count_mesh(call, v);  // another count took the storage since
-  const IsosurfaceOptions options = device_options(v);
+  const IsosurfaceOptions options = device_options();
   with_device_view(v, [&](auto view) {
     std::size_t temp_bytes = 0;
     cuda::isosurface(nullptr, temp_bytes, view, v.level, options, {}, nullptr, call.stream());
@@ -227,17 +219,17 @@ void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std
 
 void bind_isosurface(nb::module_& m) {
   m.def("isosurface_host", &isosurface_host, nb::arg("volume"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"),
-        nb::arg("sz"), nb::arg("flip"), nb::arg("allow_degenerate"), nb::arg("backend"),
+        nb::arg("sz"), nb::arg("flip"), nb::arg("backend"),
         "Marching cubes of a host volume [z, y, x]; returns (vertices xyz, triangles, normals xyz, values).");
   m.def("isosurface_count_device", &isosurface_count_device, nb::arg("volume"), nb::arg("kind"), nb::arg("itemsize"),
         nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"), nb::arg("slice_stride"), nb::arg("level"),
-        nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("allow_degenerate"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("device"), nb::arg("stream"),
         "CUDA pointer (checked by the caller): counts the isosurface of the volume [z, y, x] (strides in elements) "
         "on the stream and returns (vertices, triangles), waiting for the stream.");
   m.def("isosurface_extract_device", &isosurface_extract_device, nb::arg("volume"), nb::arg("kind"),
         nb::arg("itemsize"), nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"),
         nb::arg("slice_stride"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"), nb::arg("sz"),
-        nb::arg("allow_degenerate"), nb::arg("vertices"), nb::arg("triangles"), nb::arg("wide"), nb::arg("normals"),
+        nb::arg("vertices"), nb::arg("triangles"), nb::arg("wide"), nb::arg("normals"),
         nb::arg("values"), nb::arg("vertex_total"), nb::arg("triangle_total"), nb::arg("device"), nb::arg("stream"),
         "CUDA pointers: the mesh counted by isosurface_count_device (x, y, z order) into outputs of its totals, "
         "on the stream; no wait.");

@@ -33,7 +33,10 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     to decreasing values (as scikit-image's, whatever the gradient direction); values: float32 [V], the field
     interpolated at each vertex (scikit-image gives the largest voxel value near it instead).
     level None: the middle of the volume's range. Unlike scikit-image the mesh is welded (one
-    vertex per edge crossing, shared) and watertight: every inner edge is used by two faces.
+    vertex per edge crossing, shared) and watertight: every inner edge is used by two faces, also
+    at a level equal to voxel values, where a crossing on a voxel is placed a float's rounding
+    inside its edge, so no face collapses: ``allow_degenerate`` is accepted for scikit-image's
+    sake and changes nothing.
     dtypes uint8, uint16, int16, float32, float64 are read in place (any strides with x
     contiguous); others are converted to float64 (a copy). CuPy and PyTorch CUDA volumes give
     arrays of the same library on the same device (faces int32 for PyTorch, which lacks
@@ -61,8 +64,7 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating))):
         raise TypeError(f"level: expected a number, got {type(level).__name__}")
     if lib.on_device:
-        return on_device(lib, _marching_cubes_device, volume, lib, dtype, level, spacing, gradient_direction,
-                         allow_degenerate)
+        return on_device(lib, _marching_cubes_device, volume, lib, dtype, level, spacing, gradient_direction)
     if volume.dtype.name not in MESH_DTYPES:
         volume = volume.astype(np.float64)
     if volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
@@ -73,15 +75,14 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     # mirrored, which turns its winding into scikit-image's for "descent"; "ascent" reverses the
     # faces only (scikit-image's normals point to decreasing values either way, as the library's).
     vertices, triangles, normals, values = _winnow.isosurface_host(
-        volume, float(level), float(spacing[2]), float(spacing[1]), float(spacing[0]), False,
-        bool(allow_degenerate), backend)
+        volume, float(level), float(spacing[2]), float(spacing[1]), float(spacing[0]), False, backend)
     verts = np.ascontiguousarray(vertices[:, ::-1])
     faces = np.ascontiguousarray(triangles[:, ::-1]) if gradient_direction == "ascent" else triangles
     return (lib.wrap(verts), lib.wrap(faces), lib.wrap(np.ascontiguousarray(normals[:, ::-1])), lib.wrap(values))
 
 
 def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Optional[float], spacing: tuple,
-                           gradient_direction: str, allow_degenerate: bool) -> tuple:
+                           gradient_direction: str) -> tuple:
     """marching_cubes of a CuPy / PyTorch CUDA volume: the count (totals to the host), outputs
     allocated by the caller's library, the extraction, all on the caller's current stream."""
     if dtype.name not in MESH_DTYPES:
@@ -97,7 +98,7 @@ def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Option
     stream = lib.stream()
     # The library's x, y, z (spacing too) is the volume's last axis first (see the host path).
     arguments = (lib.pointer(volume), dtype.kind, dtype.itemsize, nx, ny, nz, strides[1], strides[0], float(level),
-                 float(spacing[2]), float(spacing[1]), float(spacing[0]), bool(allow_degenerate))
+                 float(spacing[2]), float(spacing[1]), float(spacing[0]))
     vertex_total, triangle_total = _winnow.isosurface_count_device(*arguments, lib.device_id, stream)
     wide = vertex_total >= 2**32
     vertices = lib.empty((vertex_total, 3), np.float32)

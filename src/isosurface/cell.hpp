@@ -1,8 +1,7 @@
 #pragma once
 // The per-voxel and per-cell evaluation of marching cubes, shared by the CPU and CUDA backends so
-// both build the same mesh bit for bit: voxel classes, which vertices a voxel owns, the local
-// vertex id of each cell edge, the non-degenerate triangles of a cell, and each vertex's position,
-// value and normal. Plain values in, plain values out (no std:: containers), every function
+// both build the same mesh bit for bit: voxel classes, which vertices a voxel owns, the triangles
+// of a cell and where their vertices live, and each vertex's position, value and normal. Plain values in, plain values out (no std:: containers), every function
 // WINNOW_HD. The rules are the ones src/isosurface/isosurface.cpp's essay states.
 //
 // Precision: comparisons and interpolation in double, each operation rounded on its own. The
@@ -72,49 +71,31 @@ WINNOW_HD inline double abs_of(double v) { return v < 0 ? -v : v; }
 
 // ---- voxels ------------------------------------------------------------------------------------
 
-/// A voxel's class. `kOutside` stands for a neighbour beyond the volume: not above, and no edge
-/// leads to it.
-inline constexpr std::uint8_t kBelow = 0, kOnLevel = 1, kAbove = 2, kOutside = 3;
+/// A voxel's class: above the level or not. `kOutside` stands for a neighbour beyond the volume:
+/// no edge leads to it.
+inline constexpr std::uint8_t kNotAbove = 0, kAbove = 1, kOutside = 2;
 
 /// value > level (NaN is never above).
 WINNOW_HD inline bool above(double value, double level) { return value > level; }
-/// The value equals the level exactly: a crossing whose non-above end this is lies on the voxel.
-WINNOW_HD inline bool on_level(double value, double level) { return value == level; }
-WINNOW_HD inline std::uint8_t classify(double value, double level) {
-  return above(value, level) ? kAbove : (on_level(value, level) ? kOnLevel : kBelow);
-}
+WINNOW_HD inline std::uint8_t classify(double value, double level) { return above(value, level) ? kAbove : kNotAbove; }
 /// An edge between two voxels of the volume is crossed when exactly one end is above.
-WINNOW_HD inline bool crossed(std::uint8_t a, std::uint8_t b) {
-  return a != kOutside && b != kOutside && (a == kAbove) != (b == kAbove);
-}
+WINNOW_HD inline bool crossed(std::uint8_t a, std::uint8_t b) { return a != kOutside && b != kOutside && a != b; }
 
-/// Slots of a voxel's vertices, in the order the voxel numbers them.
-enum VertexSlot : int { kOwnSlot = 0, kEdgeXSlot = 1, kEdgeYSlot = 2, kEdgeZSlot = 3 };
+/// Slots of a voxel's vertices, in the order the voxel numbers them: the crossings of its +x, +y
+/// and +z edges (slot = axis).
+enum VertexSlot : int { kEdgeXSlot = 0, kEdgeYSlot = 1, kEdgeZSlot = 2 };
 
-/// Which vertices a voxel owns: bit 0, its own vertex (it is on the level and a 6-neighbour is
-/// above); bit 1 + axis, the crossing of its +x / +y / +z edge when that edge is crossed and its
-/// non-above end is not on the level (else the crossing is the non-above end's own vertex).
-/// Arguments: the voxel's class and its neighbours' (kOutside beyond the volume).
-WINNOW_HD inline unsigned owner_mask(std::uint8_t self, std::uint8_t xm, std::uint8_t xp, std::uint8_t ym,
-                                     std::uint8_t yp, std::uint8_t zm, std::uint8_t zp) {
-  unsigned mask = 0;
-  if (self == kOnLevel &&
-      (xm == kAbove || xp == kAbove || ym == kAbove || yp == kAbove || zm == kAbove || zp == kAbove))
-    mask |= 1u;
-  const std::uint8_t plus[3] = {xp, yp, zp};
-  for (int axis = 0; axis < 3; ++axis) {
-    const std::uint8_t other = plus[axis];
-    if (!crossed(self, other)) continue;
-    const std::uint8_t non_above = self == kAbove ? other : self;
-    if (non_above != kOnLevel) mask |= 2u << axis;
-  }
-  return mask;
+/// Which vertices a voxel owns: bit `axis` when its +axis edge is crossed. Arguments: the
+/// voxel's class and its +x, +y, +z neighbours' (kOutside beyond the volume).
+WINNOW_HD inline unsigned owner_mask(std::uint8_t self, std::uint8_t xp, std::uint8_t yp, std::uint8_t zp) {
+  return static_cast<unsigned>(crossed(self, xp)) | static_cast<unsigned>(crossed(self, yp)) << 1 |
+         static_cast<unsigned>(crossed(self, zp)) << 2;
 }
-WINNOW_HD inline int popcount4(unsigned mask) {
-  return static_cast<int>((mask & 1u) + ((mask >> 1) & 1u) + ((mask >> 2) & 1u) + ((mask >> 3) & 1u));
+WINNOW_HD inline int popcount3(unsigned mask) {
+  return static_cast<int>((mask & 1u) + ((mask >> 1) & 1u) + ((mask >> 2) & 1u));
 }
 /// Position of `slot` among the voxel's vertices (those of lower slots it owns come first).
-WINNOW_HD inline int rank_in_voxel(unsigned mask, int slot) { return popcount4(mask & ((1u << slot) - 1u)); }
+WINNOW_HD inline int rank_in_voxel(unsigned mask, int slot) { return popcount3(mask & ((1u << slot) - 1u)); }
 
 // ---- cells -------------------------------------------------------------------------------------
 
@@ -125,52 +106,22 @@ WINNOW_HD inline unsigned cell_case(const std::uint8_t (&corner)[8]) {
   return c;
 }
 
-/// The local vertex id of crossed edge `edge`: the edge itself (0..11), or 12 + corner when the
-/// crossing lies on its non-above corner (that corner is on the level).
-WINNOW_HD inline int local_vertex(const CaseTable& table, const std::uint8_t (&corner)[8], int edge) {
-  const int a = table.edge_corner[edge][0], b = table.edge_corner[edge][1];
-  const int non_above = corner[a] == kAbove ? b : a;
-  return corner[non_above] == kOnLevel ? 12 + non_above : edge;
+/// Triangle `t` of case `c` as its three edges (0..11), wound for `flip`: every crossed edge is a
+/// vertex of its own, so the table's triangles are the cell's, none collapsed.
+WINNOW_HD inline void cell_triangle(const CaseTable& table, unsigned c, int t, bool flip, int (&edge)[3]) {
+  edge[0] = table.triangle[c][t][0];
+  edge[1] = table.triangle[c][t][flip ? 2 : 1];
+  edge[2] = table.triangle[c][t][flip ? 1 : 2];
 }
 
-/// The triangles of a cell as local vertex ids, written to `out` (room for kMaxTriangles),
-/// in the table's order, wound for `flip`; triangles with a repeated id are dropped unless
-/// `allow_degenerate`. Returns how many were written.
-WINNOW_HD inline int cell_triangles(const CaseTable& table, const std::uint8_t (&corner)[8], bool allow_degenerate,
-                                    bool flip, std::uint8_t (*out)[3]) {
-  const unsigned c = cell_case(corner);
-  int n = 0;
-  for (int t = 0; t < table.triangle_count[c]; ++t) {
-    const int v0 = local_vertex(table, corner, table.triangle[c][t][0]);
-    const int v1 = local_vertex(table, corner, table.triangle[c][t][1]);
-    const int v2 = local_vertex(table, corner, table.triangle[c][t][2]);
-    if (!allow_degenerate && (v0 == v1 || v1 == v2 || v0 == v2)) continue;
-    out[n][0] = static_cast<std::uint8_t>(v0);
-    out[n][1] = static_cast<std::uint8_t>(flip ? v2 : v1);
-    out[n][2] = static_cast<std::uint8_t>(flip ? v1 : v2);
-    ++n;
-  }
-  return n;
-}
-
-/// The number of triangles cell_triangles writes.
-WINNOW_HD inline int cell_triangle_count(const CaseTable& table, const std::uint8_t (&corner)[8],
-                                         bool allow_degenerate) {
-  std::uint8_t scratch[kMaxTriangles][3];
-  return cell_triangles(table, corner, allow_degenerate, false, scratch);
-}
-
-/// Where a local vertex id lives: the owning voxel's offset from the cell's origin and its slot.
+/// Where an edge's vertex lives: the owning voxel (the edge's lower corner) as an offset from the
+/// cell's origin, and its slot (the edge's axis).
 struct VertexHome {
   int dx, dy, dz, slot;
 };
-WINNOW_HD inline VertexHome vertex_home(const CaseTable& table, int local) {
-  if (local >= 12) {
-    const int c = local - 12;
-    return {table.corner[c][0], table.corner[c][1], table.corner[c][2], kOwnSlot};
-  }
-  const int lower = table.edge_corner[local][0];
-  return {table.corner[lower][0], table.corner[lower][1], table.corner[lower][2], 1 + table.edge_axis[local]};
+WINNOW_HD inline VertexHome vertex_home(const CaseTable& table, int edge) {
+  const int lower = table.edge_corner[edge][0];
+  return {table.corner[lower][0], table.corner[lower][1], table.corner[lower][2], table.edge_axis[edge]};
 }
 
 // ---- vertex attributes -------------------------------------------------------------------------
@@ -227,12 +178,13 @@ WINNOW_HD inline void voxel_gradient(const Value& value, const Grid& g, std::int
   out[2] = gradient_component(zm ? value(x, y, z - 1) : self, self, zp ? value(x, y, z + 1) : self, zm, zp, g.sz);
 }
 
-/// Position, value and (with `want_normal`) normal of the vertex in `slot` of voxel (x, y, z).
-/// Position: the own vertex at (x sx, y sy, z sz); an edge's crossing at the non-above end's
-/// coordinate plus or minus t along the edge, float((c + t) s) or float((c + 1 - t) s), moved one
-/// float inward when it rounds onto an end voxel's float((c) s) or float((c + 1) s); the other two
-/// components float(c s). Value: a + t (b - a), the level itself for the own vertex and
-/// for NaN ends. Normal: the ends' gradients interpolated by t from the non-above end, normalised.
+/// Position, value and (with `want_normal`) normal of the vertex in `slot` (its +slot edge) of
+/// voxel (x, y, z). Position: the non-above end's coordinate plus or minus t along the edge,
+/// float((c + t) s) or float((c + 1 - t) s), moved one float inward when it rounds onto an end
+/// voxel's float(c s) or float((c + 1) s) -- which is always the case for t = 0, a non-above end
+/// equal to the level; the other two components float(c s). Value: a + t (b - a), the level
+/// itself for NaN ends. Normal: the ends' gradients interpolated by t from the non-above end,
+/// normalised.
 template <class Value>
 WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, double level, std::int64_t x,
                                         std::int64_t y, std::int64_t z, int slot, bool want_normal, bool flip,
@@ -241,15 +193,7 @@ WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, doubl
   const double coord[3] = {static_cast<double>(x), static_cast<double>(y), static_cast<double>(z)};
   for (int i = 0; i < 3; ++i) position[i] = static_cast<float>(mul(coord[i], spacing[i]));
   double gradient[3];
-  if (slot == kOwnSlot) {
-    vertex_value = static_cast<float>(level);
-    if (want_normal) {
-      voxel_gradient(value, g, x, y, z, gradient);
-      unit_normal(gradient[0], gradient[1], gradient[2], flip, normal);
-    }
-    return;
-  }
-  const int axis = slot - 1;
+  const int axis = slot;
   const std::int64_t x1 = x + (axis == 0), y1 = y + (axis == 1), z1 = z + (axis == 2);
   const double lo = value(x, y, z), hi = value(x1, y1, z1);
   const bool lo_is_non_above = !above(lo, level);
@@ -257,9 +201,9 @@ WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, doubl
   const double t = crossing_t(a, b, level);
   const double along = lo_is_non_above ? add(coord[axis], t) : sub(add(coord[axis], 1.0), t);
   position[axis] = static_cast<float>(mul(along, spacing[axis]));
-  // A crossing strictly inside its edge whose float rounds onto an end voxel moves one float back
-  // inside: edges' interiors are disjoint, so no two vertices share a position (welded by position
-  // too, not only by index), and the move is within the rounding the contract allows.
+  // A crossing whose float rounds onto an end voxel (or lies on it: t = 0) moves one float inside
+  // its edge: edges' interiors are disjoint, so no two vertices share a position (welded by
+  // position too, not only by index), and the move is within the rounding the contract allows.
   const float lo_end = static_cast<float>(mul(coord[axis], spacing[axis]));
   const float hi_end = static_cast<float>(mul(add(coord[axis], 1.0), spacing[axis]));
   if (position[axis] == lo_end)

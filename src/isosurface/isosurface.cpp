@@ -5,7 +5,7 @@
 // Marching cubes (Lorensen & Cline, 1987) with a welded, indexed output.
 //
 // Voxels and cells. Voxel (x, y, z) is *above* when its value, converted to double, is > level
-// (NaN is never above), *on the level* when it equals the level exactly. A cell is the cube of
+// (NaN is never above); a voxel equal to the level is not above. A cell is the cube of
 // voxels (x..x+1, y..y+1, z..z+1), corners numbered as in isosurface/cases.hpp; its case is the
 // 8-bit mask of above corners. A volume with fewer than 2 voxels along any axis has no cells and
 // gives an empty mesh.
@@ -18,21 +18,24 @@
 // loops, and each loop is fanned into triangles from a fixed apex. At most 5 triangles per case.
 //
 // Vertices and who owns them (welding). Each crossed edge (one end above, the other not) has one
-// crossing, at t = (level - a) / (b - a) from its non-above end a toward its above end b (t = 0.5
-// when either is NaN). When a equals the level (t = 0) the crossing *is* voxel a: every crossing
-// that lands on a voxel is that voxel's one vertex. So a voxel owns up to four vertices, in this
-// order (the slot): its own vertex (it is on the level and a 6-neighbour inside the volume is
-// above), then the crossings of its +x, +y and +z edges (each when crossed and its non-above end
-// is not on the level). The owner mask (4 bits) says which. Vertices are numbered in raster order
-// of their owners (x fastest, then y, then z), then by slot: the global index of a vertex is the
-// number of vertices owned by earlier voxels plus its rank in the mask.
+// crossing and one vertex, at t = (level - a) / (b - a) from its non-above end a toward its above
+// end b (t = 0.5 when either is NaN). The mesh's topology is therefore the case table's alone:
+// each cell's triangles use distinct edges, and the face rule pairs every cell's segments with its
+// neighbour's, so every inner mesh edge is used by exactly two triangles, once in each direction,
+// at every level -- also a level equal to voxel values, where the classes are those of a level a
+// hair above it. When a equals the level (t = 0) the crossing lies on voxel a; it is placed one
+// float inside its edge (see Precision), so the up to six vertices of the edges around such a
+// voxel stay distinct points a rounding apart and no triangle collapses. (Merging them into one
+// vertex at the voxel would pinch the surface there: edges shared by four triangles, vertices no
+// triangle uses.) A voxel owns up to three vertices, in this order (the slot): the crossings of
+// its +x, +y and +z edges. The owner mask (3 bits) says which. Vertices are numbered in raster
+// order of their owners (x fastest, then y, then z), then by slot: the global index of a vertex is
+// the number of vertices owned by earlier voxels plus its rank in the mask.
 //
-// Triangles. A cell's triangles are its case's triangles in table order, each corner mapped to a
-// local vertex id: the edge (0..11), or 12 + corner when the crossing lies on that corner; a
-// triangle with a repeated id has collapsed and is dropped (kept with allow_degenerate). A local
-// id names a voxel of the cell (an edge's lower corner, or the corner itself) and a slot, hence a
-// global index. Triangles are ordered by cell in raster order, then in table order; `flip`
-// writes (v0, v2, v1) instead of (v0, v1, v2).
+// Triangles. A cell's triangles are its case's triangles in table order, each corner an edge
+// (0..11) of the cell; an edge names a voxel of the cell (its lower corner) and a slot (its
+// axis), hence a global index. Triangles are ordered by cell in raster order, then in table
+// order; `flip` writes (v0, v2, v1) instead of (v0, v1, v2).
 //
 // Slabs and the two passes. The volume is cut into slabs of whole voxel layers [z0, z1) (a few
 // per thread; options.max_slab_voxels caps a slab's voxels). Pass 1, per slab: count the vertices
@@ -49,15 +52,16 @@
 // Precision (isosurface/cell.hpp). All comparisons and interpolations are in double, each
 // operation rounded on its own: the library compiles C++ with -ffp-contract=off, and device code
 // uses __dadd_rn / __dsub_rn / __dmul_rn / __ddiv_rn / __dsqrt_rn, which never fuse.
-// - Position: the own vertex at float(c * s) per axis; an edge's crossing along its axis at
-//   float((c + t) * s) when the lower end (coordinate c) is the non-above end, else
-//   float(((c + 1) - t) * s); the other two components float(c * s).
+// - Position: an edge's crossing along its axis at float((c + t) * s) when the lower end
+//   (coordinate c) is the non-above end, else float(((c + 1) - t) * s), moved one float toward
+//   the edge's other end when it equals an end's float(c * s) or float((c + 1) * s) (always so
+//   for t = 0); the other two components float(c * s).
 // - Normal: the gradient at a voxel by central differences (one-sided at the volume's border),
 //   each divided by the spacing ((f+ - f-) / (2 s), or (f+ - f) / s, (f - f-) / s); at a crossing,
 //   ga + t (gb - ga) with a the non-above end; the normal is -g / |g| (g / |g| with flip),
 //   computed as g / max|g_i| then divided by its length, rounded to float; (0, 0, 0) when the
 //   gradient is zero or not finite (NaN neighbours).
-// - Value: a + t (b - a) rounded to float; the level itself for an own vertex or a NaN end.
+// - Value: a + t (b - a) rounded to float; the level itself for a NaN end.
 //
 // The CUDA backend (cuda/isosurface.cu) computes the same numbering by per-tile sums, a scan and
 // in-block scans, with the volume cut into slabs of z the same way when it does not fit the device.

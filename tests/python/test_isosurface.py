@@ -75,6 +75,27 @@ def test_noisy_volume_vertices_and_default_level(rng):
     assert_watertight(faces)
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "int16", "float32"])
+def test_levels_equal_to_voxel_values_give_a_closed_manifold(rng, dtype):
+    # CT and MRI users call marching cubes at integer levels of integer volumes: many voxels equal
+    # the level. Each crossed edge keeps its own vertex (one per edge, counted here from the
+    # volume), at scikit-image's position within a float's rounding, on a closed oriented mesh.
+    volume = np.zeros((14, 12, 13), dtype)
+    volume[1:-1, 1:-1, 1:-1] = rng.integers(0, 4, (12, 10, 11))
+    for level in (1.0, 2.0):
+        verts, faces, _, _ = winnow.marching_cubes(volume, level)
+        assert_watertight(faces)
+        assert np.array_equal(np.unique(faces), np.arange(len(verts))), "every vertex used"
+        assert (faces[:, 0] != faces[:, 1]).all() and (faces[:, 1] != faces[:, 2]).all()
+        assert (faces[:, 0] != faces[:, 2]).all()
+        above = volume > level
+        crossed = sum(int((np.diff(above.astype(np.int8), axis=axis) != 0).sum()) for axis in range(3))
+        assert len(verts) == crossed
+        assert len(sorted_rows(verts, 6)) == len(verts)  # distinct points
+        s_verts = measure.marching_cubes(volume.astype(np.float64), level, method="lorensen")[0]
+        assert (cKDTree(sorted_rows(s_verts)).query(verts)[0] < 1e-3).all()
+
+
 @pytest.mark.parametrize("layout", ["strided", "F"])
 def test_layouts(layout):
     base = ellipsoid(np.float32, (30, 26, 34))

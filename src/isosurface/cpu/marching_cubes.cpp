@@ -4,35 +4,31 @@
 //
 // Bit planes. Every question the passes ask about voxels is answered 64 voxels at a time, on
 // words of bits along x:
-// - Classification: per row, one word of "above" bits and one of "on the level" bits per 64
-//   voxels, by the SIMD compare of stream compaction (compact/cpu/compact_simd.cpp). The double
-//   comparisons of the contract become exact comparisons in the voxel's own type: for float,
-//   value > level iff value > the largest float <= level, and value == level only when the level
-//   is a float; for 8/16-bit unsigned voxels, value > level iff value >= floor(level) + 1. Types
-//   without such a kernel (int16) compare in double, as the contract says.
-// - Ownership: a voxel's own vertex is `on & (above in any 6-neighbour)`; its +x edge carries a
-//   vertex when `(above ^ above_of_x+1) & ~(on | on_of_x+1)` (crossed, and the non-above end not
-//   on the level: above and on exclude each other, so the non-above end's bit is the OR). The
-//   +y and +z edges are the same with the next row and the next layer. Four words (own, +x, +y,
-//   +z) per 64 voxels are the owner masks of isosurface/cell.hpp, bit-sliced; popcounts count
-//   them. Bits past the volume's end are zero, and +x edges leaving the volume are masked off.
+// - Classification: per row, one word of "above" bits per 64 voxels, by the SIMD compare of
+//   stream compaction (compact/cpu/compact_simd.cpp). The double comparison of the contract
+//   becomes an exact comparison in the voxel's own type: for float, value > level iff value > the
+//   largest float <= level; for 8/16-bit unsigned voxels, value > level iff value >= floor(level)
+//   + 1. Types without such a kernel (int16) compare in double, as the contract says.
+// - Ownership: a voxel's +x edge carries a vertex when `above ^ above_of_x+1` (crossed); the +y
+//   and +z edges are the same with the next row and the next layer. Three words (+x, +y, +z) per
+//   64 voxels are the owner masks of isosurface/cell.hpp, bit-sliced; popcounts count them. Bits
+//   past the volume's end are zero, and +x edges leaving the volume are masked off.
 // - Cells: a cell is crossed unless its 8 corners agree, i.e. the OR of its corners' above bits
 //   and not their AND; the OR and AND of the four rows of a cell row, shifted by one voxel, give
 //   the crossed cells of 64 at a time. Only those are visited (in empty space, no per-voxel work
 //   at all: the word tests replace Flying Edges' per-row trimming, Schroeder et al. 2015). A
-//   crossed cell with no corner on the level has exactly its case's triangle count (no triangle
-//   can collapse); the others go through cell_triangles.
+//   crossed cell has exactly its case's triangles.
 // - Numbering (pass 2): the owning voxels of a layer are walked bit by bit in raster order; each
 //   gets the index of its first vertex and its owner mask, packed in one word, which is all a
 //   triangle needs (first + rank_in_voxel). Voxels that own nothing are never written nor read.
 //
 // Per slab of voxel layers [z0, z1), one thread walks the layers in order, keeping a ring of three
 // layers of class bits and two layers of numbering: memory O(nx ny) per thread, never O(volume).
-// Layer L's owner words need the classes of L-1..L+1; cell layer L-1 needs the classes and
+// Layer L's owner words need the classes of L and L+1; cell layer L-1 needs the classes and
 // numbering of layers L-1 and L.
 //
-// Complexity: each pass reads every voxel about 1 + 2 / (layers per slab) times (the layer before
-// a slab and the layer after it are classified again), does O(1) word operations per 64 voxels,
+// Complexity: each pass reads every voxel about 1 + 1 / (layers per slab) times (the layer after
+// a slab is classified again), does O(1) word operations per 64 voxels,
 // visits crossed cells only, and writes each vertex and triangle once. Work O(n / threads / 64 +
 // n / SIMD width + output).
 #include <omp.h>
@@ -63,8 +59,6 @@ using Word = std::uint64_t;
 
 // Voxel x + 1's bit at bit x (the next word's first bit comes in at the top).
 inline Word next_voxel(Word w, Word following) { return (w >> 1) | (following << 63); }
-// Voxel x - 1's bit at bit x.
-inline Word previous_voxel(Word w, Word preceding) { return (w << 1) | (preceding >> 63); }
 // Without a popcount instruction in the build's baseline, the compiler would call libgcc for each
 // count; the SWAR form stays inline.
 inline int bit_count(Word w) {
@@ -80,40 +74,37 @@ inline int bit_count(Word w) {
 inline Word bits_below(int b) { return (Word{1} << b) - 1; }  // b in 0..63
 inline unsigned bit_at(Word w, int b) { return static_cast<unsigned>(w >> b) & 1u; }
 
-// The class bits of one layer of voxels: row y's words start at y * words_per_row.
-struct LayerBits {
-  std::vector<Word> above, on;
-};
+// The above bits of one layer of voxels: row y's words start at y * words_per_row.
+using LayerBits = std::vector<Word>;
 
-// The owner masks of 64 voxels, bit-sliced by slot (kOwnSlot, kEdgeXSlot, ...).
+// The owner masks of 64 voxels, bit-sliced by slot (kEdgeXSlot, kEdgeYSlot, kEdgeZSlot).
 struct OwnerWords {
-  Word slot[4];
+  Word slot[3];
 };
 
 // The numbering of one layer (pass 2), nx ny entries set only at the voxels that own vertices (the
-// only ones a triangle refers to): first vertex index << 4 | owner mask.
+// only ones a triangle refers to): first vertex index << 3 | owner mask.
 using LayerNumbering = std::vector<std::uint64_t>;
-inline std::uint64_t pack_numbering(std::uint64_t first, unsigned mask) { return first << 4 | mask; }
+inline std::uint64_t pack_numbering(std::uint64_t first, unsigned mask) { return first << 3 | mask; }
 
 // rank_in_voxel(mask, slot) of isosurface/cell.hpp (the mask's bits below the slot), tabulated.
-constexpr std::array<std::array<std::uint8_t, 4>, 16> kRankInVoxel = [] {
-  std::array<std::array<std::uint8_t, 4>, 16> ranks{};
-  for (unsigned mask = 0; mask < 16; ++mask)
-    for (int slot = 0; slot < 4; ++slot)
+constexpr std::array<std::array<std::uint8_t, 3>, 8> kRankInVoxel = [] {
+  std::array<std::array<std::uint8_t, 3>, 8> ranks{};
+  for (unsigned mask = 0; mask < 8; ++mask)
+    for (int slot = 0; slot < 3; ++slot)
       ranks[mask][slot] = static_cast<std::uint8_t>(std::popcount(mask & ((1u << slot) - 1u)));
   return ranks;
 }();
 inline std::uint64_t unpack_index(std::uint64_t packed, int slot) {
-  return (packed >> 4) + kRankInVoxel[packed & 15][slot];
+  return (packed >> 3) + kRankInVoxel[packed & 7][slot];
 }
 
 // The owner mask (isosurface/cell.hpp's owner_mask) of voxel b of the 64.
 inline unsigned owner_mask_at(const OwnerWords& owners, int b) {
-  return bit_at(owners.slot[0], b) | bit_at(owners.slot[1], b) << 1 | bit_at(owners.slot[2], b) << 2 |
-         bit_at(owners.slot[3], b) << 3;
+  return bit_at(owners.slot[0], b) | bit_at(owners.slot[1], b) << 1 | bit_at(owners.slot[2], b) << 2;
 }
 
-// Turns rows of voxels of type T into above / on-level bits with the contract's double semantics.
+// Turns rows of voxels of type T into above bits with the contract's double semantics.
 template <class T>
 class RowClassifier {
  public:
@@ -122,11 +113,8 @@ class RowClassifier {
       float below_or_at = static_cast<float>(level);  // then the largest float <= level
       if (static_cast<double>(below_or_at) > level) below_or_at = std::nextafter(below_or_at, -INFINITY);
       set(simd::Elem::f32, where(CompareOp::greater, below_or_at));
-      const auto as_float = static_cast<float>(level);
-      if (static_cast<double>(as_float) == level) set_on(where(CompareOp::equal, as_float));
     } else if constexpr (std::is_same_v<T, double>) {
       set(simd::Elem::f64, where(CompareOp::greater, level));
-      set_on(where(CompareOp::equal, level));
     } else if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t>) {
       constexpr double kMax = static_cast<double>(std::numeric_limits<T>::max());
       const double least_above = std::floor(level) + 1;  // the smallest integer > level
@@ -134,8 +122,6 @@ class RowClassifier {
       if (!(least_above > 0)) set(elem, where(CompareOp::greater_equal, T{0}));       // all above
       else if (least_above > kMax) set(elem, where(CompareOp::greater, static_cast<T>(kMax)));  // none
       else set(elem, where(CompareOp::greater_equal, static_cast<T>(least_above)));
-      if (level == std::floor(level) && level >= 0 && level <= kMax)
-        set_on(where(CompareOp::equal, static_cast<T>(level)));
     }
   }
 
@@ -144,60 +130,45 @@ class RowClassifier {
   // is then cut into rows: a call per row would spend more on its tail (a row rarely ends on 64
   // voxels) than on the row.
   template <class RowStart>
-  void classify_layer(RowStart row, std::int64_t nx, std::int64_t ny, bool dense, std::int64_t words, Word* above,
-                      Word* on) {
+  void classify_layer(RowStart row, std::int64_t nx, std::int64_t ny, bool dense, std::int64_t words, Word* above) {
     if (!dense || !has_kernel_) {
-      for (std::int64_t y = 0; y < ny; ++y) classify(row(y), nx, above + y * words, on + y * words);
+      for (std::int64_t y = 0; y < ny; ++y) classify(row(y), nx, above + y * words);
       return;
     }
     const std::int64_t n = nx * ny;
     const auto stream_words = static_cast<std::size_t>((n + 63) / 64);
     stream_above_.assign(stream_words + 2, 0);  // the cut below may read past the stream: zeros
-    stream_on_.assign(stream_words + 2, 0);
-    classify(row(0), n, stream_above_.data(), stream_on_.data());
+    classify(row(0), n, stream_above_.data());
     const Word last_word_mask = nx % 64 == 0 ? ~Word{0} : bits_below(static_cast<int>(nx % 64));
     for (std::int64_t y = 0; y < ny; ++y) {
       const std::int64_t first_bit = y * nx, from = first_bit >> 6;
       const int shift = static_cast<int>(first_bit & 63);
       for (std::int64_t w = 0; w < words; ++w) {
-        const auto cut = [&](const std::vector<Word>& stream) {
-          const Word low = stream[static_cast<std::size_t>(from + w)] >> shift;
-          return shift == 0 ? low : low | stream[static_cast<std::size_t>(from + w + 1)] << (64 - shift);
-        };
-        const Word keep = w + 1 == words ? last_word_mask : ~Word{0};
-        above[y * words + w] = cut(stream_above_) & keep;
-        on[y * words + w] = cut(stream_on_) & keep;
+        const Word low = stream_above_[static_cast<std::size_t>(from + w)] >> shift;
+        const Word cut = shift == 0 ? low : low | stream_above_[static_cast<std::size_t>(from + w + 1)] << (64 - shift);
+        above[y * words + w] = cut & (w + 1 == words ? last_word_mask : ~Word{0});
       }
     }
   }
 
-  // Writes ceil(n / 64) words of each (bits past n zero).
-  void classify(const T* row, std::int64_t n, Word* above, Word* on) const {
-    const auto words = static_cast<std::size_t>((n + 63) / 64);
+  // Writes ceil(n / 64) words (bits past n zero).
+  void classify(const T* row, std::int64_t n, Word* above) const {
     if (has_kernel_) {
       simd::match_bits(elem_, row, static_cast<std::size_t>(n), above_pred_, above);
-      if (on_possible_) simd::match_bits(elem_, row, static_cast<std::size_t>(n), on_pred_, on);
-      else std::fill(on, on + words, Word{0});
       return;
     }
-    std::fill(above, above + words, Word{0});
-    std::fill(on, on + words, Word{0});
-    for (std::int64_t x = 0; x < n; ++x) {
-      const auto v = static_cast<double>(row[x]);
-      above[x >> 6] |= Word{iso::above(v, level_)} << (x & 63);
-      on[x >> 6] |= Word{on_level(v, level_)} << (x & 63);
-    }
+    std::fill(above, above + (n + 63) / 64, Word{0});
+    for (std::int64_t x = 0; x < n; ++x) above[x >> 6] |= Word{iso::above(static_cast<double>(row[x]), level_)} << (x & 63);
   }
 
  private:
   void set(simd::Elem elem, Predicate above) { has_kernel_ = true, elem_ = elem, above_pred_ = above; }
-  void set_on(Predicate on) { on_possible_ = true, on_pred_ = on; }
 
   double level_;
-  bool has_kernel_ = false, on_possible_ = false;
+  bool has_kernel_ = false;
   simd::Elem elem_{};
-  Predicate above_pred_, on_pred_;
-  std::vector<Word> stream_above_, stream_on_;  // a whole layer's bits
+  Predicate above_pred_;
+  std::vector<Word> stream_above_;  // a whole layer's bits
 };
 
 template <class T>
@@ -208,12 +179,12 @@ class SlabExtractor {
         grid_{volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz}, classifier_(level),
         words_((volume.nx + 63) / 64) {
     const auto plane = static_cast<std::size_t>(words_ * volume.ny);
-    for (auto& layer : classes_) layer.above.resize(plane), layer.on.resize(plane);
-    // Per word: the voxels whose +x edge stays inside the volume, and the voxels that start a cell.
-    for (int local = 0; local < 20; ++local) {
-      const VertexHome home = vertex_home(kCaseTable, local);
-      local_home_[static_cast<std::size_t>(local)] = {home.dz, home.slot, home.dy * volume.nx + home.dx};
+    for (auto& layer : classes_) layer.resize(plane);
+    for (int edge = 0; edge < 12; ++edge) {
+      const VertexHome home = vertex_home(kCaseTable, edge);
+      edge_home_[static_cast<std::size_t>(edge)] = {home.dz, home.slot, home.dy * volume.nx + home.dx};
     }
+    // Per word: the voxels whose +x edge stays inside the volume (they also start the cells of a row).
     edge_x_.assign(static_cast<std::size_t>(words_), ~Word{0});
     for (std::int64_t w = 0; w < words_; ++w) {
       const std::int64_t inside = volume.nx - 1 - 64 * w;  // voxels x < nx - 1 in this word
@@ -251,29 +222,19 @@ class SlabExtractor {
   __attribute__((noinline)) void classify(std::int64_t z) {
     LayerBits& layer = classes_[z % 3];
     classifier_.classify_layer([&](std::int64_t y) { return volume_.row(y, z); }, volume_.nx, volume_.ny,
-                               volume_.row_stride == volume_.nx, words_, layer.above.data(), layer.on.data());
+                               volume_.row_stride == volume_.nx, words_, layer.data());
   }
 
   // Owner words of word w of row y of layer z.
   OwnerWords owner_words(std::int64_t z, std::int64_t y, std::int64_t w) const {
     const std::int64_t ny = volume_.ny, nz = volume_.nz, at = y * words_ + w;
     const LayerBits& here = classes_[z % 3];
-    const Word a = here.above[at], o = here.on[at];
-    const bool has_next_word = w + 1 < words_, has_previous_word = w > 0;
-    const Word a_xp = next_voxel(a, has_next_word ? here.above[at + 1] : 0);
-    const Word o_xp = next_voxel(o, has_next_word ? here.on[at + 1] : 0);
-    const Word a_xm = previous_voxel(a, has_previous_word ? here.above[at - 1] : 0);
-    const Word a_ym = y > 0 ? here.above[at - words_] : 0;
-    const bool has_yp = y + 1 < ny, has_zp = z + 1 < nz;
-    const Word a_yp = has_yp ? here.above[at + words_] : 0, o_yp = has_yp ? here.on[at + words_] : 0;
-    const Word a_zm = z > 0 ? classes_[(z - 1) % 3].above[at] : 0;
-    const LayerBits* next_layer = has_zp ? &classes_[(z + 1) % 3] : nullptr;
-    const Word a_zp = has_zp ? next_layer->above[at] : 0, o_zp = has_zp ? next_layer->on[at] : 0;
+    const Word a = here[at];
+    const Word a_xp = next_voxel(a, w + 1 < words_ ? here[at + 1] : 0);
     OwnerWords out;
-    out.slot[kOwnSlot] = o & (a_xm | a_xp | a_ym | a_yp | a_zm | a_zp);
-    out.slot[kEdgeXSlot] = (a ^ a_xp) & ~(o | o_xp) & edge_x_[w];
-    out.slot[kEdgeYSlot] = has_yp ? (a ^ a_yp) & ~(o | o_yp) : 0;
-    out.slot[kEdgeZSlot] = has_zp ? (a ^ a_zp) & ~(o | o_zp) : 0;
+    out.slot[kEdgeXSlot] = (a ^ a_xp) & edge_x_[w];
+    out.slot[kEdgeYSlot] = y + 1 < ny ? a ^ here[at + words_] : 0;
+    out.slot[kEdgeZSlot] = z + 1 < nz ? a ^ classes_[(z + 1) % 3][at] : 0;
     return out;
   }
 
@@ -284,7 +245,7 @@ class SlabExtractor {
     for (std::int64_t y = 0; y < volume_.ny; ++y)
       for (std::int64_t w = 0; w < words_; ++w) {
         const OwnerWords owners = owner_words(z, y, w);
-        const Word owning = owners.slot[0] | owners.slot[1] | owners.slot[2] | owners.slot[3];
+        const Word owning = owners.slot[0] | owners.slot[1] | owners.slot[2];
         if (owning == 0) continue;
         if constexpr (Emit) {
           for (Word left = owning; left != 0; left &= left - 1) {
@@ -293,11 +254,11 @@ class SlabExtractor {
             const unsigned mask = owner_mask_at(owners, b);
             (*numbering)[y * volume_.nx + x] = pack_numbering(next_index, mask);
             if (own_layer) write_vertices(x, y, z, mask, next_index);
-            next_index += static_cast<std::uint64_t>(popcount4(mask));
+            next_index += static_cast<std::uint64_t>(popcount3(mask));
           }
         } else {
-          next_index += static_cast<std::uint64_t>(bit_count(owners.slot[0]) + bit_count(owners.slot[1]) +
-                                                  bit_count(owners.slot[2]) + bit_count(owners.slot[3]));
+          next_index +=
+              static_cast<std::uint64_t>(bit_count(owners.slot[0]) + bit_count(owners.slot[1]) + bit_count(owners.slot[2]));
         }
       }
     return next_index;
@@ -305,7 +266,7 @@ class SlabExtractor {
 
   void write_vertices(std::int64_t x, std::int64_t y, std::int64_t z, unsigned mask, std::uint64_t index) {
     const auto voxel = [this](std::int64_t vx, std::int64_t vy, std::int64_t vz) { return value(vx, vy, vz); };
-    for (int slot = 0; slot < 4; ++slot) {
+    for (int slot = 0; slot < 3; ++slot) {
       if (!(mask & (1u << slot))) continue;
       float position[3], normal[3] = {}, vertex_value;  // normal: written only when asked for
       vertex_attributes(voxel, grid_, level_, x, y, z, slot, options_.normals, options_.flip, position, vertex_value,
@@ -329,74 +290,50 @@ class SlabExtractor {
     for (std::int64_t y = 0; y + 1 < ny; ++y) {
       if constexpr (Emit)
         rows[0] = numbering[0]->data() + y * volume_.nx, rows[1] = numbering[1]->data() + y * volume_.nx;
-      // The four rows of voxels of cell row y: r[dz][dy].
-      const Word* above[2][2] = {{l0.above.data() + y * words_, l0.above.data() + (y + 1) * words_},
-                                 {l1.above.data() + y * words_, l1.above.data() + (y + 1) * words_}};
-      const Word* on[2][2] = {{l0.on.data() + y * words_, l0.on.data() + (y + 1) * words_},
-                              {l1.on.data() + y * words_, l1.on.data() + (y + 1) * words_}};
-      const auto word_or = [&](const Word* (&r)[2][2], std::int64_t w) {
-        return w < words_ ? (r[0][0][w] | r[0][1][w] | r[1][0][w] | r[1][1][w]) : Word{0};
+      // The four rows of voxels of cell row y: above[dz][dy].
+      const Word* above[2][2] = {{l0.data() + y * words_, l0.data() + (y + 1) * words_},
+                                 {l1.data() + y * words_, l1.data() + (y + 1) * words_}};
+      const auto word_or = [&](std::int64_t w) {
+        return w < words_ ? (above[0][0][w] | above[0][1][w] | above[1][0][w] | above[1][1][w]) : Word{0};
       };
       const auto word_and = [&](std::int64_t w) {
         return w < words_ ? (above[0][0][w] & above[0][1][w] & above[1][0][w] & above[1][1][w]) : Word{0};
       };
       for (std::int64_t w = 0; w < words_; ++w) {
-        const Word any_above = word_or(above, w), all_above = word_and(w);
-        const Word crossed_cells = ((any_above | next_voxel(any_above, word_or(above, w + 1))) &
+        const Word any_above = word_or(w), all_above = word_and(w);
+        const Word crossed_cells = ((any_above | next_voxel(any_above, word_or(w + 1))) &
                                     ~(all_above & next_voxel(all_above, word_and(w + 1)))) &
                                    edge_x_[w];
         if (crossed_cells == 0) continue;
-        const Word any_on = word_or(on, w);
-        const Word cells_on_level = any_on | next_voxel(any_on, word_or(on, w + 1));
         const bool has_next_word = w + 1 < words_;
-        Word a[2][2], a_xp[2][2], o[2][2], o_xp[2][2];
+        Word a[2][2], a_xp[2][2];
         for (int dz = 0; dz < 2; ++dz)
           for (int dy = 0; dy < 2; ++dy) {
             a[dz][dy] = above[dz][dy][w];
             a_xp[dz][dy] = next_voxel(a[dz][dy], has_next_word ? above[dz][dy][w + 1] : 0);
-            o[dz][dy] = on[dz][dy][w];
-            o_xp[dz][dy] = next_voxel(o[dz][dy], has_next_word ? on[dz][dy][w + 1] : 0);
           }
         // Corners in the order of isosurface/cases.hpp: (x,y,z) (x+1,y,z) (x+1,y+1,z) (x,y+1,z), then z+1.
         const Word corner_above[8] = {a[0][0], a_xp[0][0], a_xp[0][1], a[0][1],
                                       a[1][0], a_xp[1][0], a_xp[1][1], a[1][1]};
         for (Word left = crossed_cells; left != 0; left &= left - 1) {
           const int b = std::countr_zero(left);
-          const std::int64_t x = 64 * w + b;
-          // The global index of local vertex `local` (isosurface/cell.hpp's ids) of this cell.
-          const auto vertex_index = [&](int local) {
-            const LocalHome& home = local_home_[local];
-            return static_cast<Index>(unpack_index(rows[home.layer][x + home.offset], home.slot));
-          };
-          if (!bit_at(cells_on_level, b) || (!Emit && options_.allow_degenerate)) {
-            // No corner on the level: every crossed edge is its own vertex, so cell_triangles would
-            // give the case's triangles with edge ids, none collapsed. (Counting with degenerate
-            // triangles kept, the on-level corners change the ids but not the count.)
-            unsigned c = 0;
-            for (int i = 0; i < 8; ++i) c |= bit_at(corner_above[i], b) << i;
-            const int n = kCaseTable.triangle_count[c];
-            if constexpr (Emit) {
-              const int second = options_.flip ? 2 : 1, third = options_.flip ? 1 : 2;
-              for (int t = 0; t < n; ++t) {
-                const std::uint8_t* edges = kCaseTable.triangle[c][t];
-                triangles[next + static_cast<std::uint64_t>(t)] = {vertex_index(edges[0]), vertex_index(edges[second]),
-                                                                   vertex_index(edges[third])};
-              }
+          unsigned c = 0;
+          for (int i = 0; i < 8; ++i) c |= bit_at(corner_above[i], b) << i;
+          const int n = kCaseTable.triangle_count[c];
+          if constexpr (Emit) {
+            const std::int64_t x = 64 * w + b;
+            // The global index of the vertex on `edge` of this cell.
+            const auto vertex_index = [&](int edge) {
+              const EdgeHome& home = edge_home_[edge];
+              return static_cast<Index>(unpack_index(rows[home.layer][x + home.offset], home.slot));
+            };
+            for (int t = 0; t < n; ++t) {
+              int edge[3];
+              cell_triangle(kCaseTable, c, t, options_.flip, edge);
+              triangles[next + static_cast<std::uint64_t>(t)] = {vertex_index(edge[0]), vertex_index(edge[1]),
+                                                                 vertex_index(edge[2])};
             }
-            next += static_cast<std::uint64_t>(n);
-            continue;
           }
-          const Word corner_on[8] = {o[0][0], o_xp[0][0], o_xp[0][1], o[0][1],
-                                     o[1][0], o_xp[1][0], o_xp[1][1], o[1][1]};
-          std::uint8_t corner[8];
-          for (int i = 0; i < 8; ++i)
-            corner[i] = bit_at(corner_above[i], b) ? kAbove : (bit_at(corner_on[i], b) ? kOnLevel : kBelow);
-          std::uint8_t local[kMaxTriangles][3];
-          const int n = cell_triangles(kCaseTable, corner, options_.allow_degenerate, options_.flip, local);
-          if constexpr (Emit)
-            for (int t = 0; t < n; ++t)
-              triangles[next + static_cast<std::uint64_t>(t)] = {vertex_index(local[t][0]), vertex_index(local[t][1]),
-                                                                 vertex_index(local[t][2])};
           next += static_cast<std::uint64_t>(n);
         }
       }
@@ -410,7 +347,6 @@ class SlabExtractor {
   template <bool Emit, class Index>
   void walk(std::int64_t z0, std::int64_t z1, Counts& counts, std::array<Index, 3>* triangles) {
     const std::int64_t nz = volume_.nz;
-    if (z0 > 0) classify(z0 - 1);
     classify(z0);
     std::uint64_t vertex = Emit ? counts.vertices : 0, triangle = Emit ? counts.triangles : 0;
     const std::int64_t last = std::min(z1, nz - 1);
@@ -431,13 +367,13 @@ class SlabExtractor {
   std::vector<Word> edge_x_;
   LayerBits classes_[3];
   LayerNumbering numbering_[2];
-  // Where each local vertex id (edge 0..11, 12 + corner) lives (isosurface/cell.hpp's vertex_home):
-  // the numbering layer (dz), the offset from the cell's origin within it, and the slot.
-  struct LocalHome {
+  // Where each edge's vertex lives (isosurface/cell.hpp's vertex_home): the numbering layer (dz),
+  // the offset from the cell's origin within it, and the slot.
+  struct EdgeHome {
     int layer, slot;
     std::int64_t offset;
   };
-  std::array<LocalHome, 20> local_home_{};
+  std::array<EdgeHome, 12> edge_home_{};
   Mesh* mesh_ = nullptr;
 };
 
@@ -494,13 +430,20 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   // One region: count the slabs (taken one at a time), then the last thread to finish sums them
   // and sizes the mesh (zeroing it: the longest serial step) while the others sleep, then emit.
   std::atomic<std::int64_t> next_to_count{0}, next_to_emit{0};
+  std::atomic<std::uint64_t> layers_done{0};  // of 2 nz: both passes
+  const auto report = [&](std::int64_t layers) {
+    const std::uint64_t done = layers_done.fetch_add(static_cast<std::uint64_t>(layers)) + static_cast<std::uint64_t>(layers);
+    if (options.progress) options.progress(done, 2 * static_cast<std::uint64_t>(volume.nz));
+  };
   SleepingBarrier barrier;
 #pragma omp parallel num_threads(threads)
   {
     barrier.set_team_size(omp_get_num_threads());
     SlabExtractor<T> extractor(volume, level, options);
-    for (std::int64_t s; (s = next_to_count.fetch_add(1, std::memory_order_relaxed)) < slabs;)
+    for (std::int64_t s; (s = next_to_count.fetch_add(1, std::memory_order_relaxed)) < slabs;) {
       offsets[s + 1] = extractor.count(starts[s], starts[s + 1]);
+      report(starts[s + 1] - starts[s]);
+    }
     barrier.arrive_and_wait([&] {
       for (std::int64_t s = 0; s < slabs; ++s) {  // exclusive prefix over slabs
         offsets[s + 1].vertices += offsets[s].vertices;
@@ -522,6 +465,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
       for (std::int64_t s; (s = next_to_emit.fetch_add(1, std::memory_order_relaxed)) < slabs;) {
         if (wide) extractor.emit(starts[s], starts[s + 1], offsets[s], mesh, mesh.triangles64.data());
         else extractor.emit(starts[s], starts[s + 1], offsets[s], mesh, mesh.triangles.data());
+        report(starts[s + 1] - starts[s]);
       }
   }
   if (failure) std::rethrow_exception(failure);

@@ -3,12 +3,12 @@
 // What is computed is fixed by winnow/isosurface.hpp and the per-voxel rules of
 // isosurface/cell.hpp (shared with the CPU backend): vertex k belongs to the k-th owned slot in
 // raster order of the owning voxels, triangle k to the k-th surviving triangle in raster order of
-// the cells. Both numberings are prefix sums of small per-voxel counts (0..4 vertices, 0..5
+// the cells. Both numberings are prefix sums of small per-voxel counts (0..3 vertices, 0..5
 // triangles), i.e. stream expansions, and this file does them the way the HistoPyramid capability
 // does (src/histopyramid/cuda/histopyramid.cu): by output range, with the counts never stored.
 //
 //   classify  a warp per 128-voxel piece of a row (4 voxels per lane), marching 32 layers of z:
-//             rows become bits (above, on the level) kept in shared memory for the rows around;
+//             rows become "above" bits kept in shared memory for the rows around;
 //             most lanes see uniform bits and store zeros, the others take their cases and
 //             crossings from the bits; one byte per voxel: owner mask and triangle count;
 //   sums      per tile of 256 voxels (a piece of a row; tiles follow raster order), 8 bytes per
@@ -90,7 +90,7 @@ struct Slab {
   std::uint64_t own_voxels = 0, extra_voxels = 0;
   unsigned own_tiles = 0, tiles = 0, chunks = 1;  // chunks: tiles per row
   double level = 0;
-  bool allow_degenerate = false, flip = false, normals = false, values = false;
+  bool flip = false, normals = false, values = false;
 };
 
 struct Sums {
@@ -111,27 +111,21 @@ struct Locus {
   std::int64_t x, y, z;
 };
 
-/// A voxel's class, compared in the voxel's own type: exactly iso::classify(double(v), level),
+/// Whether a voxel is above, compared in the voxel's own type: exactly iso::above(double(v), level),
 /// without converting every voxel to double. Floats compare against the largest float <= level
-/// (v > it exactly when double(v) > level); 8- and 16-bit integers against floor(level) as an
-/// int; the level can equal a voxel only when it is representable in the type (level_exact).
+/// (v > it exactly when double(v) > level); 8- and 16-bit integers against floor(level) as an int.
 template <class T>
 struct Classifier {
   using Key = std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<std::is_same_v<T, float>, float, int>>;
   Key threshold;
-  bool level_exact;
-  __device__ __forceinline__ std::uint8_t operator()(T v) const {
-    return above(v) ? iso::kAbove : on_level(v) ? iso::kOnLevel : iso::kBelow;
-  }
   __device__ __forceinline__ bool above(T v) const { return static_cast<Key>(v) > threshold; }
-  __device__ __forceinline__ bool on_level(T v) const { return level_exact && static_cast<Key>(v) == threshold; }
 };
 
 template <class T>
 Classifier<T> make_classifier(double level) {
   Classifier<T> c{};
   if constexpr (std::is_same_v<T, double>) {
-    c.threshold = level, c.level_exact = true;
+    c.threshold = level;
   } else if constexpr (std::is_same_v<T, float>) {
     constexpr double kMax = std::numeric_limits<float>::max();
     float f;
@@ -142,10 +136,10 @@ Classifier<T> make_classifier(double level) {
       f = static_cast<float>(level);
       if (static_cast<double>(f) > level) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
     }
-    c.threshold = f, c.level_exact = static_cast<double>(f) == level;
+    c.threshold = f;
   } else {  // 8- and 16-bit integers: any threshold beyond +-2^20 acts like one at +-2^20
     const double t = std::floor(std::clamp(level, -1048576.0, 1048576.0));
-    c.threshold = static_cast<int>(t), c.level_exact = t == level;
+    c.threshold = static_cast<int>(t);
   }
   return c;
 }
@@ -154,44 +148,17 @@ Classifier<T> make_classifier(double level) {
 /// __constant__ memory would serialise across a warp; L1 serves divergent loads.
 __device__ iso::CaseTable g_table = iso::kCaseTable;
 
-/// The classes around voxel l: its 8 cell corners (c[0] is the voxel) and its -x, -y, -z
-/// neighbours; kOutside beyond the volume (voxel_info's input).
-struct Neighbourhood {
-  std::uint8_t corner[8];
-  std::uint8_t xm, ym, zm;
-};
-/// The classes of the 8 corners of the cell at l, a cell of the volume (its +x, +y, +z
-/// neighbours exist: every triangle's cell is one).
+/// The case of the cell at l, a cell of the volume (its +x, +y, +z neighbours exist: every
+/// triangle's cell is one).
 template <class T>
-__device__ __forceinline__ void cell_corners(const DeviceField<T>& f, const Classifier<T>& classify, const Locus& l,
-                                             std::uint8_t (&corner)[8]) {
+__device__ __forceinline__ unsigned cell_case_at(const DeviceField<T>& f, const Classifier<T>& classify, const Locus& l) {
   const T* p = f.data + (l.z - f.z_first) * f.slice_stride + l.y * f.row_stride + l.x;
   const std::int64_t rs = f.row_stride, ss = f.slice_stride;
   const T v[8] = {p[0], p[1], p[rs + 1], p[rs], p[ss], p[ss + 1], p[ss + rs + 1], p[ss + rs]};
+  unsigned c = 0;
 #pragma unroll
-  for (int c = 0; c < 8; ++c) corner[c] = classify(v[c]);
-}
-
-/// Owner mask (bits 0-3) and, for a cell this slab emits, its triangle count (bits 4-6).
-__device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Slab& s, const Locus& l) {
-  // Most voxels lie in a uniform region: every class the same, no crossing, nothing owned.
-  const std::uint8_t c = h.corner[0];
-  if ((h.corner[1] == c) & (h.corner[2] == c) & (h.corner[3] == c) & (h.corner[4] == c) & (h.corner[5] == c) &
-      (h.corner[6] == c) & (h.corner[7] == c) & (h.xm == c) & (h.ym == c) & (h.zm == c))
-    return 0;
-  unsigned info = iso::owner_mask(h.corner[0], h.xm, h.corner[1], h.ym, h.corner[3], h.zm, h.corner[4]);
-  const bool cell = l.z < s.z1 && l.x + 1 < s.grid.nx && l.y + 1 < s.grid.ny && l.z + 1 < s.grid.nz;
-  if (cell) {
-    const unsigned table_count = g_table.triangle_count[iso::cell_case(h.corner)];
-    bool on_level = false;  // only a corner on the level can collapse a triangle
-#pragma unroll
-    for (int c = 0; c < 8; ++c) on_level |= h.corner[c] == iso::kOnLevel;
-    if (table_count != 0)
-      info |= (on_level ? static_cast<unsigned>(iso::cell_triangle_count(g_table, h.corner, s.allow_degenerate))
-                        : table_count)
-              << 4;
-  }
-  return info;
+  for (int i = 0; i < 8; ++i) c |= static_cast<unsigned>(classify.above(v[i])) << i;
+  return c;
 }
 
 // ---- kernels ---------------------------------------------------------------------------------
@@ -200,25 +167,23 @@ __device__ __forceinline__ unsigned voxel_info(const Neighbourhood& h, const Sla
 
 // A block is 8 warps; warp w owns the 128-voxel piece x0 .. x0 + 127 of row y0 + w, 4 voxels per
 // lane, and marches kLayersPerBlock layers of z. Per layer each row of the block, and the halo
-// rows y0 - 1 and y0 + 8, is loaded once and becomes, per lane, 6 bits of "above" and 6 of "on
-// the level" for x - 1 .. x + 4 (its 4 voxels and their neighbours, from the next lanes by
-// shuffles; lanes 0 and 31 read the voxels beyond the piece), 0 beyond the volume. Four planes of
-// these rotate in shared memory (z - 1, z, z + 1 read while z + 2 is written: one barrier per
-// layer). A lane then decides its 4 voxels with bit operations:
-//   uniform   the rows at z, z + 1 and y, y + 1 all below or all above, nothing on the level:
-//             no edge crossed, no cell cut, the 4 bytes are 0 (most lanes);
-//   bits      nothing on the level nearby: each voxel's cell case is 8 bits picked from 4 words,
-//             its crossings the differences of neighbouring bits, its triangle count the table's;
-//   classes   a voxel on the level nearby: the classes rebuilt from the bits and voxel_info's
-//             general rule (own vertices, collapsing triangles).
+// row y0 + 8, is loaded once and becomes, per lane, 5 bits of "above" for x .. x + 4 (its 4
+// voxels and the next one, from the next lane by a shuffle; lane 31 reads the voxel beyond the
+// piece), 0 beyond the volume. Three planes of these rotate in shared memory (z and z + 1 read
+// while z + 2 is written: one barrier per layer). A voxel's vertices are the crossings of its +x,
+// +y and +z edges and its cell spans +x, +y and +z, so a lane needs the rows y and y + 1 of the
+// layers z and z + 1 alone. It then decides its 4 voxels with bit operations:
+//   uniform   the rows at z, z + 1 and y, y + 1 all below or all above: no edge crossed, no
+//             cell cut, the 4 bytes are 0 (most lanes);
+//   bits      otherwise: each voxel's cell case is 8 bits picked from 4 words, its crossings
+//             the differences of neighbouring bits, its triangle count the table's.
 // Measured on the H200 (ncu, 512^3 gyroid): a thread per voxel with planes of byte classes took
 // ~210 warp instructions per 32 voxels, integer-bound; one voxel per lane with ballots, ~197.
 constexpr int kRowsPerBlock = 8;               // warps per block, one row each
-constexpr int kPlaneRows = kRowsPerBlock + 2;  // with the halo rows y0 - 1 and y0 + 8
+constexpr int kPlaneRows = kRowsPerBlock + 1;  // with the halo row y0 + 8
 constexpr int kLayersPerBlock = 32;            // the layers a block marches through
 constexpr int kVoxelsPerLane = 4;
 constexpr int kPieceX = 32 * kVoxelsPerLane;   // voxels of a row per warp
-constexpr unsigned kOnLevelBits = 0x3fu << 8;  // of lane_row_bits
 
 /// A lane's 4 voxels as one aligned load.
 template <class T>
@@ -226,13 +191,14 @@ struct alignas(kVoxelsPerLane * sizeof(T)) FourVoxels {
   T v[kVoxelsPerLane];
 };
 
-/// A lane's bits of one row: bit k (k = 0..5) for voxel x - 1 + k above, bit 8 + k on the level;
-/// `row` points at the row (only read when `row_inside`), x is the lane's first voxel; `vector`:
-/// rows are aligned for one FourVoxels load per lane.
+/// A lane's bits of one row: bit k (k = 0..4) for voxel x + k above (bit 4: the next lane's first
+/// voxel), 0 beyond the volume; `row` points at the row (only read when `row_inside`), x is the
+/// lane's first voxel; `vector`: rows are aligned for one FourVoxels load per lane. All lanes of
+/// the warp call it (a shuffle).
 template <class T>
 __device__ __forceinline__ unsigned lane_row_bits(const T* row, bool row_inside, std::int64_t x, std::int64_t nx,
                                                   bool vector, const Classifier<T>& classify, int lane) {
-  unsigned above = 0, on_level = 0;
+  unsigned above = 0;
   if (row_inside) {
     T v[kVoxelsPerLane];
     const bool whole = x + kVoxelsPerLane <= nx;
@@ -248,28 +214,13 @@ __device__ __forceinline__ unsigned lane_row_bits(const T* row, bool row_inside,
 #pragma unroll
     for (int j = 0; j < kVoxelsPerLane; ++j) above |= static_cast<unsigned>(classify.above(v[j])) << j;
     above &= inside;
-    if (classify.level_exact) {  // uniform: only a level the type can hold can be met exactly
-#pragma unroll
-      for (int j = 0; j < kVoxelsPerLane; ++j) on_level |= static_cast<unsigned>(classify.on_level(v[j])) << j;
-      on_level &= inside;
-    }
   }
-  constexpr unsigned kAll = 0xffffffffu;
-  const unsigned mine = above | on_level << 4;
-  const unsigned left = __shfl_up_sync(kAll, mine, 1), right = __shfl_down_sync(kAll, mine, 1);
-  unsigned left_above = (left >> 3) & 1u, left_on = (left >> 7) & 1u;
-  unsigned right_above = right & 1u, right_on = (right >> 4) & 1u;
-  if (lane == 0 || lane == 31) {  // the voxels just outside the warp's piece
-    const std::int64_t hx = lane == 0 ? x - 1 : x + kVoxelsPerLane;
-    unsigned a = 0, l = 0;
-    if (row_inside && hx >= 0 && hx < nx) {
-      const T v = row[hx];
-      a = classify.above(v), l = classify.on_level(v);
-    }
-    if (lane == 0) left_above = a, left_on = l;
-    else right_above = a, right_on = l;
+  unsigned right_above = __shfl_down_sync(0xffffffffu, above, 1) & 1u;
+  if (lane == 31) {  // the voxel just past the warp's piece
+    const std::int64_t hx = x + kVoxelsPerLane;
+    right_above = row_inside && hx < nx ? static_cast<unsigned>(classify.above(row[hx])) : 0u;
   }
-  return (left_above | above << 1 | right_above << 5) | (left_on | on_level << 1 | right_on << 5) << 8;
+  return above | right_above << kVoxelsPerLane;
 }
 
 /// Spreads the 4 low bits of n to bit 0 of each byte (bit j to bit 8 j).
@@ -291,121 +242,76 @@ constexpr PairCounts make_pair_counts() {
 }
 __device__ PairCounts g_pair_counts = make_pair_counts();
 
-/// The class of bit k of a lane's row bits (kOutside is decided by the caller from coordinates).
-__device__ __forceinline__ std::uint8_t class_of(unsigned bits, int k) {
-  return (bits >> k) & 1u ? iso::kAbove : (bits >> (k + 8)) & 1u ? iso::kOnLevel : iso::kBelow;
-}
-
-/// The 4 info bytes of a lane whose neighbourhood has a voxel on the level: the classes rebuilt
-/// from the row bits (kOutside from coordinates) and voxel_info's general rule. Out of line: rare,
-/// and inlined it would cost the common path registers.
-__device__ __noinline__ unsigned on_level_lane_info(const Slab& s, std::int64_t x, std::int64_t y, std::int64_t z,
-                                                    std::uint64_t v, unsigned here, unsigned y_minus, unsigned y_plus,
-                                                    unsigned z_plus, unsigned zy_plus, unsigned z_minus) {
-  constexpr std::uint8_t out = iso::kOutside;
-  const bool y_edge = y + 1 < s.grid.ny, z_edge = z + 1 < s.grid.nz;
-  unsigned bytes = 0;
-  for (int j = 0; j < kVoxelsPerLane; ++j) {
-    if (x + j >= s.grid.nx) break;
-    const bool x_edge = x + j + 1 < s.grid.nx;
-    const int k = j + 1;  // the voxel's bit
-    Neighbourhood h;
-    h.corner[0] = class_of(here, k);
-    h.corner[1] = x_edge ? class_of(here, k + 1) : out;
-    h.corner[2] = x_edge && y_edge ? class_of(y_plus, k + 1) : out;
-    h.corner[3] = y_edge ? class_of(y_plus, k) : out;
-    h.corner[4] = z_edge ? class_of(z_plus, k) : out;
-    h.corner[5] = x_edge && z_edge ? class_of(z_plus, k + 1) : out;
-    h.corner[6] = x_edge && y_edge && z_edge ? class_of(zy_plus, k + 1) : out;
-    h.corner[7] = y_edge && z_edge ? class_of(zy_plus, k) : out;
-    h.xm = x + j > 0 ? class_of(here, k - 1) : out;
-    h.ym = y > 0 ? class_of(y_minus, k) : out;
-    h.zm = z > 0 ? class_of(z_minus, k) : out;
-    Locus l;
-    l.valid = true, l.x = x + j, l.y = y, l.z = z, l.v = v + j;
-    bytes |= voxel_info(h, s, l) << (8 * j);
-  }
-  return bytes;
-}
-
 /// info[v] (owner mask | triangle count << 4) of every voxel of the slab's layers [z0, z1] (the
 /// extra layer included); the scheme is described above.
 template <class T>
 __global__ void __launch_bounds__(32 * kRowsPerBlock, 4) classify_kernel(DeviceField<T> f, Classifier<T> classify,
                                                                       Slab s, std::int64_t layers,
                                                                       std::uint8_t* info) {
-  __shared__ std::uint16_t planes[4][kPlaneRows][32];
+  __shared__ std::uint8_t planes[3][kPlaneRows][32];
   const int lane = threadIdx.x, warp = threadIdx.y;
   const std::int64_t nx = s.grid.nx, ny = s.grid.ny, nz = s.grid.nz;
   const std::uint64_t x_blocks = static_cast<std::uint64_t>((nx + kPieceX - 1) / kPieceX);
   const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x % x_blocks) * kPieceX;
   const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.x / x_blocks) * kRowsPerBlock;
   const std::int64_t x = x0 + kVoxelsPerLane * lane, y = y0 + warp;
-  // The rows this warp loads: its own, and for warps 0 and 1 a halo row.
-  const std::int64_t halo_y = warp == 0 ? y0 - 1 : y0 + kRowsPerBlock;
-  const int halo_row = warp == 0 ? 0 : kPlaneRows - 1;
-  const bool own_row = y < ny, halo_row_inside = warp < 2 && halo_y >= 0 && halo_y < ny;
+  // The rows this warp loads: its own, and for warp 0 the halo row y0 + 8.
+  const std::int64_t halo_y = y0 + kRowsPerBlock;
+  const bool own_row = y < ny, halo_row_inside = halo_y < ny;
   const T* own_base = f.data + y * f.row_stride;
   const T* halo_base = f.data + halo_y * f.row_stride;
   // One aligned load per lane when every row starts on a 4-voxel boundary.
   const bool vector = reinterpret_cast<std::uintptr_t>(f.data) % sizeof(FourVoxels<T>) == 0 && f.row_stride % 4 == 0 &&
                       f.slice_stride % 4 == 0;
   const auto load_plane = [&](std::int64_t z, std::int64_t layer, int slot) {  // layer: z's offset
-    const bool z_inside = z >= 0 && z < nz;
-    planes[slot][warp + 1][lane] =
-        static_cast<std::uint16_t>(lane_row_bits(own_base + layer, z_inside && own_row, x, nx, vector, classify, lane));
-    if (warp < 2)
-      planes[slot][halo_row][lane] = static_cast<std::uint16_t>(
+    const bool z_inside = z < nz;
+    planes[slot][warp][lane] =
+        static_cast<std::uint8_t>(lane_row_bits(own_base + layer, z_inside && own_row, x, nx, vector, classify, lane));
+    if (warp == 0)
+      planes[slot][kRowsPerBlock][lane] = static_cast<std::uint8_t>(
           lane_row_bits(halo_base + layer, z_inside && halo_row_inside, x, nx, vector, classify, lane));
   };
   const bool y_edge = y + 1 < ny;
   const bool aligned = nx % 4 == 0 && reinterpret_cast<std::uintptr_t>(info) % 4 == 0;  // 4 bytes as one word
   const std::uint64_t layer_voxels = static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny);
   const std::uint64_t column = static_cast<std::uint64_t>(y) * static_cast<std::uint64_t>(nx) + static_cast<std::uint64_t>(x);
+  // Voxels x .. x + 3 whose +x edge (and cell) stays inside the volume.
+  const unsigned x_edges = x + kVoxelsPerLane < nx ? 0xfu : x + 1 >= nx ? 0u : (1u << (nx - 1 - x)) - 1u;
   // Chunks of layers: blockIdx.y, then every gridDim.y-th (the grid's y is at most 65535).
   for (std::int64_t chunk = blockIdx.y; chunk * kLayersPerBlock < layers; chunk += gridDim.y) {
     const std::int64_t zbegin = s.z0 + chunk * kLayersPerBlock;
     const std::int64_t zend = std::min<std::int64_t>(zbegin + kLayersPerBlock, s.z0 + layers);
     __syncthreads();  // the previous chunk's last reads are done
-    std::int64_t layer = (zbegin - 1 - f.z_first) * f.slice_stride;  // of layer z - 1
-    load_plane(zbegin - 1, layer, 0);
-    load_plane(zbegin, layer += f.slice_stride, 1);
+    std::int64_t layer = (zbegin - f.z_first) * f.slice_stride;  // of layer z
+    load_plane(zbegin, layer, 0);
     std::uint64_t v = static_cast<std::uint64_t>(zbegin - s.z0) * layer_voxels + column;
-    int slot = 1;  // planes[slot] holds layer z
+    int slot = 0;  // planes[slot] holds layer z
     for (std::int64_t z = zbegin; z < zend; ++z, v += layer_voxels) {
-      const int below = (slot + 3) & 3, above = (slot + 1) & 3;
-      // Four slots: z + 1 goes where z - 3 was, which no warp reads any more (a slower warp is at
-      // most one layer behind, reading z - 2 .. z).
+      const int above = slot == 2 ? 0 : slot + 1;
+      // Three slots: z + 1 goes where z - 2 was, which no warp reads any more (a slower warp is at
+      // most one layer behind, reading z - 1 and z).
       load_plane(z + 1, layer += f.slice_stride, above);
       __syncthreads();
-      const unsigned here = planes[slot][warp + 1][lane], y_minus = planes[slot][warp][lane];
-      const unsigned y_plus = planes[slot][warp + 2][lane], z_plus = planes[above][warp + 1][lane];
-      const unsigned zy_plus = planes[above][warp + 2][lane], z_minus = planes[below][warp + 1][lane];
+      const unsigned here = planes[slot][warp][lane], y_plus = planes[slot][warp + 1][lane];
+      const unsigned z_plus = planes[above][warp][lane], zy_plus = planes[above][warp + 1][lane];
       slot = above;
       if (!own_row) continue;
       const bool z_edge = z + 1 < nz;
       unsigned bytes = 0;  // voxel j's info in byte j
-      if (((here | y_minus | y_plus | z_plus | zy_plus | z_minus) & kOnLevelBits) == 0) {
-        // Bits 1..5: the lane's voxels and the next one along x.
-        const unsigned any = (here | y_plus | z_plus | zy_plus) & 0x3eu;
-        const unsigned all = here & y_plus & z_plus & zy_plus & 0x3eu;
-        if (any != 0 && all != 0x3eu) {
-          // Bit j: voxel x + j (bit 4: x + 4, the last voxel's +x neighbour).
-          const unsigned h = here >> 1, yp = y_plus >> 1, zp = z_plus >> 1, zyp = zy_plus >> 1;
-          const unsigned x_edges = x + kVoxelsPerLane < nx ? 0xfu : x + 1 >= nx ? 0u : (1u << (nx - 1 - x)) - 1u;
-          const unsigned x_cross = (h ^ (h >> 1)) & x_edges;
-          const unsigned y_cross = y_edge ? (h ^ yp) & 0xfu : 0u, z_cross = z_edge ? (h ^ zp) & 0xfu : 0u;
-          bytes = spread_to_bytes(x_cross) << 1 | spread_to_bytes(y_cross) << 2 | spread_to_bytes(z_cross) << 3;
-          if (z < s.z1 && y_edge && z_edge) {
+      // Bits 0..4: the lane's voxels and the next one along x.
+      const unsigned any = here | y_plus | z_plus | zy_plus, all = here & y_plus & z_plus & zy_plus;
+      if (any != 0 && all != 0x1fu) {
+        const unsigned x_cross = (here ^ (here >> 1)) & x_edges;
+        const unsigned y_cross = y_edge ? (here ^ y_plus) & 0xfu : 0u, z_cross = z_edge ? (here ^ z_plus) & 0xfu : 0u;
+        bytes = spread_to_bytes(x_cross) | spread_to_bytes(y_cross) << 1 | spread_to_bytes(z_cross) << 2;
+        if (z < s.z1 && y_edge && z_edge) {
 #pragma unroll
-            for (int j = 0; j < kVoxelsPerLane; ++j) {
-              const unsigned pairs = ((h >> j) & 3u) | ((yp >> j) & 3u) << 2 | ((zp >> j) & 3u) << 4 | ((zyp >> j) & 3u) << 6;
-              if ((x_edges >> j) & 1u) bytes |= static_cast<unsigned>(g_pair_counts.count[pairs]) << (8 * j + 4);
-            }
+          for (int j = 0; j < kVoxelsPerLane; ++j) {
+            const unsigned pairs = ((here >> j) & 3u) | ((y_plus >> j) & 3u) << 2 | ((z_plus >> j) & 3u) << 4 |
+                                   ((zy_plus >> j) & 3u) << 6;
+            if ((x_edges >> j) & 1u) bytes |= static_cast<unsigned>(g_pair_counts.count[pairs]) << (8 * j + 4);
           }
         }
-      } else {  // a voxel on the level nearby: the general rule, from classes
-        bytes = on_level_lane_info(s, x, y, z, v, here, y_minus, y_plus, z_plus, zy_plus, z_minus);
       }
       if (aligned && x + kVoxelsPerLane <= nx) {
         *reinterpret_cast<std::uint32_t*>(info + v) = bytes;
@@ -467,7 +373,7 @@ __device__ __forceinline__ unsigned long long load_bytes(const std::uint8_t* inf
 }
 __device__ __forceinline__ unsigned byte_of(unsigned long long w, int i) { return static_cast<unsigned>(w >> (8 * i)) & 0xffu; }
 /// Vertices (owner mask bits) and triangles (high nibbles) of 8 info bytes.
-__device__ __forceinline__ unsigned vertices_of(unsigned long long w) { return __popcll(w & 0x0f0f0f0f0f0f0f0full); }
+__device__ __forceinline__ unsigned vertices_of(unsigned long long w) { return __popcll(w & 0x0707070707070707ull); }
 __device__ __forceinline__ unsigned triangles_of(unsigned long long w) {
   const unsigned long long t = (w >> 4) & 0x0f0f0f0f0f0f0f0full;
   return __dp4a(static_cast<unsigned>(t), 0x01010101u, __dp4a(static_cast<unsigned>(t >> 32), 0x01010101u, 0u));
@@ -611,7 +517,7 @@ __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std
   std::uint64_t k = begin.vertices + exclusive;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const unsigned mask = byte_of(bytes, i) & 15u;
+    const unsigned mask = byte_of(bytes, i) & 7u;
     if (mask == 0) continue;
     first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
     k += __popc(mask);
@@ -621,9 +527,9 @@ __global__ void __launch_bounds__(kThreads) vertex_keys_kernel(Slab s, const std
   const unsigned total = static_cast<unsigned>(end.vertices - begin.vertices);
   for (unsigned base = 0; base < total; base += 32) {
     const unsigned t = base + lane;
-    const TileOutput o = locate_output(bytes, exclusive, inclusive, t, [](unsigned v) { return __popc(v & 15u); });
+    const TileOutput o = locate_output(bytes, exclusive, inclusive, t, [](unsigned v) { return __popc(v & 7u); });
     if (t >= total) continue;
-    unsigned mask = byte_of(o.bytes, o.voxel) & 15u;  // the voxel's vertices: drop the lower ones
+    unsigned mask = byte_of(o.bytes, o.voxel) & 7u;  // the voxel's vertices: drop the lower ones
     for (unsigned r = 0; r < o.rank; ++r) mask &= mask - 1;
     put_vertex_key(d_vertices + 3 * (begin.vertices + t), tile_x + o.lane * 8 + o.voxel, b.y, b.z, __ffs(mask) - 1);
   }
@@ -691,17 +597,15 @@ __global__ void __launch_bounds__(kThreads) triangle_kernel(DeviceField<T> f, Cl
     l.valid = true;
     l.v = (static_cast<std::uint64_t>(l.z - s.z0) * static_cast<std::uint64_t>(s.grid.ny) + static_cast<std::uint64_t>(l.y)) * nx +
           static_cast<std::uint64_t>(l.x);
-    std::uint8_t local[iso::kMaxTriangles][3];
-    std::uint8_t corner[8];
-    cell_corners(f, classify, l, corner);
-    iso::cell_triangles(g_table, corner, s.allow_degenerate, s.flip, local);
+    int edge[3];
+    iso::cell_triangle(g_table, cell_case_at(f, classify, l), rank, s.flip, edge);
     std::uint64_t index[3];
 #pragma unroll
     for (int j = 0; j < 3; ++j) {
-      const iso::VertexHome h = iso::vertex_home(g_table, local[rank][j]);
+      const iso::VertexHome h = iso::vertex_home(g_table, edge[j]);
       const std::uint64_t owner = l.v + static_cast<std::uint64_t>(h.dz) * nxy + static_cast<std::uint64_t>(h.dy) * nx +
                                   static_cast<std::uint64_t>(h.dx);
-      index[j] = index_base + first_vertex[owner] + static_cast<std::uint64_t>(iso::rank_in_voxel(info[owner] & 15u, h.slot));
+      index[j] = index_base + first_vertex[owner] + static_cast<std::uint64_t>(iso::rank_in_voxel(info[owner] & 7u, h.slot));
     }
     if (wide) {
       out.d_triangles64[3 * k] = index[0], out.d_triangles64[3 * k + 1] = index[1], out.d_triangles64[3 * k + 2] = index[2];
@@ -732,7 +636,7 @@ Slab make_slab(const iso::Grid& grid, std::int64_t z0, std::int64_t z1, double l
     throw InputError("isosurface: the CUDA backend takes at most 2^30 x 2^32 x 2^29 voxels");
   s.own_tiles = static_cast<unsigned>(own_tiles), s.tiles = static_cast<unsigned>(tiles);
   s.level = level;
-  s.allow_degenerate = o.allow_degenerate, s.flip = o.flip, s.normals = o.normals, s.values = o.values;
+  s.flip = o.flip, s.normals = o.normals, s.values = o.values;
   return s;
 }
 
@@ -925,6 +829,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
       append_from_device(wide, triangle_base, d_triangles64.get(), triangles, stream);
     }
     vertex_base += vertices, triangle_base += triangles;
+    if (options.progress) options.progress(2 * static_cast<std::uint64_t>(z1), 2 * static_cast<std::uint64_t>(volume.nz));
   }
   if (!one_pass) {
     if (vertex_base > std::numeric_limits<std::uint32_t>::max()) {
