@@ -11,7 +11,8 @@
 # (the tree travels to the GPU host without its history; .ab is ignored, so carry it).
 # WINNOW_AB_ROUNDS: rounds of A then B (default 2); WINNOW_AB_TESTS: test runs of the after tree,
 # 'BINARY[:GTEST_FILTER]' separated by spaces (default none); WINNOW_AB_JOBS: build jobs of each
-# side (default half the cores). Logs: LOG_DIR/<bench>-{before,after}-N.log, LOG_DIR/test-*.log.
+# side (default half the cores). Logs: LOG_DIR/<k>-<bench>-{before,after}-N.log (k: the spec's
+# place in the list), LOG_DIR/test-*.log.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 overlay="$(realpath "$1")"
@@ -44,11 +45,13 @@ for side in after before; do
 done
 status=0
 for ((round = 1; round <= ${WINNOW_AB_ROUNDS:-2}; ++round)); do
+  k=0
   for spec in "$@"; do
     read -r name arguments <<< "$spec"
+    k=$((k + 1))
     for side in before after; do
       # shellcheck disable=SC2086
-      "/tmp/winnow-ab-$side/bench/$name" $arguments > "$logs/$name-$side-$round.log" 2>&1 || status=1
+      "/tmp/winnow-ab-$side/bench/$name" $arguments > "$logs/$k-$name-$side-$round.log" 2>&1 || status=1
     done
   done
 done
