@@ -73,9 +73,8 @@ __device__ __forceinline__ TileOutput locate_output(unsigned long long bytes, un
 
 // The key passes write each tile's outputs warp-cooperatively: output t of the tile goes to lane
 // t % 32, which finds its voxel (the owner lane by a search over the lanes' prefix sums, then the
-// voxel among that lane's 8 bytes), so a warp's stores are consecutive keys. With each lane
-// writing its own voxels' keys the stores were scattered 12-byte pieces, and the passes took
-// ~230 us each at 512^3 (ncu, gyroid).
+// voxel among that lane's 8 bytes), so a warp's stores are consecutive keys rather than
+// scattered 12-byte pieces.
 
 /// Numbers the vertices: for every voxel that owns one (extra layer too), its first vertex's
 /// slab-local number; for the own layers, each vertex's key in its output slot. A warp per tile.
@@ -92,9 +91,8 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels) vertex_keys_kernel(Slab s
   const LaneBytes b = lane_bytes(s, tile, lane);
   const unsigned long long bytes = load_bytes(info, b);
   const unsigned mine = vertices_of(bytes), exclusive = warp_exclusive_sum(mine, lane), inclusive = exclusive + mine;
-  // First vertex numbers, each lane its own voxels, only those that own vertices. (Tried, both
-  // slower at 512^3: voxel j of the tile by lane j % 32, consecutive stores but 8 rounds of
-  // shuffles, 221 -> 279 us; every voxel's entry as two 16-byte stores per lane, 221 -> 252 us.)
+  // First vertex numbers, each lane its own voxels, only those that own vertices (the variants
+  // tried are in bench/results/isosurface.md).
   std::uint64_t k = begin.vertices + exclusive;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
