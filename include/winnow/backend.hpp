@@ -35,4 +35,9 @@ std::vector<DeviceInfo> cuda_devices();
 /// - `cuda` when it is not available: throws BackendError (never a silent fallback).
 Backend resolve_backend(Backend requested);
 
+namespace detail {
+/// The CPU backend's threads: OpenMP's (OMP_NUM_THREADS, or one per core).
+int cpu_threads();
+}  // namespace detail
+
 }  // namespace winnow

@@ -290,7 +290,6 @@ std::vector<T> compact(std::span<const T> in, const Predicate& pred, const Compa
 
 namespace detail {
 [[noreturn]] void throw_callable_needs_cpu();
-int cpu_threads();
 }  // namespace detail
 
 /// Any trivially copyable T with any C++ callable `bool(const T&)`: stable, on the CPU backend

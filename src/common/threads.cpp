@@ -1,6 +1,6 @@
 #include <omp.h>
 
-#include "winnow/compact.hpp"
+#include "common/threads.hpp"
 
 namespace winnow::detail {
 

@@ -2,7 +2,7 @@
 //
 // group_scan (the default): the input is cut into chunks of ~256 KiB (a multiple of 64
 // elements). For each chunk a thread
-//   1. evaluates the predicate into a bit mask (SIMD compare + mask bits; compact_simd.cpp) and
+//   1. evaluates the predicate into a bit mask (SIMD compare + mask bits; common/cpu/simd.cpp) and
 //      counts the bits: the "count" step, which reads the chunk from memory once;
 //   2. publishes its count, looks back over the previous chunks until one has published its
 //      inclusive prefix, adds, and publishes its own inclusive prefix (the "scan" step: a
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "compact/backends.hpp"
-#include "compact/cpu/compact_simd.hpp"
+#include "common/cpu/simd.hpp"
 #include "histopyramid/histopyramid.hpp"
 #include "winnow/error.hpp"
 

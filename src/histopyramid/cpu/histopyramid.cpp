@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "histopyramid/histopyramid.hpp"
-#include "winnow/compact.hpp"  // detail::cpu_threads()
+#include "common/threads.hpp"
 
 namespace winnow::detail::cpu {
 namespace {

@@ -5,7 +5,7 @@
 // Bit planes. Every question the passes ask about voxels is answered 64 voxels at a time, on
 // words of bits along x:
 // - Classification: per row, one word of "above" bits per 64 voxels, by the SIMD compare of
-//   stream compaction (compact/cpu/compact_simd.cpp). The double comparison of the contract
+//   stream compaction (common/cpu/simd.cpp). The double comparison of the contract
 //   becomes an exact comparison in the voxel's own type: for float, value > level iff value > the
 //   largest float <= level; for 8/16-bit unsigned voxels, value > level iff value >= floor(level)
 //   + 1. Types without such a kernel (int16) compare in double, as the contract says.
@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "common/threads.hpp"
-#include "compact/cpu/compact_simd.hpp"
+#include "common/cpu/simd.hpp"
 #include "isosurface/backends.hpp"
 #include "isosurface/cell.hpp"
 

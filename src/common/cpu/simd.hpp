@@ -1,11 +1,14 @@
 #pragma once
-// SIMD kernels of CPU stream compaction (Highway, dynamic dispatch: the best instruction set of
-// the running CPU is chosen once, at the first call). Private to the CPU backend.
+// SIMD kernels of the CPU backends (Highway, dynamic dispatch: the best instruction set of the
+// running CPU is chosen once, at the first call): a predicate evaluated into bits, 64 elements to
+// a word, and the emits of stream compaction. Stream compaction (compact/cpu/compact.cpp) and
+// marching cubes (isosurface/cpu/marching_cubes.cpp, which classifies voxels with match_bits)
+// call them.
 //
 // The kernels work on one chunk at a time and talk through a bit mask: `bits[w]` bit j is set
-// when element 64*w + j of the chunk is kept. The chunk driver (compact.cpp) calls match_bits
-// (count pass, reads the input once), publishes the chunk's offset, then emits (the chunk's input
-// is still in cache).
+// when element 64*w + j of the chunk is kept. Compaction's chunk driver calls match_bits (count
+// pass, reads the input once), publishes the chunk's offset, then emits (the chunk's input is
+// still in cache).
 #include <cstddef>
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-// SIMD kernels of CPU stream compaction, compiled once per instruction set with Highway's
+// SIMD kernels of the CPU backends (common/cpu/simd.hpp), compiled once per instruction set with Highway's
 // foreach_target and chosen at run time (HWY_EXPORT / HWY_DYNAMIC_DISPATCH).
 //
 // Predicate pass: compare a vector, turn the mask into bits (StoreMaskBits), OR them into a
@@ -11,7 +11,7 @@
 // purpose: it is microcoded and very slow on AMD Zen 4.
 //
 // Compile time: 4 instruction sets (AVX3_DL, AVX3, AVX2, SSE4) plus the portable EMU128 fallback.
-#include "compact/cpu/compact_simd.hpp"
+#include "common/cpu/simd.hpp"
 
 #include <cstring>
 
@@ -23,7 +23,7 @@
 #endif
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "compact/cpu/compact_simd.cpp"
+#define HWY_TARGET_INCLUDE "common/cpu/simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
