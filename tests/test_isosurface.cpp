@@ -271,6 +271,7 @@ void expect_same_mesh(const Mesh& a, const Mesh& b) {
   EXPECT_EQ(a.values.size(), b.values.size());
   if (!a.values.empty() && a.values.size() == b.values.size())  // memcmp: NaN-safe; never on null
     EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
+  EXPECT_TRUE(a.vertex_keys == b.vertex_keys);
 }
 
 // Normals and winding point away from `centre` (outward for a surface around it).
@@ -731,6 +732,127 @@ TEST(Isosurface, BadInputIsAnError) {
   if (!cuda_available()) EXPECT_THROW(isosurface(vol.view(), 0.0, {.backend = Backend::cuda}), BackendError);
 }
 
+// ---- pieces of a volume --------------------------------------------------------------------------
+
+// The owner (x, y, z in the whole volume) and slot of a vertex from its key in a view of nx x ny
+// voxels at `origin`.
+std::array<std::int64_t, 4> owner_of(std::uint64_t key, std::int64_t nx, std::int64_t ny,
+                                     const std::array<std::int64_t, 3>& origin) {
+  const auto voxel = static_cast<std::int64_t>(key / 3);
+  return {voxel % nx + origin[0], voxel / nx % ny + origin[1], voxel / (nx * ny) + origin[2],
+          static_cast<std::int64_t>(key % 3)};
+}
+
+TEST(IsosurfacePieces, KeysNameEachVertexsEdge) {
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int> values(0, 3);
+  Volume<std::uint8_t> vol(9, 7, 6);
+  for (auto& v : vol.voxels()) v = static_cast<std::uint8_t>(values(rng));
+  IsosurfaceOptions o = kCpuNormals;
+  o.vertex_keys = true;
+  const Mesh m = isosurface(vol.view(), 1.0, o);
+  ASSERT_EQ(m.vertex_keys.size(), m.vertex_count());
+  ASSERT_GT(m.vertex_count(), 50u);
+  EXPECT_TRUE(std::is_sorted(m.vertex_keys.begin(), m.vertex_keys.end()));
+  for (std::size_t i = 0; i < m.vertex_count(); ++i) {
+    const auto [x, y, z, slot] = owner_of(m.vertex_keys[i], 9, 7, {0, 0, 0});
+    std::int64_t q[3] = {x, y, z};
+    ++q[slot];
+    ASSERT_TRUE(q[0] < 9 && q[1] < 7 && q[2] < 6);
+    EXPECT_NE(vol(x, y, z) > 1, vol(q[0], q[1], q[2]) > 1) << "the key's edge is crossed";
+    for (int axis = 0; axis < 3; ++axis)  // the vertex lies on that edge
+      if (axis == slot) EXPECT_TRUE(m.vertices[i][axis] > float(q[axis] - 1) && m.vertices[i][axis] < float(q[axis]));
+      else EXPECT_EQ(m.vertices[i][axis], float(axis == 0 ? x : axis == 1 ? y : z));
+  }
+}
+
+// Meshing a piece of a volume in a view with two voxels of context on every side (clipped at the
+// volume's border) and the piece's origin gives the whole mesh's vertices owned by the piece's
+// voxels, bit for bit (positions, normals, values), and the whole mesh's triangles of the
+// piece's cells (a cell's origin is the least owner of its vertices along each axis).
+template <class T>
+void expect_pieces_match_the_whole(const Volume<T>& vol, double level, const IsosurfaceOptions& base) {
+  IsosurfaceOptions o = base;
+  o.vertex_keys = true;
+  const Mesh whole = isosurface(vol.view(), level, o);
+  ASSERT_GT(whole.triangle_count(), 100u);
+  const std::int64_t n[3] = {vol.nx(), vol.ny(), vol.nz()};
+  const auto cell_of = [](const std::array<std::array<std::int64_t, 4>, 3>& owners) {
+    std::array<std::int64_t, 3> c{};
+    for (int axis = 0; axis < 3; ++axis)
+      c[axis] = std::min({owners[0][axis], owners[1][axis], owners[2][axis]});
+    return c;
+  };
+  const std::int64_t step[3] = {11, 9, 7};
+  for (std::int64_t z0 = 0; z0 < n[2]; z0 += step[2])
+    for (std::int64_t y0 = 0; y0 < n[1]; y0 += step[1])
+      for (std::int64_t x0 = 0; x0 < n[0]; x0 += step[0]) {
+        const std::int64_t lo[3] = {x0, y0, z0};
+        std::int64_t hi[3], begin[3], end[3];
+        for (int a = 0; a < 3; ++a) {
+          hi[a] = std::min(n[a], lo[a] + step[a]);
+          begin[a] = std::max<std::int64_t>(0, lo[a] - 2), end[a] = std::min(n[a], hi[a] + 2);
+        }
+        const auto inside = [&](const std::array<std::int64_t, 4>& p) {
+          return p[0] >= lo[0] && p[0] < hi[0] && p[1] >= lo[1] && p[1] < hi[1] && p[2] >= lo[2] && p[2] < hi[2];
+        };
+        VolumeView<const T> view = vol.view();
+        view.data = &vol(begin[0], begin[1], begin[2]);
+        view.nx = end[0] - begin[0], view.ny = end[1] - begin[1], view.nz = end[2] - begin[2];
+        IsosurfaceOptions po = o;
+        po.origin = {begin[0], begin[1], begin[2]};
+        const Mesh piece = isosurface(view, level, po);
+        // Vertices owned by the piece, in order, from both meshes.
+        std::vector<std::size_t> mine, theirs;
+        for (std::size_t i = 0; i < piece.vertex_count(); ++i)
+          if (inside(owner_of(piece.vertex_keys[i], view.nx, view.ny, po.origin))) mine.push_back(i);
+        for (std::size_t i = 0; i < whole.vertex_count(); ++i)
+          if (inside(owner_of(whole.vertex_keys[i], n[0], n[1], {0, 0, 0}))) theirs.push_back(i);
+        ASSERT_EQ(mine.size(), theirs.size());
+        for (std::size_t k = 0; k < mine.size(); ++k) {
+          const std::size_t i = mine[k], j = theirs[k];
+          EXPECT_EQ(owner_of(piece.vertex_keys[i], view.nx, view.ny, po.origin),
+                    owner_of(whole.vertex_keys[j], n[0], n[1], {0, 0, 0}));
+          EXPECT_EQ(piece.vertices[i], whole.vertices[j]);
+          if (!whole.normals.empty()) EXPECT_EQ(piece.normals[i], whole.normals[j]);
+          if (!whole.values.empty()) EXPECT_EQ(0, std::memcmp(&piece.values[i], &whole.values[j], sizeof(float)));
+        }
+        // Triangles of the piece's cells, as owner triples, in order.
+        using Owners = std::array<std::array<std::int64_t, 4>, 3>;
+        std::vector<Owners> piece_triangles, whole_triangles;
+        for (std::uint64_t t = 0; t < piece.triangle_count(); ++t) {
+          const auto v = piece.triangle(t);
+          Owners owners;
+          for (int j = 0; j < 3; ++j) owners[j] = owner_of(piece.vertex_keys[v[j]], view.nx, view.ny, po.origin);
+          const auto c = cell_of(owners);
+          if (inside({c[0], c[1], c[2], 0})) piece_triangles.push_back(owners);
+        }
+        for (std::uint64_t t = 0; t < whole.triangle_count(); ++t) {
+          const auto v = whole.triangle(t);
+          Owners owners;
+          for (int j = 0; j < 3; ++j) owners[j] = owner_of(whole.vertex_keys[v[j]], n[0], n[1], {0, 0, 0});
+          const auto c = cell_of(owners);
+          if (inside({c[0], c[1], c[2], 0})) whole_triangles.push_back(owners);
+        }
+        EXPECT_TRUE(piece_triangles == whole_triangles) << "piece at " << x0 << "," << y0 << "," << z0;
+        if (::testing::Test::HasFailure()) return;
+      }
+}
+
+TEST(IsosurfacePieces, PiecesWithContextMatchTheWholeMeshBitForBit) {
+  const double k = 2 * kPi / 13;
+  auto gyroid = sample<float>(31, 26, 23, [&](double x, double y, double z) {
+    return std::sin(k * x) * std::cos(k * y) + std::sin(k * y) * std::cos(k * z) + std::sin(k * z) * std::cos(k * x);
+  });
+  gyroid.set_spacing(0.7, 1.1, 1.3);
+  expect_pieces_match_the_whole(gyroid, 0.1, kCpuNormals);
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> values(0, 4);
+  Volume<std::uint8_t> noise(29, 24, 21);
+  for (auto& v : noise.voxels()) v = static_cast<std::uint8_t>(values(rng));
+  expect_pieces_match_the_whole(noise, 2.0, kCpuNormals);  // a level equal to voxel values
+}
+
 // ---- levels equal to voxel values --------------------------------------------------------------
 
 // Small random volumes of integers in type T (shapes 1..8 per side, a few distinct values so that
@@ -858,6 +980,18 @@ TEST(IsosurfaceBackends, CudaMeshIsTheCpuMeshBitForBit) {
     gpu.max_slab_voxels = 70 * 66 * 4;
     expect_same_mesh(isosurface(gyroid.view(), 0.1, gpu), isosurface(gyroid.view(), 0.1, cpu));
   }
+  // Keys and an origin, whole and slabbed.
+  IsosurfaceOptions cpu{.normals = true, .values = true, .backend = Backend::cpu};
+  cpu.vertex_keys = true;
+  cpu.origin = {5, -3, 1000};
+  IsosurfaceOptions gpu = cpu;
+  gpu.backend = Backend::cuda;
+  const Mesh a = isosurface(gyroid.view(), 0.1, cpu);
+  const Mesh b = isosurface(gyroid.view(), 0.1, gpu);
+  expect_same_mesh(b, a);
+  EXPECT_TRUE(b.vertex_keys == a.vertex_keys);
+  gpu.max_slab_voxels = 70 * 66 * 5;
+  EXPECT_TRUE(isosurface(gyroid.view(), 0.1, gpu).vertex_keys == a.vertex_keys);
 }
 
 template <class T>

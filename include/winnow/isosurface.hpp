@@ -57,6 +57,13 @@ struct IsosurfaceOptions {
   std::int64_t max_slab_voxels = 0;
   /// Told the layers done of twice the volume's depth (two passes over it), as slabs finish.
   ProgressSink progress;
+  /// The index (x, y, z) of the view's first voxel in a larger volume the view is a piece of:
+  /// positions are (origin + index) times spacing, so that pieces meshed apart have the whole
+  /// volume's positions bit for bit (normals too, where the view holds two voxels of context
+  /// around the piece: gradients are one-sided at the view's border).
+  std::array<std::int64_t, 3> origin{0, 0, 0};
+  /// Fill Mesh::vertex_keys: which edge of which voxel each vertex lies on.
+  bool vertex_keys = false;
 };
 
 /// An indexed triangle mesh. Exactly one of `triangles` / `triangles64` is used: the 64-bit one
@@ -67,6 +74,9 @@ struct Mesh {
   std::vector<std::array<std::uint64_t, 3>> triangles64;
   std::vector<std::array<float, 3>> normals;            ///< one per vertex when asked for
   std::vector<float> values;                            ///< one per vertex when asked for
+  /// One per vertex when asked for: 3 x (the raster index in the view of the voxel that owns it)
+  /// + its slot (0, 1, 2: the owner's +x, +y, +z edge). Ascending: the vertices' order.
+  std::vector<std::uint64_t> vertex_keys;
   Backend backend = Backend::cpu;  ///< the backend that ran
   double milliseconds = 0;         ///< wall time of the extraction (a CUDA run's copies included)
 

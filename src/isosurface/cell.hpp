@@ -161,10 +161,12 @@ WINNOW_HD inline void unit_normal(double gx, double gy, double gz, bool flip, fl
   out[2] = static_cast<float>(mul(sign, div(z, length)));
 }
 
-/// A volume's shape and spacing, for the attribute functions.
+/// A volume's shape and spacing, for the attribute functions; (ox, oy, oz) is the index of its
+/// first voxel in a larger volume it is a piece of (positions are taken there).
 struct Grid {
   std::int64_t nx, ny, nz;
   double sx, sy, sz;
+  std::int64_t ox = 0, oy = 0, oz = 0;
 };
 
 /// The gradient at voxel (x, y, z); `value(x, y, z)` returns a voxel as double.
@@ -190,7 +192,7 @@ WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, doubl
                                         std::int64_t y, std::int64_t z, int slot, bool want_normal, bool flip,
                                         float (&position)[3], float& vertex_value, float (&normal)[3]) {
   const double spacing[3] = {g.sx, g.sy, g.sz};
-  const double coord[3] = {static_cast<double>(x), static_cast<double>(y), static_cast<double>(z)};
+  const double coord[3] = {static_cast<double>(x + g.ox), static_cast<double>(y + g.oy), static_cast<double>(z + g.oz)};
   for (int i = 0; i < 3; ++i) position[i] = static_cast<float>(mul(coord[i], spacing[i]));
   double gradient[3];
   const int axis = slot;

@@ -36,6 +36,7 @@ struct DeviceMesh {
   float* d_values = nullptr;
   std::uint32_t* d_triangles = nullptr;
   std::uint64_t* d_triangles64 = nullptr;
+  std::uint64_t* d_vertex_keys = nullptr;  ///< needed with options.vertex_keys (Mesh::vertex_keys' meaning)
   std::uint64_t vertex_capacity = 0, triangle_capacity = 0;
 };
 

@@ -176,7 +176,9 @@ class SlabExtractor {
  public:
   SlabExtractor(VolumeView<const T> volume, double level, const IsosurfaceOptions& options)
       : volume_(volume), level_(level), options_(options),
-        grid_{volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz}, classifier_(level),
+        grid_{volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz, options.origin[0], options.origin[1],
+              options.origin[2]},
+        classifier_(level),
         words_((volume.nx + 63) / 64) {
     const auto plane = static_cast<std::size_t>(words_ * volume.ny);
     for (auto& layer : classes_) layer.resize(plane);
@@ -274,6 +276,8 @@ class SlabExtractor {
       mesh_->vertices[index] = {position[0], position[1], position[2]};
       if (options_.normals) mesh_->normals[index] = {normal[0], normal[1], normal[2]};
       if (options_.values) mesh_->values[index] = vertex_value;
+      if (options_.vertex_keys)
+        mesh_->vertex_keys[index] = static_cast<std::uint64_t>((z * volume_.ny + y) * volume_.nx + x) * 3 + slot;
       ++index;
     }
   }
@@ -419,6 +423,7 @@ class SleepingBarrier {
 template <class T>
 void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOptions& options, Mesh& mesh) {
   mesh.vertices.clear(), mesh.triangles.clear(), mesh.triangles64.clear(), mesh.normals.clear(), mesh.values.clear();
+  mesh.vertex_keys.clear();
   if (volume.nx < 2 || volume.ny < 2 || volume.nz < 2) return;  // no cells: no surface
   const int threads = cpu_threads();
   const std::vector<std::int64_t> starts = slab_starts(volume.nx, volume.ny, volume.nz, options.max_slab_voxels, threads);
@@ -454,6 +459,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
         mesh.vertices.resize(total.vertices);
         if (options.normals) mesh.normals.resize(total.vertices);
         if (options.values) mesh.values.resize(total.vertices);
+        if (options.vertex_keys) mesh.vertex_keys.resize(total.vertices);
         wide = total.vertices > 0xFFFFFFFFull;
         if (wide) mesh.triangles64.resize(total.triangles);
         else mesh.triangles.resize(total.triangles);

@@ -135,8 +135,9 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   WINNOW_CUDA_CHECK_LAUNCH();
 }
 
-iso::Grid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, double sx, double sy, double sz) {
-  return iso::Grid{nx, ny, nz, sx, sy, sz};
+template <class T>
+iso::Grid grid_of(const VolumeView<const T>& v, const IsosurfaceOptions& o) {
+  return iso::Grid{v.nx, v.ny, v.nz, v.sx, v.sy, v.sz, o.origin[0], o.origin[1], o.origin[2]};
 }
 
 // ---- host API --------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ void append_from_device(std::vector<U>& to, std::size_t at, const void* d_from, 
 template <class T>
 void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOptions& options, Mesh& mesh) {
   cudaStream_t stream = cudaStreamPerThread;
-  const iso::Grid grid = grid_of(volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz);
+  const iso::Grid grid = grid_of(volume, options);
   const std::int64_t layer = volume.nx * volume.ny;
   const std::int64_t slab_layers =
       std::max<std::int64_t>(1, slab_voxels_for(options, sizeof(T)) / std::max<std::int64_t>(layer, 1));
@@ -210,10 +211,12 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
     const bool narrow = one_pass && vertices <= std::numeric_limits<std::uint32_t>::max();
     DeviceBuffer<float> d_vertices(3 * vertices, stream), d_normals(options.normals ? 3 * vertices : 0, stream),
         d_values(options.values ? vertices : 0, stream);
+    DeviceBuffer<std::uint64_t> d_keys(options.vertex_keys ? vertices : 0, stream);
     DeviceBuffer<std::uint32_t> d_triangles(narrow ? 3 * triangles : 0, stream);
     DeviceBuffer<std::uint64_t> d_triangles64(narrow ? 0 : 3 * triangles, stream);
     winnow::cuda::DeviceMesh out;
     out.d_vertices = d_vertices.get(), out.d_normals = d_normals.get(), out.d_values = d_values.get();
+    out.d_vertex_keys = options.vertex_keys ? d_keys.get() : nullptr;
     out.d_triangles = d_triangles.get(), out.d_triangles64 = narrow ? nullptr : d_triangles64.get();
     out.vertex_capacity = vertices, out.triangle_capacity = triangles;
     run_slab(f, classify, s, d_temp.get(), l, out, vertex_base, d_totals.get(), nullptr, stream, true);
@@ -226,6 +229,10 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
     if (options.values) {
       mesh.values.resize(vertex_base + vertices);
       append_from_device(mesh.values, vertex_base, d_values.get(), vertices, stream);
+    }
+    if (options.vertex_keys) {
+      mesh.vertex_keys.resize(vertex_base + vertices);
+      append_from_device(mesh.vertex_keys, vertex_base, d_keys.get(), vertices, stream);
     }
     if (narrow) {
       mesh.triangles.resize(triangles);
@@ -280,7 +287,7 @@ void run_isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> v
     WINNOW_CUDA_CHECK_LAUNCH();
     return;
   }
-  const d::Slab s = d::make_slab(d::grid_of(volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz), 0,
+  const d::Slab s = d::make_slab(d::grid_of(volume, options), 0,
                                  volume.nz, level, options);
   const d::Layout l = d::layout_for(s);
   if (d_temp == nullptr) {
@@ -293,7 +300,7 @@ void run_isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> v
   if (d_totals == nullptr) throw InputError("isosurface: d_totals is null");
   const bool extract = out.vertex_capacity != 0 || out.triangle_capacity != 0;
   if (extract && (out.d_vertices == nullptr || (options.normals && out.d_normals == nullptr) ||
-                  (options.values && out.d_values == nullptr) ||
+                  (options.values && out.d_values == nullptr) || (options.vertex_keys && out.d_vertex_keys == nullptr) ||
                   (out.d_triangles == nullptr && out.d_triangles64 == nullptr)))
     throw InputError("isosurface: an output the options ask for is null");
   const d::DeviceField<T> f{volume.data, volume.row_stride, volume.slice_stride, 0};

@@ -43,6 +43,12 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels) vertex_kernel(DeviceField
     out.d_vertices[3 * k] = position[0], out.d_vertices[3 * k + 1] = position[1], out.d_vertices[3 * k + 2] = position[2];
     if (s.normals) out.d_normals[3 * k] = normal[0], out.d_normals[3 * k + 1] = normal[1], out.d_normals[3 * k + 2] = normal[2];
     if (s.values) out.d_values[k] = value;
+    if (out.d_vertex_keys != nullptr)
+      out.d_vertex_keys[k] = ((static_cast<std::uint64_t>(key.z) * static_cast<std::uint64_t>(s.grid.ny) + key.y) *
+                                  static_cast<std::uint64_t>(s.grid.nx) +
+                              (key.x & 0x3fffffffu)) *
+                                 3 +
+                             (key.x >> 30);
   }
 }
 
