@@ -21,6 +21,7 @@
 
 #include "winnow/backend.hpp"
 #include "winnow/image.hpp"
+#include "winnow/progress.hpp"
 #include "winnow/volume.hpp"
 
 namespace winnow {
@@ -49,6 +50,10 @@ struct LabelOptions {
   bool want_stats = true;          ///< fill Labeling::stats
   LabelAlgorithm algorithm = LabelAlgorithm::automatic;
   Backend backend = Backend::automatic;
+  /// Volumes on the CPU: called with (slab passes done, slab passes in all) as the slabs are
+  /// scanned and their labels written, from the labeling's threads (progress.hpp). Not called by
+  /// the CUDA backend (seconds of CPU work are milliseconds there).
+  ProgressSink progress;
 };
 
 /// Statistics of one component. The centroid is the mean of the pixel coordinates (pixel
