@@ -94,13 +94,15 @@ double spacing_or_one(float pixdim) {
 }  // namespace
 
 AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context) {
-  if (file.size() < header_size)
-    fail(path, "truncated NIfTI header: " + std::to_string(file.size()) + " bytes, 348 needed");
   std::int32_t sizeof_hdr = 0;
-  std::memcpy(&sizeof_hdr, file.data(), 4);
+  if (file.size() >= 4) std::memcpy(&sizeof_hdr, file.data(), 4);
   const auto swapped = static_cast<std::int32_t>(__builtin_bswap32(static_cast<std::uint32_t>(sizeof_hdr)));
   if (sizeof_hdr != 348 && sizeof_hdr != 540 && swapped != 348 && swapped != 540)
-    fail(path, "not a NIfTI-1 file: bad header (sizeof_hdr reads " + std::to_string(sizeof_hdr) + ", 348 expected)");
+    fail(path, file.size() < 4 ? "not a NIfTI-1 file: bad header (" + std::to_string(file.size()) + " bytes)"
+                               : "not a NIfTI-1 file: bad header (sizeof_hdr reads " + std::to_string(sizeof_hdr) +
+                                     ", 348 expected)");
+  if (file.size() < header_size)
+    fail(path, "truncated NIfTI header: " + std::to_string(file.size()) + " bytes, 348 needed");
   const bool swap = sizeof_hdr != 348 && sizeof_hdr != 540;
   const std::endian order = swap ? (std::endian::native == std::endian::little ? std::endian::big : std::endian::little)
                                  : std::endian::native;
