@@ -231,14 +231,18 @@ TEST(CliIsosurface, NoCrossingGivesAnEmptyMeshAndABlankPreview) {
   const Grid g = random_grid(5, 5, 5, 4, 0.0, 100.0);
   write_raw<std::uint8_t>(dir / "v.raw", g);
   int lowest = 255, highest = 0;
-  for (const double x : g.values) lowest = std::min(lowest, int(std::uint8_t(x))), highest = std::max(highest, int(std::uint8_t(x)));
+  for (const double x : g.values) {
+    const int stored = std::uint8_t(x);
+    lowest = std::min(lowest, stored), highest = std::max(highest, stored);
+  }
   const auto r = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level",
                           "200", "--out", (dir / "m.ply").string(), "--preview", (dir / "p.png").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("0 vertices, 0 triangles (an empty mesh)"), std::string::npos) << r.out;
   // Said on stderr too, in one line with the volume's range, whatever --quiet says.
   const std::string warning = "winnow: warning: empty mesh: no voxel of " + (dir / "v.raw").string() +
-                              " is above level 200 (values " + std::to_string(lowest) + ".." + std::to_string(highest) + ")\n";
+                              " is above level 200 (values " + std::to_string(lowest) + ".." +
+                              std::to_string(highest) + ")\n";
   EXPECT_EQ(r.err, warning);
   const auto quiet = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level",
                               "200", "--out", (dir / "m.ply").string(), "--quiet"});
@@ -305,7 +309,8 @@ TEST(CliIsosurface, IndexAndWorldCoordinates) {
     }
     const auto& m = world.normals[i];
     EXPECT_NEAR(m[0] * m[0] + m[1] * m[1] + m[2] * m[2], 1.0, 1e-5);
-    EXPECT_NEAR(m[0] * moved[0] + m[1] * moved[1] + m[2] * moved[2], 0.0, 1e-4 * std::hypot(moved[0], moved[1], moved[2]));
+    const double moved_length = std::hypot(moved[0], moved[1], moved[2]);
+    EXPECT_NEAR(m[0] * moved[0] + m[1] * moved[1] + m[2] * moved[2], 0.0, 1e-4 * moved_length);
     EXPECT_GT(m[0] * radius[0] + m[1] * radius[1] + m[2] * radius[2], 0.0) << i;
   }
   // An orientation-less volume has no world; --spacing goes with scaled coordinates only.
@@ -341,7 +346,8 @@ TEST(CliIsosurfaceBadInput, OneLineNamingTheProblemAndNoOutput) {
                         "p.jpg");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", (dir / "no" / "m.ply").string()}), "m.ply");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", volume}), "v.raw");  // the input itself
-  expect_one_line_error(run({volume, "--level", "0.5", "--coordinates", "world", "--out", out}), "v.raw");  // raw: no world
+  // A raw volume has no world.
+  expect_one_line_error(run({volume, "--level", "0.5", "--coordinates", "world", "--out", out}), "v.raw");
   expect_one_line_error(run({(dir / "missing.nii").string(), "--level", "0.5", "--out", out}, false), "missing.nii");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--dims", "5,4,4"}, false), "--dtype");
   expect_one_line_error(run_cli({"isosurface", volume, "--level", "0.5", "--out", out, "--dims", "5,4,4", "--dtype",

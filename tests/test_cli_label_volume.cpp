@@ -271,9 +271,8 @@ TEST(LabelCliVolume, ThresholdsLabelTheVoxelsAbove) {
         ASSERT_EQ(r.exit_code, 0) << r.err;
         const double t = threshold_in(r.out);
         if (!otsu) EXPECT_EQ(t, mid) << r.out;
-        EXPECT_NE(r.out.find(std::string("threshold ") + number_text(t) + (otsu ? " otsu" : "") + (invert ? ", inverted" : "")),
-                  std::string::npos)
-            << r.out;
+        const std::string named = "threshold " + number_text(t) + (otsu ? " otsu" : "") + (invert ? ", inverted" : "");
+        EXPECT_NE(r.out.find(named), std::string::npos) << r.out;
         const test::OracleLabeling o = oracle_of_threshold(v, t, invert, 18);
         EXPECT_EQ(labels_of(labels), o.labels) << name << (otsu ? " otsu" : "") << (invert ? " inverted" : "");
         EXPECT_NE(r.out.find(" " + std::to_string(o.components.size()) + " components"), std::string::npos) << r.out;
@@ -342,10 +341,12 @@ TEST(LabelCliVolume, LabelsCarryTheInputsOrientation) {
   for (auto& x : voxels) x = static_cast<std::uint8_t>(rng() % 3 == 0 ? 0 : 1 + rng() % 200);
   const std::string nifti = oblique_nifti(voxels);
   std::ofstream(dir / "t1.nii", std::ios::binary) << nifti;
-  auto spatial = [](const std::string& file) { return file.substr(76, 16) + file.substr(123, 1) + file.substr(252, 76); };
+  auto spatial = [](const std::string& file) {
+    return file.substr(76, 16) + file.substr(123, 1) + file.substr(252, 76);
+  };
   for (const char* out : {"labels.nii", "labels.nii.gz"}) {
-    const auto r = run_cli({"label", (dir / "t1.nii").string(), "--threshold", "50", "--out-labels", (dir / out).string(),
-                            "--backend", "cpu"});
+    const auto r = run_cli({"label", (dir / "t1.nii").string(), "--threshold", "50", "--out-labels",
+                            (dir / out).string(), "--backend", "cpu"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     io::SpatialHeader header;
     io::read_volume(dir / out, &header);
@@ -365,7 +366,8 @@ TEST(LabelCliVolume, LabelsCarryTheInputsOrientation) {
   io::SpatialHeader in;
   io::read_volume(dir / "ct.nrrd", &in);
   for (const char* out : {"ct-labels.nrrd", "ct-labels.nii.gz"}) {
-    const auto r = run_cli({"label", (dir / "ct.nrrd").string(), "--out-labels", (dir / out).string(), "--backend", "cpu"});
+    const auto r =
+        run_cli({"label", (dir / "ct.nrrd").string(), "--out-labels", (dir / out).string(), "--backend", "cpu"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     io::SpatialHeader header;
     io::read_volume(dir / out, &header);

@@ -76,7 +76,8 @@ TEST(CliRefusals, AnOutputThatIsAnInputIsRefusedBeforeAnythingIsWritten) {
   const std::string png = (dir / "in.png").string(), nii = (dir / "in.nii.gz").string();
   const std::string png_before = bytes_of(png), nii_before = bytes_of(nii);
   // The same files by other names: a link, and a path through a directory and back.
-  const std::vector<std::string> png_names = {png, (dir / "link.png").string(), (dir / "sub" / ".." / "in.png").string()};
+  const std::vector<std::string> png_names = {png, (dir / "link.png").string(),
+                                              (dir / "sub" / ".." / "in.png").string()};
   const std::vector<std::string> nii_names = {nii, (dir / "link.nii.gz").string(),
                                               (dir / "sub" / ".." / "in.nii.gz").string()};
   for (const std::string& same : png_names) {

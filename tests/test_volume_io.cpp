@@ -646,7 +646,9 @@ void expect_affine_near(const Affine& got, const Affine& want, double tolerance)
 }
 
 // The spatial bytes of a NIfTI-1 header: pixdim[0..3], xyzt_units, then qform_code to srow_z.
-std::string spatial_bytes(const std::string& file) { return file.substr(76, 16) + file.substr(123, 1) + file.substr(252, 76); }
+std::string spatial_bytes(const std::string& file) {
+  return file.substr(76, 16) + file.substr(123, 1) + file.substr(252, 76);
+}
 
 NiftiSpec oblique_nifti_spec(bool big) {
   NiftiSpec s = nifti_spec<std::int16_t>(7, 6, 5);
@@ -861,7 +863,9 @@ TEST(VolumeIo, NrrdWriterRoundTripsEveryType) {
       EXPECT_EQ(header.nrrd.spacings, (std::array<double, 3>{0.5, 1.25, 4}));
       const std::string file = read_bytes(p);
       EXPECT_EQ(file.substr(0, 9), "NRRD0004\n");
-      if (!gz) EXPECT_EQ(file.substr(file.size() - voxels.size() * sizeof(T)), to_bytes(voxels, std::endian::native == std::endian::big));
+      if (!gz)
+        EXPECT_EQ(file.substr(file.size() - voxels.size() * sizeof(T)),
+                  to_bytes(voxels, std::endian::native == std::endian::big));
     }
   });
   EXPECT_EQ(dir.files().size(), 20u);

@@ -179,7 +179,8 @@ void expect_mask(const Volume<T>& v, double threshold) {
       const long double x = static_cast<long double>(v.data()[i]);
       const bool above = x > static_cast<long double>(threshold);
       const bool expected = invert ? std::isfinite(x) && !above : above;
-      ASSERT_EQ(mask.data()[i], expected ? 1 : 0) << "voxel " << x << ", threshold " << threshold << (invert ? " inverted" : "");
+      ASSERT_EQ(mask.data()[i], expected ? 1 : 0)
+          << "voxel " << x << ", threshold " << threshold << (invert ? " inverted" : "");
     }
   }
 }

@@ -498,7 +498,8 @@ TEST(CliVoxels, PlyCoordinatesAndAnEmptyResult) {
       }
     }
   }
-  const auto none = run_cli({"voxels", input.string(), "--level", "300", "--out", (dir / "none.csv").string(), "--quiet"});
+  const auto none =
+      run_cli({"voxels", input.string(), "--level", "300", "--out", (dir / "none.csv").string(), "--quiet"});
   ASSERT_EQ(none.exit_code, 0) << none.err;
   EXPECT_EQ(read_file(dir / "none.csv"), "x,y,z,value\n");
   EXPECT_NE(none.err.find("winnow: warning: no voxel kept: no voxel of " + input.string() + " is above level 300"),
@@ -533,7 +534,8 @@ TEST(CliVoxels, BadArgumentsGiveOneLineAndNoFile) {
       {{"voxels", input.string(), "--level", "3"}, "--out"},
       {{"voxels", input.string(), "--level", "3", "--out", input.string()}, "v.npy"},  // the input itself
       {{"voxels", input.string(), "--level", "3", "--coordinates", "world", "--out", csv}, "--coordinates"},
-      {{"voxels", input.string(), "--level", "3", "--coordinates", "world", "--out", (dir / "o.ply").string()}, "v.npy"},
+      {{"voxels", input.string(), "--level", "3", "--coordinates", "world", "--out", (dir / "o.ply").string()},
+       "v.npy"},
   };
   for (const Case& c : cases) {
     std::string joined;

@@ -57,7 +57,8 @@ void refuse_overwriting(const std::vector<std::string>& inputs, const std::vecto
     if (out.empty()) continue;
     for (const std::string& in : inputs)
       if (!in.empty() && same_file(out, in))
-        throw InputError(out + ": is the input file " + in + "; winnow does not write over its input (name another output)");
+        throw InputError(out + ": is the input file " + in +
+                         "; winnow does not write over its input (name another output)");
     for (std::size_t j = 0; j < i; ++j)
       if (!outputs[j]->empty() && same_file(out, *outputs[j]))
         throw InputError(out + ": named for two outputs (" + *outputs[j] + " is the other); name them apart");

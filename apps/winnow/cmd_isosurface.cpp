@@ -156,7 +156,8 @@ void run(const IsosurfaceCli& o) {
     Progress writing("writing " + std::filesystem::path(o.out).filename().string(), 1, o.common.quiet);
     io::write_mesh(path, mesh, format, writing.sink());
   };
-  write_outputs({{o.out, mesh_file}, {o.preview, [&](const std::string& path) { io::write_png(path, preview.view()); }}});
+  auto preview_file = [&](const std::string& path) { io::write_png(path, preview.view()); };
+  write_outputs({{o.out, mesh_file}, {o.preview, preview_file}});
   const bool empty = mesh.triangle_count() == 0;
   if (!o.common.quiet)
     std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s%s, level %s, %" PRIu64 " vertices, %" PRIu64

@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -198,7 +198,8 @@ struct VolumeRule {
 void run_volume(const LabelCli& o) {
   const VolumeRule rule{o.threshold_given || o.otsu || o.invert, 0, o.otsu, o.invert};
   if (o.multilabel && rule.thresholded)
-    throw InputError(o.input + ": --multilabel joins equal values; it does not go with --threshold, --otsu or --invert");
+    throw InputError(o.input +
+                     ": --multilabel joins equal values; it does not go with --threshold, --otsu or --invert");
   if (o.invert && !o.threshold_given && !o.otsu)
     throw InputError(o.input + ": --invert needs --threshold T or --otsu for a volume (its default foreground is its "
                                "non-zero voxels)");
@@ -254,7 +255,8 @@ void run_volume(const LabelCli& o) {
           [&](const auto& v) {
             used.threshold = o.otsu ? otsu_threshold(v.view()) : given;
             const Volume<std::uint8_t> mask = threshold_volume(v.view(), used.threshold, rule.invert);
-            any_foreground = std::any_of(mask.voxels().begin(), mask.voxels().end(), [](std::uint8_t m) { return m != 0; });
+            any_foreground =
+                std::any_of(mask.voxels().begin(), mask.voxels().end(), [](std::uint8_t m) { return m != 0; });
             r = label(mask.view(), lo);
           },
           volume);
@@ -322,7 +324,8 @@ void run_volume(const LabelCli& o) {
     std::string filters;
     if (o.min_area > 1) filters += ", min-area " + std::to_string(o.min_area);
     if (o.largest_k > 0) filters += ", largest " + std::to_string(o.largest_k);
-    std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, %" PRIu64 " components%s (%d-connectivity%s%s%s), %s %s, %.3f ms%s\n",
+    std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, %" PRIu64
+                " components%s (%d-connectivity%s%s%s), %s %s, %.3f ms%s\n",
                 o.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), r.count,
                 r.count == 0 ? ": none found" : "", connectivity, rule_text.c_str(), o.multilabel ? ", multilabel" : "",
                 filters.c_str(), std::string(to_string(r.backend)).c_str(), std::string(to_string(r.algorithm)).c_str(),

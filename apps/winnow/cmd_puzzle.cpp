@@ -41,7 +41,8 @@ struct GridArgs {
 
 void add_grid_options(CLI::App* cmd, GridArgs& g) {
   auto* og = cmd->add_option("--grid", g.grid, "ROWSxCOLS tiles (e.g. 3x3); the tile side is the largest that fits");
-  auto* ot = cmd->add_option("--tile", g.tile, "tile side in pixels; the grid is as many whole tiles as fit")->check(kCount);
+  auto* ot =
+      cmd->add_option("--tile", g.tile, "tile side in pixels; the grid is as many whole tiles as fit")->check(kCount);
   og->excludes(ot);
   ot->excludes(og);
 }

@@ -110,14 +110,16 @@ std::string ply_of(const Voxels<T>& voxels, const io::VolumeInfo& info, Coordina
   char comment[200];
   if (coordinates == Coordinates::world) {
     affine = header.affine();
-    std::snprintf(comment, sizeof comment, "comment x y z: world coordinates (RAS+, the file's affine); value: %s voxel\n",
+    std::snprintf(comment, sizeof comment,
+                  "comment x y z: world coordinates (RAS+, the file's affine); value: %s voxel\n",
                   io::voxel_type_name(info.type));
   } else if (coordinates == Coordinates::scaled) {
     affine[0] = info.sx, affine[5] = info.sy, affine[10] = info.sz;
     std::snprintf(comment, sizeof comment, "comment x y z: voxel index times voxel spacing %g %g %g; value: %s voxel\n",
                   info.sx, info.sy, info.sz, io::voxel_type_name(info.type));
   } else {
-    std::snprintf(comment, sizeof comment, "comment x y z: voxel index; value: %s voxel\n", io::voxel_type_name(info.type));
+    std::snprintf(comment, sizeof comment, "comment x y z: voxel index; value: %s voxel\n",
+                  io::voxel_type_name(info.type));
   }
   std::string ply = "ply\nformat binary_little_endian 1.0\n";
   ply += comment;
@@ -179,13 +181,15 @@ void run(const VoxelsCli& o) {
           std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, kept %zu of %" PRIu64
                       " voxels (%.2f%%, %s)%s, backend %s, %.2f ms\n",
                       o.volume.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type),
-                      voxels.values.size(), total, 100.0 * static_cast<double>(voxels.values.size()) / static_cast<double>(total),
+                      voxels.values.size(), total,
+                      100.0 * static_cast<double>(voxels.values.size()) / static_cast<double>(total),
                       selection_text(selection, o.level).c_str(), none ? ": none kept" : "",
                       std::string(to_string(voxels.backend)).c_str(), voxels.milliseconds);
         }
         if (none) {
           const std::string range = " (" + value_range_text(volume) + ")";
-          if (selection.mode == VoxelMode::nonzero) warn("no voxel kept: " + o.volume.input + " has no non-zero voxel" + range);
+          if (selection.mode == VoxelMode::nonzero)
+            warn("no voxel kept: " + o.volume.input + " has no non-zero voxel" + range);
           else
             warn("no voxel kept: no voxel of " + o.volume.input + " is " +
                  (selection.mode == VoxelMode::above ? "above" : "below") + " level " + o.level + range);

@@ -136,7 +136,8 @@ struct VolumeWriteOptions {
 /// kept) or `.tif` / `.tiff` (a multi-page TIFF, one grey page per z, deflate; spacing is not
 /// kept). Any other name is an InputError. Instantiated for the ten voxel types of AnyVolume.
 template <class T>
-void write_volume(const std::filesystem::path& path, VolumeView<const T> volume, const VolumeWriteOptions& options = {});
+void write_volume(const std::filesystem::path& path, VolumeView<const T> volume,
+                  const VolumeWriteOptions& options = {});
 /// The same for a view of non-const voxels (Volume<T>::view() of a non-const volume).
 template <class T>
   requires(!std::is_const_v<T>)

@@ -152,7 +152,8 @@ std::vector<double> vector_of(const fs::path& path, const std::string& field, co
   for (std::string c; in >> c;) {
     char* end = nullptr;
     const double x = std::strtod(c.c_str(), &end);
-    if (end == c.c_str() || *end) fail(path, "bad NRRD header: " + field + " item '" + item + "' is not a vector of numbers");
+    if (end == c.c_str() || *end)
+      fail(path, "bad NRRD header: " + field + " item '" + item + "' is not a vector of numbers");
     out.push_back(x);
   }
   if (out.empty()) fail(path, "bad NRRD header: empty vector in " + field);
@@ -274,7 +275,8 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file, c
     }
   }
   if (const std::string* s = field("space")) space.space = *s;
-  if (const std::string* s = field("spacedimension")) space.space_dimension = static_cast<int>(parse_integer(path, "space dimension", *s));
+  if (const std::string* s = field("spacedimension"))
+    space.space_dimension = static_cast<int>(parse_integer(path, "space dimension", *s));
   if (const std::string* s = field("spaceorigin")) {
     const auto items = vector_items(path, "space origin", *s);
     if (items.size() == 1 && items[0] != "none") {
@@ -350,12 +352,13 @@ std::string nrrd_header(const ErasedView& v, const SpatialHeader& like, bool gzi
     h += "space directions: " + vector_text(n.directions[0]) + " " + vector_text(n.directions[1]) + " " +
          vector_text(n.directions[2]) + "\n";
   } else {
-    h += "spacings: " + number_text(n.spacings[0]) + " " + number_text(n.spacings[1]) + " " + number_text(n.spacings[2]) +
-         "\n";
+    h += "spacings: " + number_text(n.spacings[0]) + " " + number_text(n.spacings[1]) + " " +
+         number_text(n.spacings[2]) + "\n";
   }
   if (!n.space_units.empty()) h += "space units: " + n.space_units + "\n";
   h += "kinds: domain domain domain\n";
-  if (voxel_bytes(v.type) > 1) h += std::string("endian: ") + (std::endian::native == std::endian::little ? "little" : "big") + "\n";
+  if (voxel_bytes(v.type) > 1)
+    h += std::string("endian: ") + (std::endian::native == std::endian::little ? "little" : "big") + "\n";
   h += std::string("encoding: ") + (gzip ? "gzip" : "raw") + "\n";
   if (n.has_origin) h += "space origin: " + vector_text(n.origin) + "\n";
   h += "\n";

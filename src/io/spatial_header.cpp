@@ -171,7 +171,8 @@ std::uint8_t nifti_units_of(const std::string& units) {
   while ((at = words.find_first_not_of(" \t", at)) != std::string::npos) {
     const std::size_t end = std::min(words.find_first_of(" \t", at), words.size());
     const std::string unit = words.substr(at, end - at);
-    const std::uint8_t c = unit == "mm" ? 2 : unit == "m" ? 1 : (unit == "um" || unit == "micron" || unit == "microns") ? 3 : 0;
+    const bool micron = unit == "um" || unit == "micron" || unit == "microns";
+    const std::uint8_t c = unit == "mm" ? 2 : unit == "m" ? 1 : micron ? 3 : 0;
     if (c == 0 || (count > 0 && c != code)) return 0;
     code = c;
     ++count;
@@ -235,7 +236,8 @@ SpatialHeader::Nifti nifti_fields_for(const SpatialHeader& like, const ErasedVie
       const auto [b, c, d] = quaternion_of(rotation);
       n.qform_code = n.sform_code;
       n.quatern_b = static_cast<float>(b), n.quatern_c = static_cast<float>(c), n.quatern_d = static_cast<float>(d);
-      n.qoffset_x = static_cast<float>(a[3]), n.qoffset_y = static_cast<float>(a[7]), n.qoffset_z = static_cast<float>(a[11]);
+      n.qoffset_x = static_cast<float>(a[3]), n.qoffset_y = static_cast<float>(a[7]);
+      n.qoffset_z = static_cast<float>(a[11]);
     }
     n.xyzt_units = nifti_units_of(like.nrrd.space_units);
   } else {
@@ -244,7 +246,8 @@ SpatialHeader::Nifti nifti_fields_for(const SpatialHeader& like, const ErasedVie
                 static_cast<float>(nrrd ? like.nrrd.spacings[1] : v.sy),
                 static_cast<float>(nrrd ? like.nrrd.spacings[2] : v.sz)};
   }
-  n.dim = {3, static_cast<std::int16_t>(v.nx), static_cast<std::int16_t>(v.ny), static_cast<std::int16_t>(v.nz), 1, 1, 1, 1};
+  n.dim = {3, static_cast<std::int16_t>(v.nx), static_cast<std::int16_t>(v.ny), static_cast<std::int16_t>(v.nz),
+           1, 1, 1, 1};
   return n;
 }
 

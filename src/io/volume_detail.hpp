@@ -132,7 +132,8 @@ SpatialHeader::Nrrd nrrd_fields_for(const SpatialHeader& like, const ErasedView&
 /// Writes `v` as a multi-page TIFF (one page per z, grey samples of the voxel type, deflate) to
 /// `temp`, the temporary file of `path`'s AtomicFile (tiff_stack.cpp), telling `progress` (when
 /// set) the pages written.
-void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v, const ProgressSink& progress = {});
+void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v,
+                      const ProgressSink& progress = {});
 /// The number of pages of the TIFF file `path` (tiff_stack.cpp).
 std::int64_t tiff_page_count(const fs::path& path);
 

@@ -91,7 +91,8 @@ FileBytes::~FileBytes() {
 
 bool is_gzip(std::span<const unsigned char> b) { return b.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
 
-std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::path& path, const ProgressSink& progress) {
+std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::path& path,
+                                  const ProgressSink& progress) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(path, "cannot start gzip decompression");
   struct End {

@@ -135,7 +135,7 @@ template <class T>
 double integer_otsu(const VolumeView<const T>& v, const Range<T>& range, int threads) {
   using U = std::make_unsigned_t<T>;
   // max - min in the unsigned type is exact (the difference of two values of T is below 2^64).
-  const std::uint64_t span = static_cast<std::uint64_t>(static_cast<U>(static_cast<U>(range.max) - static_cast<U>(range.min)));
+  const auto span = static_cast<std::uint64_t>(static_cast<U>(static_cast<U>(range.max) - static_cast<U>(range.min)));
   const unsigned __int128 values = static_cast<unsigned __int128>(span) + 1;
   // At most kMaxIntegerBins bins of `width` values, the last one holding the maximum (no empty
   // bins after it: their class means would be 0 / 0).
@@ -214,7 +214,8 @@ Volume<std::uint8_t> threshold_volume(VolumeView<const T> volume, double thresho
   const detail::LevelComparison<T> above = detail::level_comparison<T>(threshold, true);
   const std::int64_t rows = volume.ny * volume.nz;
   std::uint8_t* out = mask.data();
-#pragma omp parallel for schedule(static) num_threads(detail::cpu_threads()) if (volume.size() >= (std::int64_t{1} << 18))
+  const bool parallel = volume.size() >= (std::int64_t{1} << 18);
+#pragma omp parallel for schedule(static) num_threads(detail::cpu_threads()) if (parallel)
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* row = volume.row(r % volume.ny, r / volume.ny);
     std::uint8_t* m = out + r * volume.nx;

@@ -266,9 +266,14 @@ def test_label_otsu_is_scikit_images(tmp_path, rng, dtype):
     assert f" {count} components" in summary
 
 
-def test_empty_results_warn(tmp_path):
+def small_blob():
     volume = np.zeros((6, 5, 4), np.uint8)
     volume[2:4, 2:4, 1:3] = 9
+    return volume
+
+
+def test_empty_results_warn():
+    volume = small_blob()
     with pytest.warns(UserWarning, match=r"empty mesh: no voxel is above level 300 \(values 0..9\)") as caught:
         verts, faces, normals, values = winnow.marching_cubes(volume, 300)
     assert verts.shape == (0, 3) and faces.shape == (0, 3)
@@ -280,8 +285,11 @@ def test_empty_results_warn(tmp_path):
         warnings.simplefilter("error")  # a mesh that is there says nothing
         winnow.marching_cubes(volume, 4.5)
         winnow.voxels(volume, 4.5)
-    # The command line: written, exit 0, one warning line whatever --quiet says.
-    np.save(tmp_path / "v.npy", volume)
+
+
+def test_an_empty_mesh_is_written_with_a_warning(tmp_path):
+    # Written, exit 0, one warning line whatever --quiet says.
+    np.save(tmp_path / "v.npy", small_blob())
     result = run("isosurface", tmp_path / "v.npy", "--level", "300", "--out", tmp_path / "m.ply", "--quiet")
     assert result.stdout == ""
     assert result.stderr.startswith("winnow: warning: empty mesh: no voxel of ") and result.stderr.count("\n") == 1
