@@ -3,8 +3,11 @@
 // edge with one end > level and the other not, none equal to the level), at the linear
 // interpolation along the edge times the spacing; the PLY header, the OBJ and STL files and the
 // summary line agree with that count; --normals point away from the above region (outward for a
-// ball) and --flip reverses the winding and the normals; types the library lacks are converted.
-// Bad arguments give one line, exit 2 and no file.
+// ball) and --flip reverses the winding and the normals; types the library lacks are converted;
+// --coordinates index and world: the index mesh's crossings, and the world mesh the file's affine
+// (written here) applied to them, normals perpendicular to the moved surface, the winding reversed
+// by a mirroring affine; an empty mesh is written with a warning. Bad arguments give one line,
+// exit 2 and no file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include "common/mesh_readers.hpp"
 #include "winnow/backend.hpp"
 #include "winnow/io.hpp"
+#include "winnow/volume_io.hpp"
 
 using namespace winnow;
 using winnow::test::expect_one_line_error;
@@ -224,15 +228,103 @@ TEST(CliIsosurface, TypesWithoutAnIsosurfaceAreConvertedToF64) {
 
 TEST(CliIsosurface, NoCrossingGivesAnEmptyMeshAndABlankPreview) {
   TempDir dir;
-  write_raw<std::uint8_t>(dir / "v.raw", random_grid(5, 5, 5, 4, 0.0, 100.0));
+  const Grid g = random_grid(5, 5, 5, 4, 0.0, 100.0);
+  write_raw<std::uint8_t>(dir / "v.raw", g);
+  int lowest = 255, highest = 0;
+  for (const double x : g.values) {
+    const int stored = std::uint8_t(x);
+    lowest = std::min(lowest, stored), highest = std::max(highest, stored);
+  }
   const auto r = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level",
                           "200", "--out", (dir / "m.ply").string(), "--preview", (dir / "p.png").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("0 vertices, 0 triangles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 vertices, 0 triangles (an empty mesh)"), std::string::npos) << r.out;
+  // Said on stderr too, in one line with the volume's range, whatever --quiet says.
+  const std::string warning = "winnow: warning: empty mesh: no voxel of " + (dir / "v.raw").string() +
+                              " is above level 200 (values " + std::to_string(lowest) + ".." +
+                              std::to_string(highest) + ")\n";
+  EXPECT_EQ(r.err, warning);
+  const auto quiet = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level",
+                              "200", "--out", (dir / "m.ply").string(), "--quiet"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_TRUE(quiet.out.empty());
+  EXPECT_EQ(quiet.err, warning);
   const auto mesh = test::read_ply(dir / "m.ply");
   EXPECT_TRUE(mesh.vertices.empty() && mesh.faces.empty());
   const auto preview = io::read_rgba8(dir / "p.png");
   for (const Rgba8 p : preview.pixels()) ASSERT_EQ(p, (Rgba8{255, 255, 255, 255}));
+}
+
+// A NIfTI whose oblique sform mirrors x (det < 0), with spacing 2 x 3 x 4 in pixdim:
+// index coordinates ignore the spacing, world ones are the sform applied to them.
+TEST(CliIsosurface, IndexAndWorldCoordinates) {
+  TempDir dir;
+  const Grid g = ball(12, 5.4);
+  Volume<float> v(12, 12, 12);
+  for (std::size_t i = 0; i < g.values.size(); ++i) v.data()[i] = static_cast<float>(g.values[i]);
+  v.set_spacing(2, 3, 4);
+  io::SpatialHeader header;
+  header.source = io::SpatialHeader::Source::nifti;
+  header.nifti.sform_code = 1;
+  header.nifti.pixdim = {1, 2, 3, 4};  // a header written as is: its pixdim is the spacing
+  const float srow[3][4] = {{-2, 0.25f, 0, 90.5f}, {0.1f, 3, 0, -126}, {0, 0.5f, 4, -72.25f}};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) header.nifti.srow[r][c] = srow[r][c];
+  io::VolumeWriteOptions options;
+  options.like = header;
+  io::write_volume(dir / "ball.nii.gz", v.view(), options);
+  auto extract = [&](const char* coordinates, const char* name) {
+    const auto r = run_cli({"isosurface", (dir / "ball.nii.gz").string(), "--level", "-3.5", "--normals",
+                            "--coordinates", coordinates, "--out", (dir / name).string(), "--backend", "cpu"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return test::read_ply(dir / name);
+  };
+  const auto index = extract("index", "index.ply");
+  Grid stored = g;
+  for (double& x : stored.values) x = static_cast<float>(x);
+  expect_same_points(crossings(stored, -3.5, {1, 1, 1}), index.vertices);
+  const auto world = extract("world", "world.ply");
+  ASSERT_EQ(world.vertices.size(), index.vertices.size());
+  for (std::size_t i = 0; i < index.vertices.size(); ++i)
+    for (int r = 0; r < 3; ++r) {
+      const double want = double(srow[r][0]) * index.vertices[i][0] + double(srow[r][1]) * index.vertices[i][1] +
+                          double(srow[r][2]) * index.vertices[i][2] + double(srow[r][3]);
+      ASSERT_EQ(world.vertices[i][r], static_cast<float>(want)) << i;
+    }
+  // det < 0: every triangle wound the other way, so the ball's surface still faces out.
+  ASSERT_EQ(world.faces.size(), index.faces.size());
+  for (std::size_t t = 0; t < index.faces.size(); ++t) {
+    const auto& f = index.faces[t];
+    EXPECT_EQ(world.faces[t], (std::array<std::uint64_t, 3>{f[0], f[2], f[1]}));
+  }
+  // Normals: unit, perpendicular to the moved surface (a tangent of the index mesh, moved by A),
+  // and pointing out of the ball as in index space.
+  for (std::size_t i = 0; i < index.normals.size(); i += 7) {
+    const auto& n = index.normals[i];
+    const std::array<double, 3> tangent = {n[1], -n[0], 0};  // perpendicular to n
+    std::array<double, 3> moved{}, radius{};
+    for (int r = 0; r < 3; ++r) {
+      moved[r] = srow[r][0] * tangent[0] + srow[r][1] * tangent[1] + srow[r][2] * tangent[2];
+      radius[r] = world.vertices[i][r] - (srow[r][0] * 5.4 + srow[r][1] * 5.4 + srow[r][2] * 5.4 + srow[r][3]);
+    }
+    const auto& m = world.normals[i];
+    EXPECT_NEAR(m[0] * m[0] + m[1] * m[1] + m[2] * m[2], 1.0, 1e-5);
+    const double moved_length = std::hypot(moved[0], moved[1], moved[2]);
+    EXPECT_NEAR(m[0] * moved[0] + m[1] * moved[1] + m[2] * moved[2], 0.0, 1e-4 * moved_length);
+    EXPECT_GT(m[0] * radius[0] + m[1] * radius[1] + m[2] * radius[2], 0.0) << i;
+  }
+  // An orientation-less volume has no world; --spacing goes with scaled coordinates only.
+  io::write_volume(dir / "ball.npy", v.view());
+  expect_one_line_error(run_cli({"isosurface", (dir / "ball.npy").string(), "--level", "-3.5", "--coordinates",
+                                 "world", "--out", (dir / "x.ply").string()}),
+                        "ball.npy");
+  expect_one_line_error(run_cli({"isosurface", (dir / "ball.nii.gz").string(), "--level", "-3.5", "--coordinates",
+                                 "world", "--spacing", "1,1,1", "--out", (dir / "x.ply").string()}),
+                        "--spacing");
+  expect_one_line_error(run_cli({"isosurface", (dir / "ball.nii.gz").string(), "--level", "-3.5", "--coordinates",
+                                 "lps", "--out", (dir / "x.ply").string()}),
+                        "--coordinates");
+  EXPECT_FALSE(fs::exists(dir / "x.ply"));
 }
 
 TEST(CliIsosurfaceBadInput, OneLineNamingTheProblemAndNoOutput) {
@@ -253,6 +345,9 @@ TEST(CliIsosurfaceBadInput, OneLineNamingTheProblemAndNoOutput) {
   expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--preview", (dir / "p.jpg").string()}),
                         "p.jpg");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", (dir / "no" / "m.ply").string()}), "m.ply");
+  expect_one_line_error(run({volume, "--level", "0.5", "--out", volume}), "v.raw");  // the input itself
+  // A raw volume has no world.
+  expect_one_line_error(run({volume, "--level", "0.5", "--coordinates", "world", "--out", out}), "v.raw");
   expect_one_line_error(run({(dir / "missing.nii").string(), "--level", "0.5", "--out", out}, false), "missing.nii");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--dims", "5,4,4"}, false), "--dtype");
   expect_one_line_error(run_cli({"isosurface", volume, "--level", "0.5", "--out", out, "--dims", "5,4,4", "--dtype",

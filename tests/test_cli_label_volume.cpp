@@ -1,11 +1,20 @@
-// `winnow label VOLUME` end to end: the labels written (.npy, .nii.gz, multi-page .tif) and the
-// statistics CSV against the BFS oracle run here on the volume read back, min-area and largest-k,
-// the middle-slice PNG, how a multi-page TIFF is told from an image, and the bad inputs (exit 2,
-// one line naming the file or argument, no output left behind).
+// `winnow label VOLUME` end to end: the labels written (.npy, .nii.gz, .nrrd, multi-page .tif) and
+// the statistics CSV against the BFS oracle run here on the volume read back, min-area and
+// largest-k, the middle-slice PNG, how a multi-page TIFF is told from an image, volumes thresholded
+// (--threshold, --otsu, --invert: the mask computed here from the exact values, Otsu's split
+// checked by brute force), the input's spatial header carried into NIfTI and NRRD labels (bytes
+// compared), an empty result written with a warning, and the bad inputs (exit 2, one line naming
+// the file or argument, no output left behind).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -24,6 +33,12 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_cli;
 using test::TempDir;
+
+std::string number_text(double x) {  // the shortest text that reads back to x
+  char digits[32];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, x);
+  return std::string(digits, end);
+}
 
 std::vector<std::vector<std::string>> csv_rows(const fs::path& p) {
   std::ifstream f(p);
@@ -87,9 +102,9 @@ TEST(LabelCliVolume, LabelsAndStatisticsInEveryFormat) {
   const fs::path input = dir / "in.nii.gz";
   io::write_volume(input, v.view());
 #ifdef WINNOW_HAVE_TIFF
-  const std::vector<const char*> formats = {".npy", ".nii.gz", ".tif"};
+  const std::vector<const char*> formats = {".npy", ".nii.gz", ".nrrd", ".tif"};
 #else
-  const std::vector<const char*> formats = {".npy", ".nii.gz"};
+  const std::vector<const char*> formats = {".npy", ".nii.gz", ".nrrd"};
 #endif
   for (const char* ext : formats)
     for (int conn : {6, 18, 26})
@@ -190,6 +205,213 @@ TEST(LabelCliVolume, BundledVolumesMatchTheOracle) {
   EXPECT_EQ(labels_of(labels), o.labels);
 }
 
+namespace {
+
+// The summary's "threshold T" (the number after it).
+double threshold_in(const std::string& summary) {
+  const std::size_t at = summary.find("threshold ");
+  return at == std::string::npos ? std::nan("") : std::stod(summary.substr(at + 10));
+}
+
+// The oracle's labels of `v`'s voxels above `threshold` (exact values; inverted: finite and not
+// above), as the 0/1 volume the oracle labels.
+template <class T>
+test::OracleLabeling oracle_of_threshold(const Volume<T>& v, double threshold, bool invert, int connectivity) {
+  Volume<std::uint8_t> mask(v.nx(), v.ny(), v.nz());
+  for (std::int64_t i = 0; i < v.size(); ++i) {
+    const long double x = static_cast<long double>(v.data()[i]);
+    const bool above = x > static_cast<long double>(threshold);
+    mask.data()[i] = (invert ? std::isfinite(x) && !above : above) ? 1 : 0;
+  }
+  return test::oracle_label_volume<std::uint8_t>(mask.view(), connectivity, false);
+}
+
+template <class T>
+Volume<T> smooth_random_volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, double scale, double offset,
+                               std::uint64_t seed) {
+  // Blobs: a sum of random bumps, so that thresholds cut components of many sizes.
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> where(0, 1);
+  std::vector<std::array<double, 4>> bumps(12);
+  for (auto& b : bumps) b = {where(rng) * nx, where(rng) * ny, where(rng) * nz, 1 + 3 * where(rng)};
+  Volume<T> v(nx, ny, nz);
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) {
+        double f = 0;
+        for (const auto& b : bumps) {
+          const double d2 = (x - b[0]) * (x - b[0]) + (y - b[1]) * (y - b[1]) + (z - b[2]) * (z - b[2]);
+          f += std::exp(-d2 / (2 * b[3] * b[3]));
+        }
+        v(x, y, z) = static_cast<T>(offset + scale * (f + 0.3 * where(rng)));
+      }
+  return v;
+}
+
+}  // namespace
+
+// --threshold, --otsu and --invert on volumes of three types: the labels are the oracle's on the
+// mask of exact comparisons, the summary names the threshold used; Otsu's threshold splits the
+// values at least as well as any other split (brute force over the distinct values).
+TEST(LabelCliVolume, ThresholdsLabelTheVoxelsAbove) {
+  TempDir dir;
+  auto check = [&](const auto& v, const std::string& name) {
+    using T = std::remove_cvref_t<decltype(*v.data())>;
+    const fs::path input = dir / name, labels = dir / "labels.nii.gz";
+    io::write_volume(input, v.view());
+    const double mid = std::is_integral_v<T> ? 180.7 : 0.83;
+    for (const bool invert : {false, true})
+      for (const bool otsu : {false, true}) {
+        std::vector<std::string> args = {"label", input.string(), "--out-labels", labels.string(), "--backend", "cpu",
+                                         "--connectivity", "18"};
+        if (otsu) args.push_back("--otsu");
+        else args.insert(args.end(), {"--threshold", number_text(mid)});
+        if (invert) args.push_back("--invert");
+        const auto r = run_cli(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const double t = threshold_in(r.out);
+        if (!otsu) EXPECT_EQ(t, mid) << r.out;
+        const std::string named = "threshold " + number_text(t) + (otsu ? " otsu" : "") + (invert ? ", inverted" : "");
+        EXPECT_NE(r.out.find(named), std::string::npos) << r.out;
+        const test::OracleLabeling o = oracle_of_threshold(v, t, invert, 18);
+        EXPECT_EQ(labels_of(labels), o.labels) << name << (otsu ? " otsu" : "") << (invert ? " inverted" : "");
+        EXPECT_NE(r.out.find(" " + std::to_string(o.components.size()) + " components"), std::string::npos) << r.out;
+        if constexpr (std::is_integral_v<T>) {
+          if (otsu && !invert) {  // the split at t is the best of all splits of the values (to rounding)
+            std::map<double, std::uint64_t> values;
+            for (const T x : v.voxels()) ++values[static_cast<double>(x)];
+            auto variance = [&](double split) {
+              long double w0 = 0, w1 = 0, s0 = 0, s1 = 0;
+              for (const auto& [value, count] : values)
+                (value <= split ? w0 : w1) += count, (value <= split ? s0 : s1) += value * count;
+              const long double d = w0 > 0 && w1 > 0 ? s0 / w0 - s1 / w1 : 0;
+              return w0 * w1 * d * d;
+            };
+            long double best = 0;
+            for (const auto& [value, count] : values) best = std::max(best, variance(value));
+            EXPECT_GE(variance(t), best * (1 - 1e-6L)) << name << " t = " << t;
+          }
+        }  // floats: Otsu over 256 bins, checked against scikit-image in the pytest suite
+      }
+  };
+  check(smooth_random_volume<std::uint16_t>(37, 29, 21, 120, 40, 31), "u16.nii.gz");
+  check(smooth_random_volume<std::int16_t>(33, 30, 19, 150, -20, 32), "i16.npy");
+  auto f32 = smooth_random_volume<float>(31, 27, 23, 0.7, 0.1, 33);
+  f32(4, 5, 6) = std::numeric_limits<float>::quiet_NaN();  // never foreground, inverted or not
+  check(f32, "f32.nrrd");
+}
+
+namespace {
+// A NIfTI-1 file of 12 x 10 x 8 u8 voxels `voxels` with an oblique qform and sform, qfac -1, a
+// negative pixdim and units mm + s, written byte by byte (nifti1.h offsets).
+std::string oblique_nifti(const std::vector<std::uint8_t>& voxels) {
+  std::string f(352, '\0');
+  auto put = [&](std::size_t at, auto value) { std::memcpy(f.data() + at, &value, sizeof value); };
+  put(0, std::int32_t{348});
+  const std::int16_t dim[8] = {3, 12, 10, 8, 1, 1, 1, 1};
+  std::memcpy(f.data() + 40, dim, sizeof dim);
+  put(70, std::int16_t{2});
+  put(72, std::int16_t{8});
+  const float pixdim[8] = {-1, 1.5f, -2, 2.5f, 1, 1, 1, 1};
+  std::memcpy(f.data() + 76, pixdim, sizeof pixdim);
+  put(108, 352.0f);
+  f[123] = 10;
+  put(252, std::int16_t{1});
+  put(254, std::int16_t{2});
+  const float q[6] = {0.1f, 0.2f, -0.3f, -80.5f, 30.25f, 12};
+  std::memcpy(f.data() + 256, q, sizeof q);
+  const float srow[12] = {-1.4f, 0.2f, 0.1f, 90, 0.3f, 1.9f, -0.2f, -126, 0, 0.1f, 2.4f, -72};
+  std::memcpy(f.data() + 280, srow, sizeof srow);
+  std::memcpy(f.data() + 344, "n+1\0", 4);
+  return f + std::string(voxels.begin(), voxels.end());
+}
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+}  // namespace
+
+// Labels overlay their volume: a NIfTI's qform, sform, pixdim and units are written back bit for
+// bit (.nii and .nii.gz); an NRRD's space fields go to NRRD labels as they were, and to NIfTI
+// labels as the equivalent sform.
+TEST(LabelCliVolume, LabelsCarryTheInputsOrientation) {
+  TempDir dir;
+  std::mt19937 rng(41);
+  std::vector<std::uint8_t> voxels(12 * 10 * 8);
+  for (auto& x : voxels) x = static_cast<std::uint8_t>(rng() % 3 == 0 ? 0 : 1 + rng() % 200);
+  const std::string nifti = oblique_nifti(voxels);
+  std::ofstream(dir / "t1.nii", std::ios::binary) << nifti;
+  auto spatial = [](const std::string& file) {
+    return file.substr(76, 16) + file.substr(123, 1) + file.substr(252, 76);
+  };
+  for (const char* out : {"labels.nii", "labels.nii.gz"}) {
+    const auto r = run_cli({"label", (dir / "t1.nii").string(), "--threshold", "50", "--out-labels",
+                            (dir / out).string(), "--backend", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    io::SpatialHeader header;
+    io::read_volume(dir / out, &header);
+    io::VolumeWriteOptions plain;  // the .nii.gz's header bytes, through a plain copy of its header
+    plain.like = header;
+    io::write_volume(dir / "copy.nii", io::read_volume(dir / out), plain);
+    EXPECT_EQ(spatial(bytes_of(dir / "copy.nii")), spatial(nifti)) << out;
+  }
+  EXPECT_EQ(spatial(bytes_of(dir / "labels.nii")), spatial(nifti));
+
+  // NRRD in LPS: NRRD labels keep its fields; NIfTI labels get the sform of its RAS affine.
+  std::string nrrd = "NRRD0004\ntype: uint8\ndimension: 3\nspace: left-posterior-superior\nsizes: 12 10 8\n"
+                     "space directions: (0.9,0.1,0) (-0.1,0.9,0) (0,0,2.5)\nendian: little\nencoding: raw\n"
+                     "space origin: (-100.5,20,7.25)\n\n";
+  nrrd += std::string(voxels.begin(), voxels.end());
+  std::ofstream(dir / "ct.nrrd", std::ios::binary) << nrrd;
+  io::SpatialHeader in;
+  io::read_volume(dir / "ct.nrrd", &in);
+  for (const char* out : {"ct-labels.nrrd", "ct-labels.nii.gz"}) {
+    const auto r =
+        run_cli({"label", (dir / "ct.nrrd").string(), "--out-labels", (dir / out).string(), "--backend", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    io::SpatialHeader header;
+    io::read_volume(dir / out, &header);
+    const auto want = in.affine(), got = header.affine();
+    for (int i = 0; i < 16; ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i]))) << out << " " << i;
+    if (std::string(out).ends_with(".nrrd")) {
+      EXPECT_EQ(header.nrrd.space, "left-posterior-superior");
+      EXPECT_EQ(header.nrrd.directions, in.nrrd.directions);
+      EXPECT_EQ(header.nrrd.origin, in.nrrd.origin);
+    } else {
+      EXPECT_EQ(header.nifti.sform_code, 1);
+    }
+  }
+}
+
+TEST(LabelCliVolume, NoComponentIsWrittenWithAWarning) {
+  TempDir dir;
+  const auto v = random_volume(12, 11, 10, 0.4, 3, 51);  // u16, values 1001..1003 and 0
+  io::write_volume(dir / "in.nii.gz", v.view());
+  const fs::path labels = dir / "l.nii.gz";
+  for (const bool quiet : {false, true}) {
+    std::vector<std::string> args = {"label", (dir / "in.nii.gz").string(), "--threshold", "5000", "--out-labels",
+                                     labels.string()};
+    if (quiet) args.push_back("--quiet");
+    const auto r = run_cli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "winnow: warning: no component: no voxel of " + (dir / "in.nii.gz").string() +
+                         " is above threshold 5000 (values 0..1003)\n");
+    if (quiet) EXPECT_TRUE(r.out.empty());
+    else EXPECT_NE(r.out.find("0 components: none found"), std::string::npos) << r.out;
+    const auto l = labels_of(labels);
+    EXPECT_TRUE(std::all_of(l.begin(), l.end(), [](std::uint64_t x) { return x == 0; }));
+    fs::remove(labels);
+  }
+  // Components there, all removed by --min-area.
+  const auto r = run_cli({"label", (dir / "in.nii.gz").string(), "--min-area", "100000", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: no component: every component of"), std::string::npos) << r.err;
+  // Off a terminal nothing else is printed: no progress bars.
+  const auto ok = run_cli({"label", (dir / "in.nii.gz").string(), "--out-labels", labels.string()});
+  ASSERT_EQ(ok.exit_code, 0);
+  EXPECT_TRUE(ok.err.empty()) << ok.err;
+}
+
 TEST(LabelCliVolume, BadInputsAreOneLineAndLeaveNothing) {
   TempDir dir;
   const auto v = random_volume(10, 10, 10, 0.5, 1, 14);
@@ -206,8 +428,14 @@ TEST(LabelCliVolume, BadInputsAreOneLineAndLeaveNothing) {
   };
   expect_bad({"--connectivity", "8"}, "in.npy");
   expect_bad({"--connectivity", "4"}, "connectivity 4");
-  expect_bad({"--threshold", "3"}, "in.npy");
-  expect_bad({"--invert"}, "in.npy");
+  expect_bad({"--threshold", "3", "--multilabel"}, "in.npy");
+  expect_bad({"--otsu", "--multilabel"}, "in.npy");
+  expect_bad({"--invert"}, "in.npy");  // inverted what: a volume's default foreground has no threshold
+  expect_bad({"--threshold", "abc"}, "threshold 'abc'");
+  expect_bad({"--threshold", "nan"}, "in.npy");
+  expect_bad({"--min-area", "-1"}, "--min-area");
+  expect_bad({"--largest-k", "-3"}, "--largest-k");
+  expect_bad({"--out-colored", input.string()}, "in.npy");  // would overwrite the input
   expect_bad({"--out-colored", (dir / "c.jpg").string()}, "c.jpg");
   {
     const auto r = run_cli({"label", input.string(), "--out-labels", (dir / "l.png").string()});

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
@@ -460,6 +461,32 @@ TEST(LabelImageMultilabel, LargestKOnBinaryImages) {
       ASSERT_EQ(r.labels.data()[i], want) << "pixel " << i;
     }
   }
+}
+
+// The CPU tells of its slab passes (scan, then label rows): each of 1..total once, from its
+// threads, and the labels are those of a run without a listener.
+TEST(LabelVolume, ProgressCountsEverySlabPass) {
+  const auto v = random_volume<std::uint8_t>(96, 80, 72, 0.4, 1, 71);  // past the parallel threshold
+  std::mutex mutex;
+  std::vector<std::uint64_t> seen;
+  std::uint64_t total = 0;
+  LabelOptions options;
+  options.backend = Backend::cpu;
+  options.progress = [&](std::uint64_t done, std::uint64_t all) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    seen.push_back(done);
+    total = all;
+  };
+  const VolumeLabeling with = label(v.view(), options);
+  options.progress = nullptr;
+  const VolumeLabeling without = label(v.view(), options);
+  EXPECT_TRUE(std::equal(with.labels.voxels().begin(), with.labels.voxels().end(), without.labels.voxels().begin()));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(total % 2, 0u);
+  std::sort(seen.begin(), seen.end());
+  std::vector<std::uint64_t> every(total);
+  std::iota(every.begin(), every.end(), 1);
+  EXPECT_EQ(seen, every);
 }
 
 // ---- the bundled real volumes ------------------------------------------------------------------

@@ -455,6 +455,59 @@ TEST(CliVoxels, RawVolume) {
   expect_csv(read_file(dir / "out.csv"), oracle_voxels(volume, {-1000.5, VoxelMode::above}));
 }
 
+// PLY positions in each frame: index, scaled (index times spacing) and world (a NIfTI's sform
+// applied here in double); nothing kept is written all the same, with a warning.
+TEST(CliVoxels, PlyCoordinatesAndAnEmptyResult) {
+  TempDir dir;
+  std::mt19937_64 rng(77);
+  Volume<std::uint8_t> volume(9, 8, 7);
+  const auto voxels = random_voxels<std::uint8_t>(static_cast<std::size_t>(volume.size()), rng);
+  std::copy(voxels.begin(), voxels.end(), volume.data());
+  volume.set_spacing(1.5, 2.0, 0.75);
+  io::SpatialHeader header;
+  header.source = io::SpatialHeader::Source::nifti;
+  header.nifti.sform_code = 4;
+  header.nifti.pixdim = {1, 1.5f, 2, 0.75f};  // a header written as is: its pixdim is the spacing
+  const float srow[3][4] = {{-1.5f, 0.1f, 0, 96}, {0.2f, 2, 0.05f, -130.5f}, {0, -0.3f, 0.75f, -70}};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) header.nifti.srow[r][c] = srow[r][c];
+  io::VolumeWriteOptions options;
+  options.like = header;
+  const fs::path input = dir / "v.nii.gz";
+  io::write_volume(input, volume.view(), options);
+  const auto want = oracle_voxels(volume, {200, VoxelMode::above});
+  ASSERT_FALSE(want.empty());
+  for (const char* frame : {"index", "scaled", "world"}) {
+    const auto r = run_cli({"voxels", input.string(), "--level", "200", "--coordinates", frame, "--out",
+                            (dir / "v.ply").string(), "--backend", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string ply = read_file(dir / "v.ply");
+    if (std::string(frame) == "index") expect_ply(ply, want, 1, 1, 1);
+    if (std::string(frame) == "scaled") expect_ply(ply, want, 1.5, 2.0, 0.75);
+    if (std::string(frame) != "world") continue;
+    const std::size_t body = ply.find("end_header\n") + 11;
+    ASSERT_EQ(ply.size() - body, want.size() * 13);  // x y z float, value uchar
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const auto& p = want[i].first;
+      for (int k = 0; k < 3; ++k) {
+        float got;
+        std::memcpy(&got, ply.data() + body + i * 13 + 4 * k, 4);
+        const double expected = double(srow[k][0]) * double(p.x) + double(srow[k][1]) * double(p.y) +
+                                double(srow[k][2]) * double(p.z) + double(srow[k][3]);
+        ASSERT_EQ(got, static_cast<float>(expected)) << i;
+      }
+    }
+  }
+  const auto none =
+      run_cli({"voxels", input.string(), "--level", "300", "--out", (dir / "none.csv").string(), "--quiet"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(read_file(dir / "none.csv"), "x,y,z,value\n");
+  EXPECT_NE(none.err.find("winnow: warning: no voxel kept: no voxel of " + input.string() + " is above level 300"),
+            std::string::npos)
+      << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1);
+}
+
 TEST(CliVoxels, BadArgumentsGiveOneLineAndNoFile) {
   TempDir dir;
   Volume<std::uint8_t> volume(4, 3, 2, std::uint8_t{7});
@@ -479,6 +532,10 @@ TEST(CliVoxels, BadArgumentsGiveOneLineAndNoFile) {
       {{"voxels", input.string(), "--level", "3", "--dims", "4,3,2", "--dtype", "u9", "--out", csv}, "--dtype"},
       {{"voxels", input.string(), "--level", "3", "--dims", "4,3,3", "--dtype", "u8", "--out", csv}, "v.npy"},
       {{"voxels", input.string(), "--level", "3"}, "--out"},
+      {{"voxels", input.string(), "--level", "3", "--out", input.string()}, "v.npy"},  // the input itself
+      {{"voxels", input.string(), "--level", "3", "--coordinates", "world", "--out", csv}, "--coordinates"},
+      {{"voxels", input.string(), "--level", "3", "--coordinates", "world", "--out", (dir / "o.ply").string()},
+       "v.npy"},
   };
   for (const Case& c : cases) {
     std::string joined;

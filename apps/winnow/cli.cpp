@@ -3,6 +3,7 @@
 // target fuzz_cli_args parses with it.
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstdio>
 #include <exception>
@@ -33,6 +34,47 @@ void add_common_options(CLI::App* cmd, CommonOptions& common) {
 
 const CLI::Validator kFileName(
     [](const std::string& name) { return name.empty() ? std::string("empty file name") : std::string(); }, "FILE");
+
+const CLI::Validator kCount(
+    [](const std::string& text) {
+      const bool whole = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+      return whole ? std::string() : "'" + text + "' is not a whole number 0 or more";
+    },
+    "COUNT");
+
+void refuse_overwriting(const std::vector<std::string>& inputs, const std::vector<const std::string*>& outputs) {
+  namespace fs = std::filesystem;
+  auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);  // links, other names
+    const fs::path ca = fs::weakly_canonical(a, ec);
+    if (ec) return false;
+    const fs::path cb = fs::weakly_canonical(b, ec);
+    return !ec && ca == cb;
+  };
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& out = *outputs[i];
+    if (out.empty()) continue;
+    for (const std::string& in : inputs)
+      if (!in.empty() && same_file(out, in))
+        throw InputError(out + ": is the input file " + in +
+                         "; winnow does not write over its input (name another output)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (!outputs[j]->empty() && same_file(out, *outputs[j]))
+        throw InputError(out + ": named for two outputs (" + *outputs[j] + " is the other); name them apart");
+  }
+}
+
+void warn(const std::string& what) {
+  std::fflush(stdout);  // the summary line, when there is one, before the warning on a shared terminal
+  std::fprintf(stderr, "winnow: warning: %s\n", what.c_str());
+}
+
+std::string number_text(double value) {
+  char digits[32];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  return std::string(digits, end);
+}
 
 void write_outputs(const std::vector<Output>& outputs) {
   // Each output is written in full under a temporary name beside its target; only when all are,

@@ -48,6 +48,7 @@ void run(const CompactCli& o) {
   opt.backend = o.common.requested();
   if (opt.sort == SortOrder::none && !o.out_sorted.empty())
     throw InputError(o.out_sorted + ": --out-sorted needs a sort order (--sort desc or asc, not none)");
+  refuse_overwriting({o.input}, {&o.out_packed, &o.out_sorted, &o.out_list});
   for (const auto* p : {&o.out_packed, &o.out_sorted, &o.out_list})
     if (!p->empty()) io::check_writable(*p);
   check_output_name(o.out_packed, {".png"}, "PNG");

@@ -1,12 +1,16 @@
 // winnow isosurface VOLUME --level L: the surface where the volume crosses L, as a welded
 // triangle mesh (marching cubes, winnow::isosurface) written as PLY, OBJ or STL, and optionally
 // a shaded preview picture of it (PNG). Voxel types the library has no isosurface for (i8, u32,
-// i32, u64, i64) are converted to f64 first.
+// i32, u64, i64) are converted to f64 first. Positions are voxel indices, indices times the
+// spacing (the default), or world coordinates: the mesh extracted in index coordinates, then
+// moved by the file's affine (winnow::transform_mesh: normals by its inverse transpose, winding
+// kept outward where the affine mirrors).
 #include <array>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <optional>
@@ -20,6 +24,7 @@
 #include "winnow/io.hpp"
 #include "winnow/isosurface.hpp"
 #include "winnow/mesh_io.hpp"
+#include "winnow/progress.hpp"
 #include "winnow/volume_io.hpp"
 
 namespace winnow::cli {
@@ -32,6 +37,7 @@ struct IsosurfaceCli {
   VolumeArguments volume;
   std::string level;
   std::string spacing;  // "SX,SY,SZ"; empty: the file's
+  std::string coordinates = "scaled";
   bool normals = false;
   bool flip = false;
   std::string out;
@@ -58,19 +64,45 @@ Volume<double> as_double(const Volume<T>& volume, const std::string& input) {
   }
 }
 
+// The spacing the mesh is extracted with: the file's (`scaled`), --spacing's, or 1 (index
+// coordinates, which `world` then moves by the affine).
 template <class T>
-Mesh extract(VolumeView<const T> view, const std::optional<std::array<double, 3>>& spacing, double level,
-             const IsosurfaceOptions& options) {
-  if (spacing) view.sx = (*spacing)[0], view.sy = (*spacing)[1], view.sz = (*spacing)[2];
+Mesh extract(VolumeView<const T> view, const std::optional<std::array<double, 3>>& spacing, Coordinates coordinates,
+             double level, const IsosurfaceOptions& options) {
+  if (coordinates != Coordinates::scaled) view.sx = view.sy = view.sz = 1;
+  else if (spacing) view.sx = (*spacing)[0], view.sy = (*spacing)[1], view.sz = (*spacing)[2];
   return isosurface(view, level, options);
+}
+
+// Why a mesh is empty, in words: an axis too short for a cell, or no voxel (or every voxel)
+// above the level.
+std::string empty_mesh_reason(const io::AnyVolume& volume, const std::string& input, double level,
+                              const std::string& level_text) {
+  const io::VolumeInfo info = io::describe(volume);
+  if (info.nx < 2 || info.ny < 2 || info.nz < 2)
+    return input + " has fewer than 2 voxels along an axis (" + std::to_string(info.nx) + "x" +
+           std::to_string(info.ny) + "x" + std::to_string(info.nz) + "): no cell to cut";
+  const auto [lo, hi] = finite_range(volume);
+  const std::string range = " (" + value_range_text(volume) + ")";
+  if (std::isnan(lo) || hi <= level) return "no voxel of " + input + " is above level " + level_text + range;
+  if (lo > level) return "every voxel of " + input + " is above level " + level_text + range;
+  return input + " crosses level " + level_text + " only where voxels equal it" + range;
 }
 
 void run(const IsosurfaceCli& o) {
   // Everything the arguments can get wrong is checked before the volume is read.
   const double level = parse_level(o.level);
+  const Coordinates coordinates = parse_coordinates(o.coordinates);
   std::optional<std::array<double, 3>> spacing;
-  if (!o.spacing.empty()) spacing = parse_spacing(o.spacing);
+  if (!o.spacing.empty()) {
+    if (coordinates != Coordinates::scaled)
+      throw InputError(o.volume.input + ": --spacing is for --coordinates scaled (index and world coordinates do not "
+                                        "use a spacing)");
+    spacing = parse_spacing(o.spacing);
+  }
   const VolumeSource source(o.volume);
+  if (coordinates == Coordinates::world && source.raw()) require_orientation(io::SpatialHeader{}, o.volume.input);
+  refuse_overwriting({o.volume.input}, {&o.out, &o.preview});
   const io::MeshFormat format = io::mesh_format_of(o.out);
   check_output_name(o.preview, {".png"}, "PNG");
   io::check_writable(o.out);
@@ -80,32 +112,55 @@ void run(const IsosurfaceCli& o) {
   options.flip = o.flip;
   options.backend = o.common.requested();
 
-  const io::AnyVolume volume = source.read();
+  io::SpatialHeader header;
+  const io::AnyVolume volume = source.read(&header, o.common.quiet);
+  if (coordinates == Coordinates::world) require_orientation(header, o.volume.input);
   const io::VolumeInfo info = io::describe(volume);
   bool converted = false;
-  const Mesh mesh = std::visit(
-      [&](const auto& vol) {
-        using T = std::remove_cvref_t<decltype(*vol.data())>;
-        if constexpr (kHasIsosurface<T>) {
-          return extract(vol.view(), spacing, level, options);
-        } else {
-          converted = true;
-          const Volume<double> as_f64 = as_double(vol, o.volume.input);
-          return extract(as_f64.view(), spacing, level, options);
-        }
-      },
-      volume);
+  Mesh mesh;
+  {
+    Progress meshing("meshing", 1, o.common.quiet);
+    options.progress = meshing.sink();
+    mesh = std::visit(
+        [&](const auto& vol) {
+          using T = std::remove_cvref_t<decltype(*vol.data())>;
+          if constexpr (kHasIsosurface<T>) {
+            return extract(vol.view(), spacing, coordinates, level, options);
+          } else {
+            converted = true;
+            const Volume<double> as_f64 = as_double(vol, o.volume.input);
+            return extract(as_f64.view(), spacing, coordinates, level, options);
+          }
+        },
+        volume);
+    options.progress = nullptr;
+  }
+  if (coordinates == Coordinates::world) {
+    try {
+      transform_mesh(mesh, header.affine());
+    } catch (const InputError& e) {
+      throw InputError(o.volume.input + ": its orientation cannot place a mesh (" + e.what() + ")");
+    }
+  }
 
   Image<Rgba8> preview;
   if (!o.preview.empty()) preview = io::render_mesh_preview(mesh, kPreviewWidth, kPreviewHeight);
-  write_outputs({{o.out, [&](const std::string& path) { io::write_mesh(path, mesh, format); }},
-                 {o.preview, [&](const std::string& path) { io::write_png(path, preview.view()); }}});
-  if (o.common.quiet) return;
-  std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s%s, level %s, %" PRIu64 " vertices, %" PRIu64
-              " triangles, backend %s, %.2f ms\n",
-              o.volume.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type),
-              converted ? " (as f64)" : "", o.level.c_str(), mesh.vertex_count(), mesh.triangle_count(),
-              std::string(to_string(mesh.backend)).c_str(), mesh.milliseconds);
+  auto mesh_file = [&](const std::string& path) {
+    Progress writing("writing " + std::filesystem::path(o.out).filename().string(), 1, o.common.quiet);
+    io::write_mesh(path, mesh, format, writing.sink());
+  };
+  auto preview_file = [&](const std::string& path) { io::write_png(path, preview.view()); };
+  write_outputs({{o.out, mesh_file}, {o.preview, preview_file}});
+  const bool empty = mesh.triangle_count() == 0;
+  if (!o.common.quiet)
+    std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s%s, level %s, %" PRIu64 " vertices, %" PRIu64
+                " triangles%s%s, backend %s, %.2f ms\n",
+                o.volume.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type),
+                converted ? " (as f64)" : "", o.level.c_str(), mesh.vertex_count(), mesh.triangle_count(),
+                empty ? " (an empty mesh)" : "",
+                coordinates == Coordinates::scaled ? "" : (", " + o.coordinates + " coordinates").c_str(),
+                std::string(to_string(mesh.backend)).c_str(), mesh.milliseconds);
+  if (empty) warn("empty mesh: " + empty_mesh_reason(volume, o.volume.input, level, o.level));
 }
 
 }  // namespace
@@ -132,14 +187,18 @@ void register_isosurface(CLI::App& app) {
       "Voxel types: u8, u16, i16, f32 and f64 are used as they are; i8, u32, i32, u64 and i64 are converted to "
       "f64 first (exact up to 2^53). A voxel is above the level when its value > L; the mesh is welded, "
       "watertight away from the volume's border and oriented toward decreasing values (--flip: increasing). "
-      "Positions are voxel index times spacing (x, y, z). The summary's milliseconds are the extraction's "
+      "Positions (x, y, z) are given by --coordinates: scaled (voxel index times spacing, the default), index, or "
+      "world (the NIfTI qform/sform or NRRD space directions and origin applied, RAS+, as nibabel's img.affine; "
+      "normals follow and the winding stays outward where the affine mirrors). An output naming the input is "
+      "refused; an empty mesh is written, with a warning. The summary's milliseconds are the extraction's "
       "(reading and writing excluded).");
   cmd->add_option("volume", o->volume.input, "input volume (NIfTI, NRRD, npy, TIFF stack; raw with --dims and --dtype)")
       ->required()
       ->check(kFileName);
   // Parsed and checked in run() so the messages name the argument.
   cmd->add_option("--level", o->level, "the surface's level L (voxels > L are inside)")->required();
-  cmd->add_option("--spacing", o->spacing, "SX,SY,SZ voxel size (default: the file's)");
+  cmd->add_option("--spacing", o->spacing, "SX,SY,SZ voxel size (default: the file's; --coordinates scaled only)");
+  add_coordinates_option(cmd, o->coordinates, "mesh positions");
   cmd->add_flag("--normals", o->normals, "write vertex normals (from the field's gradient)");
   cmd->add_flag("--flip", o->flip, "orient the surface toward increasing values");
   cmd->add_option("--out", o->out, "mesh.ply (binary), mesh.obj or mesh.stl (binary)")->required()->check(kFileName);

@@ -1,23 +1,31 @@
 // winnow label IMAGE|VOLUME: connected components of an image's thresholded luminance, or of a
-// volume's non-zero voxels (6/18/26-connectivity, binary or multi-label).
+// volume's non-zero or thresholded voxels (6/18/26-connectivity, binary or multi-label).
 //
-// What is a volume: a file io::is_volume_file calls one -- NIfTI-1, NRRD, .npy, or a TIFF of more
-// than one page; a one-page TIFF, PNG, JPEG or FITS file is an image. Volume voxels are labelled
-// in their own type: non-zero is foreground (NaN is background); --multilabel joins only equal
-// values. Signed integers are labelled through their unsigned bits (equality and zero are kept),
-// floats through theirs after -0 and NaN are made 0.
+// What is a volume: a file io::is_volume_file calls one -- NIfTI-1, NRRD, .npy (by name or by
+// content), any gzip-compressed file, or a TIFF of more than one page; a one-page TIFF, PNG, JPEG
+// or FITS file is an image. Volume voxels are labelled in their own type: non-zero is foreground
+// (NaN is background); --multilabel joins only equal values. Signed integers are labelled through
+// their unsigned bits (equality and zero are kept), floats through theirs after -0 and NaN are
+// made 0. With --threshold T or --otsu a volume is thresholded first (winnow::threshold_volume:
+// above T in the voxel's own type, as `winnow voxels` compares; --invert: finite voxels not above)
+// and its mask labelled. The labels of a NIfTI or NRRD input are written with its spatial header.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <type_traits>
 
 #include "commands.hpp"
+#include "volume_input.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"
+#include "winnow/progress.hpp"
 #include "winnow/volume_io.hpp"
 
 namespace winnow::cli {
@@ -59,6 +67,7 @@ void run_image(const LabelCli& o) {
     throw InputError(o.input + ": connectivity " + std::to_string(connectivity) + " is not 4 or 8");
   if (o.multilabel)
     throw InputError(o.input + ": --multilabel labels volumes (an image is thresholded into one foreground)");
+  refuse_overwriting({o.input}, {&o.out_colored, &o.out_labels, &o.stats_csv});
   for (const auto* p : {&o.out_colored, &o.out_labels, &o.stats_csv})
     if (!p->empty()) io::check_writable(*p);
   check_output_name(o.out_colored, {".png"}, "PNG");
@@ -89,9 +98,11 @@ void run_image(const LabelCli& o) {
     shown = threshold;
   }
   Image<std::uint8_t> mask(W, H);
+  bool any_foreground = false;
   for (std::int64_t i = 0; i < W * H; ++i) {
     const bool above = static_cast<std::int64_t>(lum.data()[i]) > thr_milli;
     mask.data()[i] = above != o.invert ? 1 : 0;
+    any_foreground = any_foreground || above != o.invert;
   }
 
   LabelOptions lo;
@@ -133,10 +144,18 @@ void run_image(const LabelCli& o) {
                     r.stages.transfers, r.stages.compute);
     else if (r.stages.device_setup >= 0.05)  // auto asked the device before choosing the CPU
       std::snprintf(stages, sizeof stages, " (device query %.1f, labeling %.3f)", r.stages.device_setup, r.stages.compute);
-    std::printf("%s: %" PRId64 "x%" PRId64 ", %u components (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms%s\n",
-                o.input.c_str(), W, H, r.count, connectivity, shown, use_otsu ? " otsu" : "",
-                o.invert ? ", inverted" : "", std::string(to_string(r.backend)).c_str(),
+    std::printf("%s: %" PRId64 "x%" PRId64 ", %u components%s (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms%s\n",
+                o.input.c_str(), W, H, r.count, r.count == 0 ? ": none found" : "", connectivity, shown,
+                use_otsu ? " otsu" : "", o.invert ? ", inverted" : "", std::string(to_string(r.backend)).c_str(),
                 std::string(to_string(r.algorithm)).c_str(), r.milliseconds, stages);
+  }
+  if (r.count == 0) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%g", shown);
+    warn(any_foreground ? "no component: every component of " + o.input + " has fewer than " +
+                              std::to_string(o.min_area) + " pixels (--min-area)"
+                        : "no component: no pixel of " + o.input + " has luminance " +
+                              (o.invert ? "at or below " : "above ") + t);
   }
 }
 
@@ -169,24 +188,52 @@ VolumeLabeling label_any(const Volume<T>& v, const LabelOptions& options) {
   return label(view, options);
 }
 
+// The foreground rule's words, for the summary and the warnings.
+struct VolumeRule {
+  bool thresholded = false;
+  double threshold = 0;
+  bool otsu = false, invert = false;
+};
+
 void run_volume(const LabelCli& o) {
-  if (o.threshold_given || o.otsu || o.invert)
-    throw InputError(o.input + ": --threshold, --otsu and --invert are for images; a volume's foreground is its non-zero voxels");
+  const VolumeRule rule{o.threshold_given || o.otsu || o.invert, 0, o.otsu, o.invert};
+  if (o.multilabel && rule.thresholded)
+    throw InputError(o.input +
+                     ": --multilabel joins equal values; it does not go with --threshold, --otsu or --invert");
+  if (o.invert && !o.threshold_given && !o.otsu)
+    throw InputError(o.input + ": --invert needs --threshold T or --otsu for a volume (its default foreground is its "
+                               "non-zero voxels)");
+  double given = 0;
+  if (o.threshold_given) {
+    char* end = nullptr;
+    given = std::strtod(o.threshold.c_str(), &end);
+    const bool plain = !o.threshold.empty() && o.threshold.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    if (!plain || end != o.threshold.c_str() + o.threshold.size() || !std::isfinite(given))
+      throw InputError(o.input + ": threshold '" + o.threshold + "' is not a finite number");
+  }
   const int connectivity = o.connectivity == 0 ? 26 : o.connectivity;
   if (connectivity != 6 && connectivity != 18 && connectivity != 26)
     throw InputError(o.input + ": connectivity " + std::to_string(connectivity) + " is not 6, 18 or 26 (a volume)");
+  refuse_overwriting({o.input}, {&o.out_colored, &o.out_labels, &o.stats_csv});
   for (const auto* p : {&o.out_colored, &o.out_labels, &o.stats_csv})
     if (!p->empty()) io::check_writable(*p);
   check_output_name(o.out_colored, {".png"}, "PNG");
   if (!o.out_labels.empty()) {
     const std::string& n = o.out_labels;
     auto ends = [&](const char* t) { return n.size() >= std::strlen(t) && n.compare(n.size() - std::strlen(t), std::string::npos, t) == 0; };
-    if (!ends(".nii") && !ends(".nii.gz") && !ends(".npy") && !ends(".tif") && !ends(".tiff"))
-      throw InputError(n + ": the labels of a volume are written as .nii, .nii.gz, .npy, .tif or .tiff");
+    if (!ends(".nii") && !ends(".nii.gz") && !ends(".nrrd") && !ends(".npy") && !ends(".tif") && !ends(".tiff"))
+      throw InputError(n + ": the labels of a volume are written as .nii, .nii.gz, .nrrd, .npy, .tif or .tiff");
   }
   check_output_name(o.stats_csv, {".csv", ".txt"}, "CSV");
 
-  const io::AnyVolume volume = io::read_volume(o.input);
+  io::SpatialHeader header;
+  io::AnyVolume volume;
+  {
+    Progress reading("reading " + std::filesystem::path(o.input).filename().string(), 1, o.common.quiet);
+    io::VolumeReadOptions read_options;
+    read_options.progress = reading.sink();
+    volume = io::read_volume(o.input, &header, read_options);
+  }
   const io::VolumeInfo info = io::describe(volume);
   if (info.nx * info.ny * info.nz == 0) throw InputError(o.input + ": volume has zero size");
   LabelOptions lo;
@@ -197,7 +244,35 @@ void run_volume(const LabelCli& o) {
   lo.want_stats = !o.stats_csv.empty();
   lo.algorithm = parse_label_algorithm(o.algorithm);
   lo.backend = o.common.requested();
-  VolumeLabeling r = std::visit([&](const auto& v) { return label_any(v, lo); }, volume);
+  VolumeRule used = rule;
+  bool any_foreground = false;
+  VolumeLabeling r;
+  {
+    Progress labeling("labeling", 1, o.common.quiet);
+    lo.progress = labeling.sink();
+    if (rule.thresholded) {
+      std::visit(
+          [&](const auto& v) {
+            used.threshold = o.otsu ? otsu_threshold(v.view()) : given;
+            const Volume<std::uint8_t> mask = threshold_volume(v.view(), used.threshold, rule.invert);
+            any_foreground =
+                std::any_of(mask.voxels().begin(), mask.voxels().end(), [](std::uint8_t m) { return m != 0; });
+            r = label(mask.view(), lo);
+          },
+          volume);
+    } else {
+      r = std::visit([&](const auto& v) { return label_any(v, lo); }, volume);
+      if (r.count == 0)
+        any_foreground = std::visit(
+            [](const auto& v) {
+              return std::any_of(v.voxels().begin(), v.voxels().end(), [](auto x) {
+                if constexpr (std::is_floating_point_v<decltype(x)>) return x != 0 && !std::isnan(x);
+                else return x != 0;
+              });
+            },
+            volume);
+    }
+  }
 
   const bool wide = r.labels.empty();
   auto label_at = [&](std::int64_t x, std::int64_t y, std::int64_t z) -> std::uint64_t {
@@ -228,11 +303,19 @@ void run_volume(const LabelCli& o) {
     io::write_text(path, csv);
   };
   auto labels_file = [&](const std::string& path) {
-    // `path` is the temporary name beside the target: the format is the target's.
-    if (wide) io::write_volume_as<std::uint64_t>(path, r.labels64.view(), o.out_labels);
-    else io::write_volume_as<std::uint32_t>(path, r.labels.view(), o.out_labels);
+    // `path` is the temporary name beside the target: the format is the target's. The input's
+    // spatial header goes with the labels, so they overlay it in any viewer.
+    Progress writing("writing " + std::filesystem::path(o.out_labels).filename().string(), 1, o.common.quiet);
+    io::VolumeWriteOptions options;
+    options.like = header;
+    options.progress = writing.sink();
+    if (wide) io::write_volume_as<std::uint64_t>(path, r.labels64.view(), o.out_labels, options);
+    else io::write_volume_as<std::uint32_t>(path, r.labels.view(), o.out_labels, options);
   };
   write_outputs({{o.out_colored, colored}, {o.out_labels, labels_file}, {o.stats_csv, stats_csv}});
+  std::string rule_text;
+  if (used.thresholded) rule_text = ", threshold " + number_text(used.threshold) + (used.otsu ? " otsu" : "");
+  if (used.invert) rule_text += ", inverted";
   if (!o.common.quiet) {
     char stages[160] = "";
     if (r.backend == Backend::cuda)
@@ -241,10 +324,24 @@ void run_volume(const LabelCli& o) {
     std::string filters;
     if (o.min_area > 1) filters += ", min-area " + std::to_string(o.min_area);
     if (o.largest_k > 0) filters += ", largest " + std::to_string(o.largest_k);
-    std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, %" PRIu64 " components (%d-connectivity%s%s), %s %s, %.3f ms%s\n",
-                o.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), r.count, connectivity,
-                o.multilabel ? ", multilabel" : "", filters.c_str(), std::string(to_string(r.backend)).c_str(),
-                std::string(to_string(r.algorithm)).c_str(), r.milliseconds, stages);
+    std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, %" PRIu64
+                " components%s (%d-connectivity%s%s%s), %s %s, %.3f ms%s\n",
+                o.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), r.count,
+                r.count == 0 ? ": none found" : "", connectivity, rule_text.c_str(), o.multilabel ? ", multilabel" : "",
+                filters.c_str(), std::string(to_string(r.backend)).c_str(), std::string(to_string(r.algorithm)).c_str(),
+                r.milliseconds, stages);
+  }
+  if (r.count == 0) {
+    std::string why;
+    if (any_foreground)
+      why = "every component of " + o.input + " has fewer than " + std::to_string(o.min_area) + " voxels (--min-area)";
+    else if (used.thresholded)
+      why = std::string("no ") + (used.invert ? "finite voxel of " : "voxel of ") + o.input + " is " +
+            (used.invert ? "at or below" : "above") + " threshold " + number_text(used.threshold) + " (" +
+            value_range_text(volume) + ")";
+    else
+      why = o.input + " has no non-zero voxel (" + value_range_text(volume) + ")";
+    warn("no component: " + why);
   }
 }
 
@@ -258,23 +355,37 @@ void run(const LabelCli& o) {
 void register_label(CLI::App& app) {
   auto o = std::make_shared<LabelCli>();
   auto* cmd = app.add_subcommand("label", "label the connected components of a thresholded image or of a volume");
+  cmd->footer(
+      "Volumes: the foreground is the non-zero voxels (--multilabel: neighbours join when their values are equal), or "
+      "with --threshold T / --otsu the voxels above T compared in the voxel's own type (an integer voxel is above T "
+      "when it is above floor(T); NaN never is; --invert: the finite voxels not above T); the summary names the "
+      "threshold used. Labels written as NIfTI or NRRD carry the input's orientation (NIfTI qform/sform and pixdim, "
+      "NRRD space fields; a NIfTI from an NRRD gets the equivalent sform); .npy and .tif carry none. An output "
+      "naming the input, a negative count or a damaged file is refused (exit 2); finding no component is not an "
+      "error, but a warning says so.");
   cmd->add_option("input", o->input,
                   "input image (PNG, JPEG, one-page TIFF, FITS) or volume (NIfTI, NRRD, .npy, TIFF of more than one page)")
       ->required()
       ->check(kFileName);
   // Ranges are checked in run() so the message names the file.
-  auto* thr = cmd->add_option("--threshold", o->threshold, "foreground: luminance > T (0..255; default Otsu)");
-  cmd->add_flag("--otsu", o->otsu, "threshold by Otsu's method (the default)")->excludes(thr);
-  cmd->add_flag("--invert", o->invert, "label dark objects (luminance <= T)");
+  auto* thr = cmd->add_option("--threshold", o->threshold,
+                              "image: foreground is luminance > T (0..255; default Otsu); volume: voxels > T in their "
+                              "own type (any finite T; default: the non-zero voxels)");
+  cmd->add_flag("--otsu", o->otsu, "threshold by Otsu's method (an image's default; a volume's over its histogram)")
+      ->excludes(thr);
+  cmd->add_flag("--invert", o->invert, "label dark objects: luminance <= T; a volume's finite voxels <= T");
   cmd->add_option("--connectivity", o->connectivity, "image: 4 or 8 (default 8); volume: 6, 18 or 26 (default 26)");
   cmd->add_flag("--multilabel", o->multilabel, "volume: neighbours join only when their values are equal");
-  cmd->add_option("--min-area", o->min_area, "remove components with fewer pixels (voxels), renumber the rest");
-  cmd->add_option("--largest-k", o->largest_k, "keep the K largest components (after --min-area), renumbered");
+  cmd->add_option("--min-area", o->min_area, "remove components with fewer pixels (voxels), renumber the rest")
+      ->check(kCount);
+  cmd->add_option("--largest-k", o->largest_k, "keep the K largest components (after --min-area), renumbered")
+      ->check(kCount);
   cmd->add_option("--out-colored", o->out_colored,
                   "PNG: each label in a colour of its own, background black (a volume: its middle slice)")
       ->check(kFileName);
   cmd->add_option("--out-labels", o->out_labels,
-                  "label numbers: image, 32-bit TIFF; volume, .nii, .nii.gz, .npy or multi-page .tif")
+                  "label numbers: image, 32-bit TIFF; volume, .nii, .nii.gz, .nrrd (with the input's orientation), "
+                  ".npy or multi-page .tif")
       ->check(kFileName);
   cmd->add_option("--stats", o->stats_csv,
                   "CSV: image label,area,left,top,width,height,cx,cy; volume "

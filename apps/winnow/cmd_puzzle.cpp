@@ -41,7 +41,8 @@ struct GridArgs {
 
 void add_grid_options(CLI::App* cmd, GridArgs& g) {
   auto* og = cmd->add_option("--grid", g.grid, "ROWSxCOLS tiles (e.g. 3x3); the tile side is the largest that fits");
-  auto* ot = cmd->add_option("--tile", g.tile, "tile side in pixels; the grid is as many whole tiles as fit");
+  auto* ot =
+      cmd->add_option("--tile", g.tile, "tile side in pixels; the grid is as many whole tiles as fit")->check(kCount);
   og->excludes(ot);
   ot->excludes(og);
 }
@@ -96,12 +97,13 @@ void register_puzzle(CLI::App& app) {
     auto* cmd = app.add_subcommand("scramble", "cut an image into square tiles and shuffle them (a puzzle)");
     cmd->add_option("IMAGE", args->image, "image to cut (PNG, JPEG, TIFF, FITS)")->required()->check(kFileName);
     add_grid_options(cmd, args->grid);
-    cmd->add_option("--seed", args->seed, "shuffle seed (default 1)");
+    cmd->add_option("--seed", args->seed, "shuffle seed (default 1)")->check(kCount);
     cmd->add_option("--out", args->out, "scrambled image (8-bit PNG)")->required()->check(kFileName);
     cmd->add_option("--truth", args->truth, "where every tile came from (JSON)")->check(kFileName);
     add_common_options(cmd, args->common);
     cmd->callback([args] {
       resolve_backend(args->common.requested());  // cuda where there is none is still an error
+      refuse_overwriting({args->image}, {&args->out, &args->truth});
       io::check_writable(args->out);
       if (!args->truth.empty()) io::check_writable(args->truth);
       check_output_name(args->out, {".png"}, "PNG");
@@ -145,6 +147,7 @@ void register_puzzle(CLI::App& app) {
     cmd->add_option("--placement", args->placement, "where every tile went (JSON)")->check(kFileName);
     add_common_options(cmd, args->common);
     cmd->callback([args] {
+      refuse_overwriting({args->puzzle}, {&args->out, &args->placement});
       io::check_writable(args->out);
       if (!args->placement.empty()) io::check_writable(args->placement);
       check_output_name(args->out, {".png"}, "PNG");

@@ -1,7 +1,7 @@
 // winnow voxels VOLUME: the voxels above a level (below it, or non-zero) as a point list: CSV
 // `x,y,z,value` (voxel indices, the value as the file holds it) or a binary little-endian PLY
-// point cloud (x y z as floats in the volume's units: index times voxel spacing; the value as a
-// property of the voxel's own PLY type).
+// point cloud (x y z as floats: index times voxel spacing by default, or indices, or the file's
+// world coordinates (--coordinates); the value as a property of the voxel's own PLY type).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -36,6 +36,8 @@ struct VoxelsCli {
   bool below = false;
   bool nonzero = false;
   std::string out;
+  std::string coordinates = "scaled";
+  bool coordinates_given = false;
 };
 
 enum class PointFormat { csv, ply };
@@ -97,15 +99,29 @@ void append_little_endian(std::string& bytes, V value) {
   bytes.append(raw, sizeof(V));
 }
 
-// Binary little-endian PLY: one vertex per voxel, x y z = index times spacing (the volume's
-// units, origin at voxel (0, 0, 0); the file's orientation and origin are not applied).
+// Binary little-endian PLY: one vertex per voxel, x y z in the frame asked for: voxel indices,
+// index times spacing (the volume's units, origin at voxel (0, 0, 0)), or the file's world
+// coordinates (its affine applied in double, rounded to float).
 template <class T>
-std::string ply_of(const Voxels<T>& voxels, const io::VolumeInfo& info) {
+std::string ply_of(const Voxels<T>& voxels, const io::VolumeInfo& info, Coordinates coordinates,
+                   const io::SpatialHeader& header) {
   using Value = PlyValue<T>;
+  std::array<double, 16> affine = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  char comment[200];
+  if (coordinates == Coordinates::world) {
+    affine = header.affine();
+    std::snprintf(comment, sizeof comment,
+                  "comment x y z: world coordinates (RAS+, the file's affine); value: %s voxel\n",
+                  io::voxel_type_name(info.type));
+  } else if (coordinates == Coordinates::scaled) {
+    affine[0] = info.sx, affine[5] = info.sy, affine[10] = info.sz;
+    std::snprintf(comment, sizeof comment, "comment x y z: voxel index times voxel spacing %g %g %g; value: %s voxel\n",
+                  info.sx, info.sy, info.sz, io::voxel_type_name(info.type));
+  } else {
+    std::snprintf(comment, sizeof comment, "comment x y z: voxel index; value: %s voxel\n",
+                  io::voxel_type_name(info.type));
+  }
   std::string ply = "ply\nformat binary_little_endian 1.0\n";
-  char comment[160];
-  std::snprintf(comment, sizeof comment, "comment x y z: voxel index times voxel spacing %g %g %g; value: %s voxel\n",
-                info.sx, info.sy, info.sz, io::voxel_type_name(info.type));
   ply += comment;
   ply += "element vertex " + std::to_string(voxels.values.size()) + "\n";
   ply += "property float x\nproperty float y\nproperty float z\n";
@@ -113,9 +129,10 @@ std::string ply_of(const Voxels<T>& voxels, const io::VolumeInfo& info) {
   ply.reserve(ply.size() + voxels.values.size() * (3 * sizeof(float) + sizeof(typename Value::stored)));
   for (std::size_t i = 0; i < voxels.values.size(); ++i) {
     const VoxelPosition& p = voxels.positions[i];
-    append_little_endian(ply, static_cast<float>(static_cast<double>(p.x) * info.sx));
-    append_little_endian(ply, static_cast<float>(static_cast<double>(p.y) * info.sy));
-    append_little_endian(ply, static_cast<float>(static_cast<double>(p.z) * info.sz));
+    const double x = static_cast<double>(p.x), y = static_cast<double>(p.y), z = static_cast<double>(p.z);
+    for (int r = 0; r < 3; ++r)
+      append_little_endian(ply, static_cast<float>(affine[4 * r] * x + affine[4 * r + 1] * y + affine[4 * r + 2] * z +
+                                                   affine[4 * r + 3]));
     append_little_endian(ply, static_cast<typename Value::stored>(voxels.values[i]));
   }
   return ply;
@@ -138,25 +155,45 @@ void run(const VoxelsCli& o) {
   }
   const VolumeSource source(o.volume);
   const PointFormat format = format_of(o.out);
+  const Coordinates coordinates = parse_coordinates(o.coordinates);
+  if (o.coordinates_given && format == PointFormat::csv)
+    throw InputError(o.out + ": --coordinates is for PLY output; CSV holds voxel indices");
+  if (coordinates == Coordinates::world && source.raw()) require_orientation(io::SpatialHeader{}, o.volume.input);
+  refuse_overwriting({o.volume.input}, {&o.out});
   io::check_writable(o.out);
   VoxelOptions options;
   options.backend = o.common.requested();
 
-  const io::AnyVolume volume = source.read();
+  io::SpatialHeader header;
+  const io::AnyVolume volume = source.read(&header, o.common.quiet);
+  if (coordinates == Coordinates::world) require_orientation(header, o.volume.input);
   const io::VolumeInfo info = io::describe(volume);
   std::visit(
       [&](const auto& vol) {
         const auto voxels = compact_voxels(vol.view(), selection, options);
         write_outputs({{o.out, [&](const std::string& path) {
-                          io::write_text(path, format == PointFormat::csv ? csv_of(voxels) : ply_of(voxels, info));
+                          io::write_text(path, format == PointFormat::csv ? csv_of(voxels)
+                                                                          : ply_of(voxels, info, coordinates, header));
                         }}});
-        if (o.common.quiet) return;
-        const auto total = static_cast<std::uint64_t>(vol.size());
-        std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, kept %zu of %" PRIu64 " voxels (%.2f%%, %s), backend %s, %.2f ms\n",
-                    o.volume.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type), voxels.values.size(),
-                    total, 100.0 * static_cast<double>(voxels.values.size()) / static_cast<double>(total),
-                    selection_text(selection, o.level).c_str(), std::string(to_string(voxels.backend)).c_str(),
-                    voxels.milliseconds);
+        const bool none = voxels.values.empty();
+        if (!o.common.quiet) {
+          const auto total = static_cast<std::uint64_t>(vol.size());
+          std::printf("%s: %" PRId64 "x%" PRId64 "x%" PRId64 " %s, kept %zu of %" PRIu64
+                      " voxels (%.2f%%, %s)%s, backend %s, %.2f ms\n",
+                      o.volume.input.c_str(), info.nx, info.ny, info.nz, io::voxel_type_name(info.type),
+                      voxels.values.size(), total,
+                      100.0 * static_cast<double>(voxels.values.size()) / static_cast<double>(total),
+                      selection_text(selection, o.level).c_str(), none ? ": none kept" : "",
+                      std::string(to_string(voxels.backend)).c_str(), voxels.milliseconds);
+        }
+        if (none) {
+          const std::string range = " (" + value_range_text(volume) + ")";
+          if (selection.mode == VoxelMode::nonzero)
+            warn("no voxel kept: " + o.volume.input + " has no non-zero voxel" + range);
+          else
+            warn("no voxel kept: no voxel of " + o.volume.input + " is " +
+                 (selection.mode == VoxelMode::above ? "above" : "below") + " level " + o.level + range);
+        }
       },
       volume);
 }
@@ -176,10 +213,12 @@ void register_voxels(CLI::App& app) {
   cmd->add_option("--out", o->out, "voxels.csv (x,y,z,value) or voxels.ply (binary point cloud, spacing applied)")
       ->required()
       ->check(kFileName);
+  auto* coordinates = add_coordinates_option(cmd, o->coordinates, "PLY positions");
   add_raw_volume_options(cmd, o->volume);
   add_common_options(cmd, o->common);
-  cmd->callback([o, level] {
+  cmd->callback([o, level, coordinates] {
     o->level_given = level->count() > 0;
+    o->coordinates_given = coordinates->count() > 0;
     run(*o);
   });
 }

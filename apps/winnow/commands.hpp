@@ -24,6 +24,21 @@ void add_common_options(CLI::App* cmd, CommonOptions& common);
 /// Refuses an empty file name given explicitly (`--out-packed ""`), which would otherwise read
 /// as "no output asked for".
 extern const CLI::Validator kFileName;
+/// A whole number 0 or more, for count options (--min-area, --largest-k, --tile, --seed): CLI11
+/// would read "-1" into an unsigned option as 2^64 - 1. The error names the option.
+extern const CLI::Validator kCount;
+
+/// Refuses, before anything is read or written, an output that is one of the inputs or another
+/// output (the same file after resolving links, or the same file by another name where both
+/// exist): InputError naming the output. Empty paths are outputs not asked for.
+void refuse_overwriting(const std::vector<std::string>& inputs, const std::vector<const std::string*>& outputs);
+
+/// Prints "winnow: warning: <what>" on stderr, whatever --quiet says: a result that is written
+/// but empty (no triangle, no voxel, no component) must not pass for a success.
+void warn(const std::string& what);
+
+/// The shortest decimal text that reads back to `value` ("80", "0.1", "127.5").
+std::string number_text(double value);
 
 /// One output file of a command: its path (empty: not asked for) and how to write it.
 struct Output {

@@ -2,11 +2,17 @@
 // file described by --dims and --dtype; and the --level they take.
 #include "volume_input.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <utility>
 
 #include "winnow/error.hpp"
+#include "winnow/progress.hpp"
 
 namespace winnow::cli {
 
@@ -46,9 +52,15 @@ VolumeSource::VolumeSource(const VolumeArguments& arguments) : input_(arguments.
   }
 }
 
-io::AnyVolume VolumeSource::read() const {
-  if (raw_dims_) return io::read_raw_volume(input_, (*raw_dims_)[0], (*raw_dims_)[1], (*raw_dims_)[2], raw_type_);
-  return io::read_volume(input_);
+io::AnyVolume VolumeSource::read(io::SpatialHeader* header, bool quiet) const {
+  if (raw_dims_) {
+    if (header) *header = io::SpatialHeader{};
+    return io::read_raw_volume(input_, (*raw_dims_)[0], (*raw_dims_)[1], (*raw_dims_)[2], raw_type_);
+  }
+  Progress reading("reading " + std::filesystem::path(input_).filename().string(), 1, quiet);
+  io::VolumeReadOptions options;
+  options.progress = reading.sink();
+  return io::read_volume(input_, header, options);
 }
 
 double parse_level(const std::string& text) {
@@ -62,6 +74,48 @@ double parse_level(const std::string& text) {
   if (!plain || end != begin + text.size() || !std::isfinite(level))
     throw InputError("--level '" + text + "' is not a finite number");
   return level;
+}
+
+CLI::Option* add_coordinates_option(CLI::App* cmd, std::string& text, const std::string& what) {
+  return cmd
+      ->add_option("--coordinates", text,
+                   what + ": index (voxel indices), scaled (indices times the voxel spacing; the default) or world "
+                          "(the NIfTI/NRRD file's affine: scanner or template coordinates, RAS+)")
+      ->check(CLI::IsMember({"index", "scaled", "world"}));
+}
+
+Coordinates parse_coordinates(const std::string& text) {
+  if (text == "index") return Coordinates::index;
+  if (text == "world") return Coordinates::world;
+  return Coordinates::scaled;
+}
+
+void require_orientation(const io::SpatialHeader& header, const std::string& input) {
+  if (header.source == io::SpatialHeader::Source::none)
+    throw InputError(input + ": --coordinates world needs a NIfTI or NRRD file's orientation; .npy, TIFF stacks and "
+                             "raw volumes carry none (use index or scaled)");
+}
+
+std::pair<double, double> finite_range(const io::AnyVolume& volume) {
+  return std::visit(
+      [](const auto& v) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const auto x : v.voxels()) {
+          const auto d = static_cast<double>(x);
+          if (std::isfinite(d)) lo = std::min(lo, d), hi = std::max(hi, d);
+        }
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        return lo <= hi ? std::pair{lo, hi} : std::pair{nan, nan};
+      },
+      volume);
+}
+
+std::string value_range_text(const io::AnyVolume& volume) {
+  const auto [lo, hi] = finite_range(volume);
+  if (std::isnan(lo)) return "no finite value";
+  char text[80];
+  std::snprintf(text, sizeof text, "values %.9g..%.9g", lo, hi);
+  return text;
 }
 
 }  // namespace winnow::cli

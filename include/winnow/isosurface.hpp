@@ -104,3 +104,18 @@ Mesh isosurface(VolumeView<T> volume, double level, const IsosurfaceOptions& opt
 }
 
 }  // namespace winnow
+
+// ---- mesh coordinates ------------------------------------------------------------------------
+// (src/isosurface/mesh_transform.cpp)
+namespace winnow {
+
+/// Moves `mesh` into another frame by the 4 x 4 affine `affine` (row-major, last row 0 0 0 1),
+/// e.g. from voxel index coordinates to a volume file's world coordinates
+/// (io::SpatialHeader::affine()): every vertex p becomes A p + t, computed in double and rounded
+/// to float; every normal n becomes (A^-1)^T n, renormalised (a zero normal stays zero); when
+/// det A < 0 (a mirroring frame, as radiological and LPS ones are) every triangle's winding is
+/// reversed, so a surface oriented outward stays outward. InputError for an affine with a
+/// non-finite element, a last row other than 0 0 0 1, or a singular 3 x 3 part.
+void transform_mesh(Mesh& mesh, const std::array<double, 16>& affine);
+
+}  // namespace winnow

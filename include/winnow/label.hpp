@@ -21,6 +21,7 @@
 
 #include "winnow/backend.hpp"
 #include "winnow/image.hpp"
+#include "winnow/progress.hpp"
 #include "winnow/volume.hpp"
 
 namespace winnow {
@@ -49,6 +50,10 @@ struct LabelOptions {
   bool want_stats = true;          ///< fill Labeling::stats
   LabelAlgorithm algorithm = LabelAlgorithm::automatic;
   Backend backend = Backend::automatic;
+  /// Volumes on the CPU: called with (slab passes done, slab passes in all) as the slabs are
+  /// scanned and their labels written, from the labeling's threads (progress.hpp). Not called by
+  /// the CUDA backend (seconds of CPU work are milliseconds there).
+  ProgressSink progress;
 };
 
 /// Statistics of one component. The centroid is the mean of the pixel coordinates (pixel
@@ -163,5 +168,36 @@ std::vector<LabelVariant> label_variants();
 int otsu_threshold(std::span<const std::uint64_t, 256> histogram);
 /// Otsu's threshold of an 8-bit image: foreground is then value > t.
 int otsu_threshold(ImageView<const std::uint8_t> image);
+
+/// Otsu's threshold of a volume of any voxel type (src/label/threshold.cpp), as scikit-image's
+/// `threshold_otsu` computes it for the same array: foreground is then value > t.
+/// - Integer voxels: one bin per integer value from the minimum to the maximum, t one of those
+///   values. Ranges of more than 2^20 values are grouped into 2^20 bins of equal integer width,
+///   and t is then the last value of its bin (scikit-image would allocate a bin per value).
+/// - Floating-point voxels: 256 bins of equal width over [min, max] of the finite voxels (NaN and
+///   infinities are left out, where scikit-image refuses them), t a bin's centre in the voxel's
+///   type.
+/// A volume of one value gives that value. InputError for an empty volume or one with no finite
+/// voxel. Instantiated for the ten voxel types of io::AnyVolume.
+template <class T>
+double otsu_threshold(VolumeView<const T> volume);
+template <class T>
+  requires(!std::is_const_v<T>)
+double otsu_threshold(VolumeView<T> volume) {
+  return otsu_threshold<T>(VolumeView<const T>(volume));
+}
+
+/// The foreground of a thresholded volume as a mask (1 foreground, 0 background; the volume's
+/// size and spacing): the voxels above `threshold`, compared in the voxel's own type as
+/// compact_voxels compares (an integer voxel is above T when it is above floor(T); NaN never is);
+/// with `invert`, the finite voxels that are not above it. InputError for a NaN threshold.
+/// Instantiated for the ten voxel types of io::AnyVolume.
+template <class T>
+Volume<std::uint8_t> threshold_volume(VolumeView<const T> volume, double threshold, bool invert = false);
+template <class T>
+  requires(!std::is_const_v<T>)
+Volume<std::uint8_t> threshold_volume(VolumeView<T> volume, double threshold, bool invert = false) {
+  return threshold_volume<T>(VolumeView<const T>(volume), threshold, invert);
+}
 
 }  // namespace winnow

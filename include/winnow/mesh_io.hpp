@@ -10,6 +10,7 @@
 
 #include "winnow/image.hpp"
 #include "winnow/isosurface.hpp"
+#include "winnow/progress.hpp"
 
 namespace winnow::io {
 
@@ -41,6 +42,9 @@ void write_mesh(const std::filesystem::path& path, const Mesh& mesh);
 /// mesh is inconsistent (normals or values not one per vertex, an index out of range), does not
 /// fit the format, or the file cannot be written.
 void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat format);
+/// The same, telling `progress` (when set) the vertices and triangles written so far and their
+/// sum, every 65536 of them (a large mesh takes seconds to write).
+void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat format, const ProgressSink& progress);
 
 /// How render_mesh_preview looks at a mesh.
 struct MeshPreviewOptions {

@@ -6,10 +6,16 @@ in arrays of the caller's library: a first extension call counts (its temporary 
 the extension per device and stream) and returns the totals, which must come to the host (one
 16-byte copy and a wait on the stream: the outputs' sizes need them); the outputs are allocated;
 a second call extracts from that count, without classifying the volume again.
+
+``affine`` moves the mesh into world coordinates after the extraction, with the array ops of
+the caller's library: positions by the affine in float64 (rounded to float32 once), normals by
+the inverse transpose of its 3 x 3 part (renormalised), faces reversed when it mirrors (det < 0)
+so they keep facing out -- what the library's transform_mesh does for the command line.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -22,7 +28,7 @@ MESH_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
 
 def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple = (1.0, 1.0, 1.0),
                    gradient_direction: str = "descent", allow_degenerate: bool = False,
-                   backend: str = "auto") -> tuple:
+                   backend: str = "auto", affine: Any = None) -> tuple:
     """(verts, faces, normals, values) of the isosurface of ``volume`` at ``level``, as
     ``skimage.measure.marching_cubes`` returns them.
 
@@ -41,6 +47,15 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
     contiguous); others are converted to float64 (a copy). CuPy and PyTorch CUDA volumes give
     arrays of the same library on the same device (faces int32 for PyTorch, which lacks
     uint32), computed on the caller's current stream; backend must then be "auto" or "cuda".
+
+    affine: a 4x4 matrix (last row 0 0 0 1) from the volume's array indices, in the order the
+    verts come (axis 0, 1, 2), to world coordinates -- nibabel's ``img.affine`` for
+    ``img.get_fdata()``: verts are then ``nibabel.affines.apply_affine(affine, verts)``
+    (computed in float64, returned as float32), normals are mapped by the inverse transpose of
+    its 3x3 part and renormalised, and faces are reversed when it mirrors (negative
+    determinant), so the surface keeps facing out. spacing must stay (1, 1, 1) with an affine
+    (the affine holds the voxel size). An empty mesh (no voxel above the level, or every one)
+    is returned with a UserWarning.
 
     >>> import numpy as np, winnow
     >>> z, y, x = np.mgrid[-8:9, -8:9, -8:9]
@@ -63,8 +78,92 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
         raise TypeError(f"volume: expected a numeric dtype, got {dtype}")
     if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating))):
         raise TypeError(f"level: expected a number, got {type(level).__name__}")
+    if affine is not None:
+        affine = _checked_affine(affine)
+        if tuple(float(s) for s in spacing) != (1.0, 1.0, 1.0):
+            raise ValueError(f"affine: spacing must stay (1, 1, 1) with an affine (it holds the voxel size), got "
+                             f"spacing {tuple(spacing)!r}")
     if lib.on_device:
-        return on_device(lib, _marching_cubes_device, volume, lib, dtype, level, spacing, gradient_direction)
+        result = on_device(lib, _marching_cubes_device, volume, lib, dtype, level, spacing, gradient_direction)
+    else:
+        result = _marching_cubes_host(volume, lib, level, spacing, gradient_direction, backend)
+    verts, faces, normals, values, level = result
+    if verts.shape[0] == 0:
+        lo, hi = lib.value_range(volume) if lib.on_device else _host_range(volume)
+        where = "every voxel is above" if lo > level else "no voxel is above"
+        warnings.warn(f"marching_cubes: empty mesh: {where} level {level:g} (values {lo:g}..{hi:g})", UserWarning,
+                      stacklevel=2)
+    if affine is not None:
+        verts, faces, normals = _moved(lib, affine, verts, faces, normals)
+    return verts, faces, normals, values
+
+
+def _host_range(volume: np.ndarray) -> tuple:
+    """(smallest, largest) finite value of a host volume (NaN, NaN when there is none)."""
+    finite = volume[np.isfinite(volume)] if volume.dtype.kind == "f" else volume
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    return float(finite.min()), float(finite.max())
+
+
+def _checked_affine(affine: Any) -> np.ndarray:
+    """The affine as a float64 NumPy 4x4 matrix; ValueError naming ``affine`` when it is not one
+    that places a mesh (finite, last row 0 0 0 1, a non-singular 3x3 part)."""
+    if hasattr(affine, "get") and callable(affine.get) and not isinstance(affine, dict):  # CuPy
+        affine = affine.get()
+    elif hasattr(affine, "detach"):  # PyTorch
+        affine = affine.detach().cpu().numpy()
+    try:
+        a = np.asarray(affine, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"affine: expected a 4x4 array of numbers, got {type(affine).__name__}") from error
+    if a.shape != (4, 4):
+        raise ValueError(f"affine: expected a 4x4 array, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("affine: expected finite numbers")
+    if not np.array_equal(a[3], [0.0, 0.0, 0.0, 1.0]):
+        raise ValueError(f"affine: expected a last row of 0 0 0 1, got {a[3].tolist()}")
+    scale = float(np.prod(np.linalg.norm(a[:3, :3], axis=0)))
+    if not abs(float(np.linalg.det(a[:3, :3]))) > 1e-12 * scale:
+        raise ValueError("affine: its 3x3 part is singular")
+    return a
+
+
+def _moved(lib: Any, affine: np.ndarray, verts: Any, faces: Any, normals: Any) -> tuple:
+    """verts, faces and normals in the affine's frame (see the module's description), as arrays
+    of the caller's library."""
+    linear, shift = affine[:3, :3], affine[:3, 3]
+    normal_map = np.linalg.inv(linear)  # n' = inv(A)^T n, i.e. rows n @ inv(A)
+    mirrors = np.linalg.det(linear) < 0
+    if lib.on_device and lib.xp.__name__ == "torch":
+        torch = lib.xp
+        as_device = lambda m: torch.as_tensor(m, dtype=torch.float64, device=verts.device)  # noqa: E731
+        moved = (verts.to(torch.float64) @ as_device(linear.T) + as_device(shift)).to(torch.float32)
+        n = normals.to(torch.float64) @ as_device(normal_map)
+        length = torch.linalg.vector_norm(n, dim=1, keepdim=True)
+        n = torch.where(length > 0, n / torch.where(length > 0, length, torch.ones_like(length)), torch.zeros_like(n))
+        if mirrors:
+            faces = faces[:, [0, 2, 1]].contiguous()
+        return moved, faces, n.to(torch.float32).contiguous()
+    xp = lib.xp if lib.on_device else np
+    host = not lib.on_device
+    v = np.asarray(verts) if host else verts
+    moved = (v.astype(np.float64) @ xp.asarray(linear.T) + xp.asarray(shift)).astype(np.float32)
+    n = (np.asarray(normals) if host else normals).astype(np.float64) @ xp.asarray(normal_map)
+    length = xp.sqrt((n * n).sum(axis=1, keepdims=True))
+    n = xp.where(length > 0, n / xp.where(length > 0, length, 1.0), 0.0).astype(np.float32)
+    f = np.asarray(faces) if host else faces
+    if mirrors:
+        f = xp.ascontiguousarray(f[:, [0, 2, 1]])
+    if host:
+        return lib.wrap(np.ascontiguousarray(moved)), lib.wrap(f), lib.wrap(np.ascontiguousarray(n))
+    return xp.ascontiguousarray(moved), f, xp.ascontiguousarray(n)
+
+
+def _marching_cubes_host(volume: np.ndarray, lib: Any, level: Optional[float], spacing: tuple,
+                         gradient_direction: str, backend: str) -> tuple:
+    """marching_cubes of a host volume through the host API: (verts, faces, normals, values,
+    level used), in the caller's type."""
     if volume.dtype.name not in MESH_DTYPES:
         volume = volume.astype(np.float64)
     if volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
@@ -78,7 +177,8 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
         volume, float(level), float(spacing[2]), float(spacing[1]), float(spacing[0]), False, backend)
     verts = np.ascontiguousarray(vertices[:, ::-1])
     faces = np.ascontiguousarray(triangles[:, ::-1]) if gradient_direction == "ascent" else triangles
-    return (lib.wrap(verts), lib.wrap(faces), lib.wrap(np.ascontiguousarray(normals[:, ::-1])), lib.wrap(values))
+    return (lib.wrap(verts), lib.wrap(faces), lib.wrap(np.ascontiguousarray(normals[:, ::-1])), lib.wrap(values),
+            float(level))
 
 
 def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Optional[float], spacing: tuple,
@@ -110,4 +210,4 @@ def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Option
                                       lib.device_id, stream)
     verts = lib.contiguous(lib.reverse_columns(vertices))
     faces = lib.contiguous(lib.reverse_columns(triangles)) if gradient_direction == "ascent" else triangles
-    return verts, faces, lib.contiguous(lib.reverse_columns(normals)), values
+    return verts, faces, lib.contiguous(lib.reverse_columns(normals)), values, float(level)

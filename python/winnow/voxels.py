@@ -6,6 +6,7 @@ same order, as ``np.argwhere`` gives them.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ def voxels(volume: Any, level: float = 0.0, *, mode: str = "above", backend: str
     voxel is above 2.5 when it is at least 3); NaN voxels are never kept. dtypes: int8 to int64,
     uint8 to uint64, float32, float64. Rows and slices at any stride are read in place (x must be
     the contiguous axis, else one copy). Host (NumPy) volumes; ``backend`` picks where the
-    compaction runs.
+    compaction runs. Nothing kept is returned as empty arrays with a UserWarning.
 
     >>> import numpy as np, winnow
     >>> coordinates, values = winnow.voxels(np.arange(8, dtype=np.uint8).reshape(2, 2, 2), 5)
@@ -47,4 +48,9 @@ def voxels(volume: Any, level: float = 0.0, *, mode: str = "above", backend: str
     if volume.shape[2] > 1 and volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
         volume = np.ascontiguousarray(volume)
     coordinates, values = _winnow.voxels_host(volume, float(level), mode, backend)
+    if values.size == 0:
+        finite = volume[np.isfinite(volume)] if volume.dtype.kind == "f" else volume
+        values_text = f"values {float(finite.min()):g}..{float(finite.max()):g}" if finite.size else "no finite value"
+        what = "non-zero" if mode == "nonzero" else f"{mode} level {float(level):g}"
+        warnings.warn(f"voxels: no voxel kept: no voxel is {what} ({values_text})", UserWarning, stacklevel=2)
     return lib.wrap(coordinates), lib.wrap(values)

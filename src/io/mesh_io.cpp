@@ -109,7 +109,23 @@ class MeshFileOut {
   std::string buffer_;
 };
 
-void write_ply(MeshFileOut& out, const Mesh& mesh) {
+// Tells a listener of the elements (vertices, then triangles) written, every 65536 of them.
+class ElementCounter {
+ public:
+  ElementCounter(const ProgressSink& progress, std::uint64_t total) : progress_(progress), total_(total) {}
+  void one_more() {
+    if (++done_ % 65536 == 0 && progress_) progress_(done_, total_);
+  }
+  void finish() const {
+    if (progress_) progress_(done_, total_);
+  }
+
+ private:
+  const ProgressSink& progress_;
+  std::uint64_t total_, done_ = 0;
+};
+
+void write_ply(MeshFileOut& out, const Mesh& mesh, ElementCounter& counter) {
   const bool normals = !mesh.normals.empty();
   const bool values = !mesh.values.empty();
   const bool wide = !mesh.triangles64.empty();  // 64-bit indices travel as double (exact to 2^53)
@@ -127,6 +143,7 @@ void write_ply(MeshFileOut& out, const Mesh& mesh) {
     if (normals)
       for (const float c : mesh.normals[i]) out.little_endian(c);
     if (values) out.little_endian(mesh.values[i]);
+    counter.one_more();
   }
   const std::uint64_t triangles = mesh.triangle_count();
   for (std::uint64_t t = 0; t < triangles; ++t) {
@@ -135,10 +152,11 @@ void write_ply(MeshFileOut& out, const Mesh& mesh) {
       if (wide) out.little_endian(static_cast<double>(v));
       else out.little_endian(static_cast<std::uint32_t>(v));
     }
+    counter.one_more();
   }
 }
 
-void write_obj(MeshFileOut& out, const Mesh& mesh) {
+void write_obj(MeshFileOut& out, const Mesh& mesh, ElementCounter& counter) {
   const bool normals = !mesh.normals.empty();
   out.text("# written by winnow: " + std::to_string(mesh.vertex_count()) + " vertices, " +
            std::to_string(mesh.triangle_count()) + " triangles\n");
@@ -150,11 +168,15 @@ void write_obj(MeshFileOut& out, const Mesh& mesh) {
     }
     out.text("\n");
   };
-  for (const auto& v : mesh.vertices) triple("v", v);
+  for (std::size_t i = 0; i < mesh.vertices.size(); ++i) {
+    triple("v", mesh.vertices[i]);
+    counter.one_more();
+  }
   if (normals)
     for (const auto& n : mesh.normals) triple("vn", n);
   const std::uint64_t triangles = mesh.triangle_count();
   for (std::uint64_t t = 0; t < triangles; ++t) {
+    counter.one_more();
     out.text("f");
     for (const std::uint64_t v : mesh.triangle(t)) {
       out.text(" ");
@@ -170,7 +192,7 @@ void write_obj(MeshFileOut& out, const Mesh& mesh) {
 
 // write_mesh has checked the triangle count (check_stl_triangle_count) before opening the file:
 // the 32-bit count below relies on it.
-void write_stl(MeshFileOut& out, const Mesh& mesh) {
+void write_stl(MeshFileOut& out, const Mesh& mesh, ElementCounter& counter) {
   const std::uint64_t triangles = mesh.triangle_count();
   std::string header = "binary STL written by winnow";
   header.resize(80, ' ');
@@ -191,6 +213,7 @@ void write_stl(MeshFileOut& out, const Mesh& mesh) {
     for (const auto* corner : {&a, &b, &c})
       for (const float x : *corner) out.little_endian(x);
     out.little_endian(std::uint16_t{0});
+    counter.one_more();
   }
 }
 
@@ -208,16 +231,23 @@ MeshFormat mesh_format_of(const std::filesystem::path& path) {
 void write_mesh(const std::filesystem::path& path, const Mesh& mesh) { write_mesh(path, mesh, mesh_format_of(path)); }
 
 void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat format) {
+  write_mesh(path, mesh, format, ProgressSink{});
+}
+
+void write_mesh(const std::filesystem::path& path, const Mesh& mesh, MeshFormat format, const ProgressSink& progress) {
   detail::check_mesh(mesh, path.string());
   if (format == MeshFormat::stl) detail::check_stl_triangle_count(mesh.triangle_count(), path);
   AtomicFile file(path);
   MeshFileOut out(file.temp_path(), path);
+  // STL has no vertex list: its triangles are all there is to count.
+  ElementCounter counter(progress, (format == MeshFormat::stl ? 0 : mesh.vertex_count()) + mesh.triangle_count());
   switch (format) {
-    case MeshFormat::ply: write_ply(out, mesh); break;
-    case MeshFormat::obj: write_obj(out, mesh); break;
-    case MeshFormat::stl: write_stl(out, mesh); break;
+    case MeshFormat::ply: write_ply(out, mesh, counter); break;
+    case MeshFormat::obj: write_obj(out, mesh, counter); break;
+    case MeshFormat::stl: write_stl(out, mesh, counter); break;
   }
   out.finish();
+  counter.finish();
   file.commit();
 }
 

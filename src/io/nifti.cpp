@@ -10,11 +10,15 @@
 // every axis beyond the third has size 1; a 4-D series is refused. Spacing is |pixdim[1..3]|
 // (a zero or non-finite value reads as 1). scl_slope/scl_inter are applied when the slope is
 // set (not 0, not NaN) and not the identity (1, 0); the voxels are then f32 (f64 for f64 data).
-// Orientation (qform/sform) is not applied: voxels are returned as stored, x fastest.
+// Orientation (qform/sform) is not applied: voxels are returned as stored, x fastest; the spatial
+// fields (qform/sform codes, quaternion, offsets, pixdim[0..3], srow, xyzt_units) are returned as
+// they are stored, in a SpatialHeader (its affine() is in spatial_header.cpp).
 //
 // Writing: a 348-byte header in the host's byte order (readers detect it) with dim, datatype,
-// bitpix, pixdim = spacing, vox_offset 352, scl_slope 1 / scl_inter 0, no orientation codes and
-// spatial units unknown; then 4 zero bytes (no extensions) and the voxels.
+// bitpix, vox_offset 352, scl_slope 1 / scl_inter 0 and the spatial fields of nifti_fields_for:
+// a NIfTI header's own, bit for bit (floats copied, never recomputed), an NRRD header's
+// equivalent, or pixdim = spacing with no orientation codes and spatial units unknown; then 4
+// zero bytes (no extensions) and the voxels.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -29,7 +33,9 @@ namespace {
 // Byte offsets of the fields used, from nifti1.h.
 constexpr std::size_t header_size = 348, off_dim = 40, off_datatype = 70, off_bitpix = 72, off_pixdim = 76,
                       off_vox_offset = 108, off_scl_slope = 112, off_scl_inter = 116, off_xyzt_units = 123,
-                      off_descrip = 148, off_qform_code = 252, off_sform_code = 254, off_magic = 344;
+                      off_descrip = 148, off_qform_code = 252, off_sform_code = 254, off_quatern_b = 256,
+                      off_quatern_c = 260, off_quatern_d = 264, off_qoffset_x = 268, off_qoffset_y = 272,
+                      off_qoffset_z = 276, off_srow_x = 280, off_magic = 344;
 constexpr std::size_t data_offset = 352;  // header + the 4-byte extension flag
 
 struct Datatype {
@@ -87,11 +93,16 @@ double spacing_or_one(float pixdim) {
 
 }  // namespace
 
-AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file) {
+AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context) {
+  std::int32_t sizeof_hdr = 0;
+  if (file.size() >= 4) std::memcpy(&sizeof_hdr, file.data(), 4);
+  const auto swapped = static_cast<std::int32_t>(__builtin_bswap32(static_cast<std::uint32_t>(sizeof_hdr)));
+  if (sizeof_hdr != 348 && sizeof_hdr != 540 && swapped != 348 && swapped != 540)
+    fail(path, file.size() < 4 ? "not a NIfTI-1 file: bad header (" + std::to_string(file.size()) + " bytes)"
+                               : "not a NIfTI-1 file: bad header (sizeof_hdr reads " + std::to_string(sizeof_hdr) +
+                                     ", 348 expected)");
   if (file.size() < header_size)
     fail(path, "truncated NIfTI header: " + std::to_string(file.size()) + " bytes, 348 needed");
-  std::int32_t sizeof_hdr = 0;
-  std::memcpy(&sizeof_hdr, file.data(), 4);
   const bool swap = sizeof_hdr != 348 && sizeof_hdr != 540;
   const std::endian order = swap ? (std::endian::native == std::endian::little ? std::endian::big : std::endian::little)
                                  : std::endian::native;
@@ -139,14 +150,32 @@ AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file) 
   const bool scaled = std::isfinite(slope) && slope != 0 && std::isfinite(inter) && !(slope == 1 && inter == 0);
   AnyVolume v = scaled ? scaled_volume_from_bytes(path, dt->type, nx, ny, nz, data, order, slope, inter,
                                                   dt->type == VoxelType::f64 ? VoxelType::f64 : VoxelType::f32)
-                       : volume_from_bytes(path, dt->type, nx, ny, nz, data, order);
+                       : volume_from_bytes(path, dt->type, nx, ny, nz, data, order, context.progress);
   const double sx = spacing_or_one(h.get<float>(off_pixdim + 4)), sy = spacing_or_one(h.get<float>(off_pixdim + 8)),
                sz = ndim >= 3 ? spacing_or_one(h.get<float>(off_pixdim + 12)) : 1.0;
   std::visit([&](auto& vol) { vol.set_spacing(sx, sy, sz); }, v);
+  if (context.header) {
+    SpatialHeader& out = *context.header;
+    out = SpatialHeader{};
+    out.source = SpatialHeader::Source::nifti;
+    SpatialHeader::Nifti& n = out.nifti;
+    for (int i = 0; i < 8; ++i) n.dim[i] = dim[i];
+    n.qform_code = h.get<std::int16_t>(off_qform_code);
+    n.sform_code = h.get<std::int16_t>(off_sform_code);
+    n.quatern_b = h.get<float>(off_quatern_b), n.quatern_c = h.get<float>(off_quatern_c);
+    n.quatern_d = h.get<float>(off_quatern_d);
+    n.qoffset_x = h.get<float>(off_qoffset_x), n.qoffset_y = h.get<float>(off_qoffset_y);
+    n.qoffset_z = h.get<float>(off_qoffset_z);
+    for (int i = 0; i < 4; ++i) n.pixdim[i] = h.get<float>(off_pixdim + 4 * i);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c) n.srow[r][c] = h.get<float>(off_srow_x + 16 * r + 4 * c);
+    n.xyzt_units = file[off_xyzt_units];
+  }
   return v;
 }
 
-void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v) {
+void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v, const SpatialHeader& like,
+                 const ProgressSink& progress) {
   for (std::int64_t n : {v.nx, v.ny, v.nz})
     if (n > 32767)
       fail(path, "NIfTI-1 holds at most 32767 voxels along an axis; the volume is " + dims_text(v.nx, v.ny, v.nz));
@@ -161,18 +190,26 @@ void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v) {
     if (d.type == v.type) code = d.code;
   put(off_datatype, code);
   put(off_bitpix, static_cast<std::int16_t>(8 * voxel_bytes(v.type)));
-  const float pixdim[8] = {1, static_cast<float>(v.sx), static_cast<float>(v.sy), static_cast<float>(v.sz), 1, 1, 1, 1};
+  const SpatialHeader::Nifti n = nifti_fields_for(like, v);
+  const float pixdim[8] = {n.pixdim[0], n.pixdim[1], n.pixdim[2], n.pixdim[3], 1, 1, 1, 1};
   std::memcpy(h + off_pixdim, pixdim, sizeof pixdim);
   put(off_vox_offset, static_cast<float>(data_offset));
   put(off_scl_slope, 1.0f);
   put(off_scl_inter, 0.0f);
-  h[off_xyzt_units] = 0;  // spatial units unknown: a Volume does not say
+  h[off_xyzt_units] = n.xyzt_units;
   std::memcpy(h + off_descrip, "winnow", 6);
-  put(off_qform_code, std::int16_t{0});
-  put(off_sform_code, std::int16_t{0});
+  put(off_qform_code, n.qform_code);
+  put(off_sform_code, n.sform_code);
+  put(off_quatern_b, n.quatern_b);
+  put(off_quatern_c, n.quatern_c);
+  put(off_quatern_d, n.quatern_d);
+  put(off_qoffset_x, n.qoffset_x);
+  put(off_qoffset_y, n.qoffset_y);
+  put(off_qoffset_z, n.qoffset_z);
+  for (int r = 0; r < 3; ++r) std::memcpy(h + off_srow_x + 16 * r, n.srow[r].data(), 16);
   std::memcpy(h + off_magic, "n+1\0", 4);
   sink.write(h, sizeof h);  // bytes 348..351 stay 0: no extensions
-  write_voxels(sink, v);
+  write_voxels(sink, v, progress);
 }
 
 }  // namespace winnow::io::detail

@@ -129,7 +129,9 @@ std::optional<VoxelType> type_of_descr(char kind, char size) {
 
 }  // namespace
 
-AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file) {
+AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context) {
+  if (file.size() < 6 || std::memcmp(file.data(), "\x93NUMPY", 6) != 0)
+    fail(path, "not a .npy file: bad header (no \"\\x93NUMPY\" magic)");
   if (file.size() < 10) fail(path, "bad npy header: the file ends within the preamble");
   const int major = file[6], minor = file[7];
   std::size_t header_len = 0, preamble = 0;
@@ -171,10 +173,10 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file) {
   const std::size_t offset = preamble + header_len;
   require_bytes(path, "the npy array of shape " + shape_text + " and dtype '" + h.descr + "'", bytes,
                 static_cast<std::int64_t>(file.size() - offset));
-  return volume_from_bytes(path, *type, xyz[0], xyz[1], xyz[2], file.subspan(offset), order);
+  return volume_from_bytes(path, *type, xyz[0], xyz[1], xyz[2], file.subspan(offset), order, context.progress);
 }
 
-void write_npy(const fs::path&, Sink& sink, const ErasedView& v) {
+void write_npy(const fs::path&, Sink& sink, const ErasedView& v, const ProgressSink& progress) {
   static const char* codes[] = {"u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"};
   const char order = voxel_bytes(v.type) == 1 ? '|' : std::endian::native == std::endian::little ? '<' : '>';
   std::string dict = std::string("{'descr': '") + order + codes[static_cast<int>(v.type)] +
@@ -192,7 +194,7 @@ void write_npy(const fs::path&, Sink& sink, const ErasedView& v) {
   for (std::size_t i = 0; i < (v2 ? 4u : 2u); ++i) head += static_cast<char>((len >> (8 * i)) & 0xff);
   head += dict;
   sink.write(head.data(), head.size());
-  write_voxels(sink, v);
+  write_voxels(sink, v, progress);
 }
 
 }  // namespace winnow::io::detail

@@ -8,9 +8,18 @@
 // (a vector's length is the spacing; "none" or NaN read as 1), line skip and byte skip (-1: the
 // data are the last bytes of a raw file; for gzip, byte skip counts decompressed bytes as the
 // format says). Field names are matched without case and spaces ("byteskip" = "byte skip").
-// Multi-file data ("data file: LIST" or a printf pattern) is refused.
+// Multi-file data ("data file: LIST" or a printf pattern) is refused. The space fields ("space" or
+// "space dimension", "space directions", "space origin", "space units") and "spacings" are kept in
+// a SpatialHeader as written (vectors as doubles; a 2-D volume's third direction is the unit
+// normal of the other two).
+//
+// Written (nrrd_header): NRRD0004, attached data, the canonical type name, dimension 3, the host's
+// byte order, raw or gzip encoding, "kinds: domain domain domain", and the space fields of
+// nrrd_fields_for (spatial_header.cpp), numbers in the shortest form that reads back exactly.
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -107,9 +116,74 @@ double spacing_of(const fs::path& path, const std::string& word, bool vector) {
   return std::isfinite(s) && s > 0 ? s : 1.0;
 }
 
+// The items of a vector-list field ("space directions", "space origin"): "(a,b,c)" vectors (spaces
+// allowed inside) or words such as "none", in order.
+std::vector<std::string> vector_items(const fs::path& path, const std::string& field, const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ' || text[i] == '\t') {
+      ++i;
+      continue;
+    }
+    std::size_t end;
+    if (text[i] == '(') {
+      end = text.find(')', i);
+      if (end == std::string::npos) fail(path, "bad NRRD header: " + field + " '" + text + "' has an unclosed vector");
+      ++end;
+    } else {
+      end = text.find_first_of(" \t(", i);
+      if (end == std::string::npos) end = text.size();
+    }
+    items.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return items;
+}
+
+// The components of a vector "(a,b,c)".
+std::vector<double> vector_of(const fs::path& path, const std::string& field, const std::string& item) {
+  if (item.size() < 2 || item.front() != '(' || item.back() != ')')
+    fail(path, "bad NRRD header: " + field + " item '" + item + "' is not a vector (a,b,c)");
+  std::string body = item.substr(1, item.size() - 2);
+  std::replace(body.begin(), body.end(), ',', ' ');
+  std::vector<double> out;
+  std::istringstream in(body);
+  for (std::string c; in >> c;) {
+    char* end = nullptr;
+    const double x = std::strtod(c.c_str(), &end);
+    if (end == c.c_str() || *end)
+      fail(path, "bad NRRD header: " + field + " item '" + item + "' is not a vector of numbers");
+    out.push_back(x);
+  }
+  if (out.empty()) fail(path, "bad NRRD header: empty vector in " + field);
+  return out;
+}
+
+std::array<double, 3> first_three(const std::vector<double>& v) {
+  std::array<double, 3> out{};
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, v.size()); ++i) out[i] = v[i];
+  return out;
+}
+
+// The shortest text that reads back to the same double.
+std::string number_text(double x) {
+  char digits[32];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, x);
+  return std::string(digits, end);
+}
+
+std::string vector_text(const std::array<double, 3>& v) {
+  std::string text(1, '(');
+  for (int i = 0; i < 3; ++i) (text += number_text(v[i])) += i < 2 ? ',' : ')';
+  return text;
+}
+
 }  // namespace
 
-AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file) {
+AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context) {
+  if (file.size() < 8 || std::memcmp(file.data(), "NRRD000", 7) != 0)
+    fail(path, "not a NRRD file: bad header (no \"NRRD000\" magic line)");
   const std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
   // Header lines up to the first empty line (or the end, in a detached header).
   std::map<std::string, std::string> fields;
@@ -173,16 +247,44 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file) {
     fail(path, "unsupported NRRD encoding '" + encoding + "' (raw and gzip are read)");
 
   double spacing[3] = {1, 1, 1};
+  SpatialHeader::Nrrd space;
   if (const std::string* s = field("spacings")) {
     const auto w = words(*s);
     if (static_cast<std::int64_t>(w.size()) != dimension) fail(path, "bad NRRD header: 'spacings' does not match dimension");
-    for (std::int64_t i = 0; i < dimension; ++i) spacing[i] = spacing_of(path, w[i], false);
+    for (std::int64_t i = 0; i < dimension; ++i) spacing[i] = space.spacings[i] = spacing_of(path, w[i], false);
   } else if (const std::string* d = field("spacedirections")) {
-    const auto w = words(*d);
+    const auto w = vector_items(path, "space directions", *d);
     if (static_cast<std::int64_t>(w.size()) != dimension)
       fail(path, "bad NRRD header: 'space directions' does not match dimension");
-    for (std::int64_t i = 0; i < dimension; ++i) spacing[i] = spacing_of(path, w[i], true);
+    space.has_directions = true;
+    for (std::int64_t i = 0; i < dimension; ++i) {
+      spacing[i] = spacing_of(path, w[i], w[i] != "none");
+      if (w[i] == "none") space.has_directions = false;  // a non-spatial axis: no orientation to keep
+      else space.directions[i] = first_three(vector_of(path, "space directions", w[i]));
+    }
+    if (!space.has_directions) space.directions = {};
+    for (std::int64_t i = 0; i < dimension; ++i) space.spacings[i] = spacing[i];
+    if (space.has_directions && dimension == 2) {  // the slice's normal, of unit length
+      const auto& a = space.directions[0];
+      const auto& b = space.directions[1];
+      std::array<double, 3> n = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+      const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      for (double& c : n) c = length > 0 ? c / length : 0.0;
+      if (!(length > 0)) n = {0, 0, 1};
+      space.directions[2] = n;
+    }
   }
+  if (const std::string* s = field("space")) space.space = *s;
+  if (const std::string* s = field("spacedimension"))
+    space.space_dimension = static_cast<int>(parse_integer(path, "space dimension", *s));
+  if (const std::string* s = field("spaceorigin")) {
+    const auto items = vector_items(path, "space origin", *s);
+    if (items.size() == 1 && items[0] != "none") {
+      space.origin = first_three(vector_of(path, "space origin", items[0]));
+      space.has_origin = true;
+    }
+  }
+  if (const std::string* s = field("spaceunits")) space.space_units = *s;
   const std::int64_t line_skip = field("lineskip") ? parse_integer(path, "line skip", *field("lineskip")) : 0;
   const std::int64_t byte_skip = field("byteskip") ? parse_integer(path, "byte skip", *field("byteskip")) : 0;
   if (line_skip < 0) fail(path, "bad NRRD header: negative line skip");
@@ -214,7 +316,7 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file) {
   }
   std::vector<unsigned char> inflated;
   if (gz) {
-    inflated = gunzip(data, data_path);
+    inflated = gunzip(data, data_path, context.progress);
     data = inflated;
   }
   if (byte_skip == -1) {
@@ -225,9 +327,42 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file) {
                   static_cast<std::int64_t>(data.size()) - byte_skip);
     data = data.subspan(static_cast<std::size_t>(byte_skip));
   }
-  AnyVolume v = volume_from_bytes(path, *type, nx, ny, nz, data, order);
+  AnyVolume v = volume_from_bytes(path, *type, nx, ny, nz, data, order, gz ? ProgressSink{} : context.progress);
   std::visit([&](auto& vol) { vol.set_spacing(spacing[0], spacing[1], spacing[2]); }, v);
+  if (context.header) {
+    *context.header = SpatialHeader{};
+    context.header->source = SpatialHeader::Source::nrrd;
+    context.header->nrrd = std::move(space);
+  }
   return v;
+}
+
+std::string nrrd_header(const ErasedView& v, const SpatialHeader& like, bool gzip) {
+  static constexpr const char* type_names[] = {"uint8", "int8",  "uint16", "int16", "uint32",
+                                               "int32", "uint64", "int64", "float", "double"};
+  const SpatialHeader::Nrrd n = nrrd_fields_for(like, v);
+  std::string h = "NRRD0004\n# written by winnow\n";
+  h += std::string("type: ") + type_names[static_cast<int>(v.type)] + "\n";
+  h += "dimension: 3\n";
+  // A space without directions says nothing a reader could use: the space fields go together.
+  if (n.has_directions && !n.space.empty()) h += "space: " + n.space + "\n";
+  else if (n.has_directions) h += "space dimension: 3\n";
+  h += "sizes: " + std::to_string(v.nx) + " " + std::to_string(v.ny) + " " + std::to_string(v.nz) + "\n";
+  if (n.has_directions) {
+    h += "space directions: " + vector_text(n.directions[0]) + " " + vector_text(n.directions[1]) + " " +
+         vector_text(n.directions[2]) + "\n";
+  } else {
+    h += "spacings: " + number_text(n.spacings[0]) + " " + number_text(n.spacings[1]) + " " +
+         number_text(n.spacings[2]) + "\n";
+  }
+  if (!n.space_units.empty()) h += "space units: " + n.space_units + "\n";
+  h += "kinds: domain domain domain\n";
+  if (voxel_bytes(v.type) > 1)
+    h += std::string("endian: ") + (std::endian::native == std::endian::little ? "little" : "big") + "\n";
+  h += std::string("encoding: ") + (gzip ? "gzip" : "raw") + "\n";
+  if (n.has_origin) h += "space origin: " + vector_text(n.origin) + "\n";
+  h += "\n";
+  return h;
 }
 
 }  // namespace winnow::io::detail

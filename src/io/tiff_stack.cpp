@@ -63,7 +63,7 @@ std::optional<VoxelType> voxel_type_of(const PageFormat& f) {
 
 }  // namespace
 
-AnyVolume read_tiff_stack(const fs::path& path) {
+AnyVolume read_tiff_stack(const fs::path& path, const ReadContext& context) {
   const TiffHandle tif = open_tiff_for_reading(path);
   const PageFormat first = page_format(tif.get());
   const auto type = voxel_type_of(first);
@@ -99,6 +99,7 @@ AnyVolume read_tiff_stack(const fs::path& path) {
                      describe_page(f));
     // libtiff hands samples over in the host's byte order.
     read_tiff_pixels(tif.get(), path, first.width, first.height, pixel_bytes, voxel_data(v) + z * slice_bytes);
+    if (context.progress) context.progress(z + 1, pages);
   }
   return v;
 }
@@ -108,7 +109,7 @@ std::int64_t tiff_page_count(const fs::path& path) {
   return TIFFNumberOfDirectories(tif.get());
 }
 
-void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v) {
+void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v, const ProgressSink& progress) {
   TIFFSetErrorHandler(tiff_error);
   TIFFSetWarningHandler(tiff_warning);
   g_tiff_error.clear();
@@ -138,12 +139,15 @@ void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedVi
       if (TIFFWriteScanline(t, const_cast<unsigned char*>(v.row(y, z)), static_cast<std::uint32_t>(y), 0) < 0)
         fail(path, "cannot write TIFF: " + g_tiff_error);
     if (!TIFFWriteDirectory(t)) fail(path, "cannot write TIFF: " + g_tiff_error);
+    if (progress) progress(static_cast<std::uint64_t>(z + 1), static_cast<std::uint64_t>(v.nz));
   }
 }
 #else
-AnyVolume read_tiff_stack(const fs::path& path) { fail(path, "TIFF support is not compiled into this build"); }
+AnyVolume read_tiff_stack(const fs::path& path, const ReadContext&) {
+  fail(path, "TIFF support is not compiled into this build");
+}
 std::int64_t tiff_page_count(const fs::path& path) { fail(path, "TIFF support is not compiled into this build"); }
-void write_tiff_stack(const fs::path& path, const fs::path&, const ErasedView&) {
+void write_tiff_stack(const fs::path& path, const fs::path&, const ErasedView&, const ProgressSink&) {
   fail(path, "TIFF support is not compiled into this build");
 }
 #endif

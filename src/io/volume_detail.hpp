@@ -1,11 +1,13 @@
 // Private pieces shared by the volume readers and writers (src/io/volume_io.cpp and one file
 // per format): a file's bytes (mapped, or decompressed from gzip), checked size arithmetic,
-// allocation and filling of an AnyVolume, and a type-erased view for the writers.
+// allocation and filling of an AnyVolume, a type-erased view for the writers, and the translation
+// of spatial headers between the formats (spatial_header.cpp).
 #pragma once
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,8 +24,9 @@ class FileBytes {
  public:
   /// Maps `path` (InputError when it is missing, a directory, unreadable or empty).
   static FileBytes map(const fs::path& path);
-  /// Maps `path` and, when it is a gzip stream, decompresses it.
-  static FileBytes load(const fs::path& path);
+  /// Maps `path` and, when it is a gzip stream, decompresses it (reporting the compressed bytes
+  /// consumed to `progress` when it is set).
+  static FileBytes load(const fs::path& path, const ProgressSink& progress = {});
   FileBytes() = default;
   FileBytes(FileBytes&& o) noexcept;
   FileBytes& operator=(FileBytes&& o) noexcept;
@@ -41,8 +44,10 @@ class FileBytes {
 
 bool is_gzip(std::span<const unsigned char> bytes);
 /// Decompresses every member of a gzip stream (InputError naming `path` when it is corrupt,
-/// truncated or too large for memory).
-std::vector<unsigned char> gunzip(std::span<const unsigned char> compressed, const fs::path& path);
+/// truncated or too large for memory), telling `progress` (when set) the compressed bytes
+/// consumed, every MiB of them.
+std::vector<unsigned char> gunzip(std::span<const unsigned char> compressed, const fs::path& path,
+                                  const ProgressSink& progress = {});
 
 /// "197 x 233 x 189".
 std::string dims_text(std::int64_t nx, std::int64_t ny, std::int64_t nz);
@@ -61,9 +66,10 @@ unsigned char* voxel_data(AnyVolume& volume);
 
 /// A volume of `type` holding the nx * ny * nz voxels at the start of `data` (x fastest), read in
 /// `byte_order`. `data` must hold them (checked_byte_count, require_bytes). Allocation failure is
-/// an InputError naming `path`.
+/// an InputError naming `path`. `progress` (when set) hears of the bytes copied, every 16 MiB.
 AnyVolume volume_from_bytes(const fs::path& path, VoxelType type, std::int64_t nx, std::int64_t ny, std::int64_t nz,
-                            std::span<const unsigned char> data, std::endian byte_order);
+                            std::span<const unsigned char> data, std::endian byte_order,
+                            const ProgressSink& progress = {});
 /// The same with every voxel v (of any type) turned into v * slope + inter, as f32 or f64.
 AnyVolume scaled_volume_from_bytes(const fs::path& path, VoxelType type, std::int64_t nx, std::int64_t ny,
                                    std::int64_t nz, std::span<const unsigned char> data, std::endian byte_order,
@@ -88,19 +94,46 @@ class Sink {
  protected:
   ~Sink() = default;
 };
-/// Writes every row of `v` in order (x fastest, then y, then z).
-void write_voxels(Sink& sink, const ErasedView& v);
+/// Writes every row of `v` in order (x fastest, then y, then z), telling `progress` (when set) the
+/// bytes written, every 4 MiB.
+void write_voxels(Sink& sink, const ErasedView& v, const ProgressSink& progress = {});
 
-// One function per format (nifti.cpp, nrrd.cpp, npy.cpp, tiff_stack.cpp).
-AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file);
-AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file);
-AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file);
-AnyVolume read_tiff_stack(const fs::path& path);
-void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v);
-void write_npy(const fs::path& path, Sink& sink, const ErasedView& v);
+/// What a format's reader returns besides the voxels, and whom it tells of its progress.
+struct ReadContext {
+  SpatialHeader* header = nullptr;  ///< filled when not null (left `none` by formats without one)
+  ProgressSink progress;            ///< bytes copied (volume_from_bytes), or pages read
+};
+
+// One function per format (nifti.cpp, nrrd.cpp, npy.cpp, tiff_stack.cpp). Each refuses bytes that
+// do not start with its format's header in words naming that format ("not a NIfTI-1 file: ..."):
+// read_volume hands a damaged file to the format its name asks for.
+AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context = {});
+AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context = {});
+AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, const ReadContext& context = {});
+AnyVolume read_tiff_stack(const fs::path& path, const ReadContext& context = {});
+/// Writes a NIfTI-1 header carrying `like` (see nifti_fields_for) and then the voxels.
+void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v, const SpatialHeader& like,
+                 const ProgressSink& progress = {});
+/// The text header of an NRRD file with attached data carrying `like` (see nrrd_fields_for):
+/// everything up to and including the blank line; the voxels follow, raw or gzip-compressed.
+std::string nrrd_header(const ErasedView& v, const SpatialHeader& like, bool gzip);
+void write_npy(const fs::path& path, Sink& sink, const ErasedView& v, const ProgressSink& progress = {});
+
+/// The NIfTI-1 spatial fields a file written from `like` carries (spatial_header.cpp): a NIfTI
+/// header's own; for an NRRD header with space directions, the equivalent sform (code 1 for
+/// anatomical and scanner spaces, 2 for the others), a qform where the directions are orthogonal
+/// (else qform code 0) and pixdim from their lengths; otherwise codes 0 and pixdim = the spacing of
+/// `v`. `dim` is set from `v`.
+SpatialHeader::Nifti nifti_fields_for(const SpatialHeader& like, const ErasedView& v);
+/// The NRRD space fields a file written from `like` carries: an NRRD header's own; for a NIfTI
+/// header with a qform or sform code, the right-anterior-superior space with the NIfTI affine's
+/// columns and translation; otherwise the spacings of `v` and no space.
+SpatialHeader::Nrrd nrrd_fields_for(const SpatialHeader& like, const ErasedView& v);
 /// Writes `v` as a multi-page TIFF (one page per z, grey samples of the voxel type, deflate) to
-/// `temp`, the temporary file of `path`'s AtomicFile (tiff_stack.cpp).
-void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v);
+/// `temp`, the temporary file of `path`'s AtomicFile (tiff_stack.cpp), telling `progress` (when
+/// set) the pages written.
+void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedView& v,
+                      const ProgressSink& progress = {});
 /// The number of pages of the TIFF file `path` (tiff_stack.cpp).
 std::int64_t tiff_page_count(const fs::path& path);
 
@@ -110,6 +143,10 @@ enum class VolumeFormat { nifti, nrrd, npy, tiff_stack };
 /// reader on any bytes, with read_volume's handling of allocation failure (the per-format fuzz
 /// targets' entry; volume_io.cpp).
 AnyVolume read_volume_as(const fs::path& path, VolumeFormat format);
+/// The volume format a file's name asks for (.nii, .nii.gz, .nrrd, .nhdr, .npy, each also with
+/// .gz after it), if any: what a file whose bytes name no format is read as, so that its real
+/// problem is reported.
+std::optional<VolumeFormat> volume_format_of_name(const fs::path& path);
 
 /// Reverses the byte order of `count` values of `width` bytes in place.
 void swap_bytes(unsigned char* data, std::size_t count, int width);

@@ -1,9 +1,12 @@
 // Volume files: the front end. read_volume maps the file (no copy for uncompressed files),
 // decompresses it first when it is a gzip stream, and hands the bytes to the format its first
-// bytes name (nifti.cpp, nrrd.cpp, npy.cpp; TIFF stacks go to libtiff by path). write_volume
-// picks the format from the name and writes through AtomicFile and a zlib gzFile (plain files in
-// zlib's transparent mode, so one writer serves .nii and .nii.gz). Every size is checked for
-// overflow before anything is allocated, and an allocation that fails is an InputError.
+// bytes name (nifti.cpp, nrrd.cpp, npy.cpp; TIFF stacks go to libtiff by path); bytes that name
+// no format go to the format the file's name asks for, whose reader says what is wrong with them
+// (a damaged header), rather than "unknown format". write_volume picks the format from the name
+// and writes through AtomicFile and a zlib gzFile (plain files in zlib's transparent mode, so one
+// writer serves .nii and .nii.gz; an NRRD's text header plainly, then its voxels as a gzip member
+// appended). Every size is checked for overflow before anything is allocated, and an allocation
+// that fails is an InputError.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,6 +14,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -55,11 +59,11 @@ FileBytes FileBytes::map(const fs::path& path) {
   return f;
 }
 
-FileBytes FileBytes::load(const fs::path& path) {
+FileBytes FileBytes::load(const fs::path& path, const ProgressSink& progress) {
   FileBytes f = map(path);
   if (!is_gzip(f.bytes())) return f;
   FileBytes d;
-  d.held_ = gunzip(f.bytes(), path);
+  d.held_ = gunzip(f.bytes(), path, progress);
   d.bytes_ = d.held_;
   d.was_gzip_ = true;
   if (d.held_.empty()) fail(path, "the gzip stream holds no data");
@@ -87,7 +91,8 @@ FileBytes::~FileBytes() {
 
 bool is_gzip(std::span<const unsigned char> b) { return b.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
 
-std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::path& path) {
+std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::path& path,
+                                  const ProgressSink& progress) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(path, "cannot start gzip decompression");
   struct End {
@@ -104,7 +109,9 @@ std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::p
   const std::size_t trusted = std::max<std::size_t>(in.size() * 64, std::size_t{1} << 26);
   const std::size_t hint = trailer <= in.size() * 1100 ? std::min<std::size_t>(trailer, trusted) : 0;
   std::vector<unsigned char> out;
-  constexpr std::size_t max_chunk = std::size_t{1} << 30;  // zlib counts in 32-bit unsigned
+  // zlib counts in 32-bit unsigned; with a progress sink, the input goes in 1 MiB at a time so it
+  // hears of every MiB consumed.
+  const std::size_t max_chunk = progress ? std::size_t{1} << 20 : std::size_t{1} << 30;
   std::size_t in_pos = 0, out_len = 0;
   try {
     out.resize(std::max<std::size_t>({hint, in.size() * 2, 4096}));
@@ -118,6 +125,7 @@ std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::p
       const int rc = inflate(&zs, Z_NO_FLUSH);
       in_pos += in_before - zs.avail_in;
       out_len += out_before - zs.avail_out;
+      if (progress) progress(in_pos, in.size());
       if (rc == Z_STREAM_END) {
         // Concatenated members (as `cat a.gz b.gz` makes) continue the data; anything else after
         // the stream is ignored, as gzip itself does.
@@ -128,7 +136,7 @@ std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::p
         break;
       }
       if (rc == Z_BUF_ERROR && in_pos == in.size() && zs.avail_out != 0)
-        fail(path, "corrupt gzip data: the stream ends early (truncated file)");
+        fail(path, "gzip stream truncated: the file ends before its compressed data do (an incomplete copy?)");
       if (rc != Z_OK && rc != Z_BUF_ERROR)
         fail(path, std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate failed"));
     }
@@ -234,12 +242,18 @@ unsigned char* voxel_data(AnyVolume& volume) {
 }
 
 AnyVolume volume_from_bytes(const fs::path& path, VoxelType type, std::int64_t nx, std::int64_t ny, std::int64_t nz,
-                            std::span<const unsigned char> data, std::endian byte_order) {
+                            std::span<const unsigned char> data, std::endian byte_order, const ProgressSink& progress) {
   AnyVolume v = allocate_volume(path, type, nx, ny, nz);
   const auto count = static_cast<std::size_t>(nx * ny * nz);
   const std::size_t bytes = count * voxel_bytes(type);
   if (data.size() < bytes) fail(path, "too few bytes for the volume");  // callers check first, with a better message
-  std::memcpy(voxel_data(v), data.data(), bytes);
+  // A mapped file is read as it is copied (page faults): in 16 MiB pieces when someone listens.
+  const std::size_t piece = progress ? std::size_t{1} << 24 : bytes;
+  for (std::size_t at = 0; at < bytes; at += piece) {
+    const std::size_t n = std::min(piece, bytes - at);
+    std::memcpy(voxel_data(v) + at, data.data() + at, n);
+    if (progress) progress(at + n, bytes);
+  }
   if (byte_order != std::endian::native) swap_bytes(voxel_data(v), count, voxel_bytes(type));
   return v;
 }
@@ -270,14 +284,26 @@ AnyVolume scaled_volume_from_bytes(const fs::path& path, VoxelType type, std::in
   });
 }
 
-void write_voxels(Sink& sink, const ErasedView& v) {
+void write_voxels(Sink& sink, const ErasedView& v, const ProgressSink& progress) {
   const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * voxel_bytes(v.type);
-  if (v.row_stride == v.nx && v.slice_stride == v.nx * v.ny) {  // contiguous: one call
-    sink.write(v.data, row_bytes * static_cast<std::size_t>(v.ny * v.nz));
+  const std::size_t total = row_bytes * static_cast<std::size_t>(v.ny * v.nz);
+  constexpr std::size_t piece = std::size_t{1} << 22;  // how often a listener hears: every 4 MiB
+  if (v.row_stride == v.nx && v.slice_stride == v.nx * v.ny) {  // contiguous: one call, or pieces
+    const std::size_t step = progress ? piece : total;
+    for (std::size_t at = 0; at < total; at += step) {
+      const std::size_t n = std::min(step, total - at);
+      sink.write(v.data + at, n);
+      if (progress) progress(at + n, total);
+    }
     return;
   }
+  std::size_t written = 0, told = 0;
   for (std::int64_t z = 0; z < v.nz; ++z)
-    for (std::int64_t y = 0; y < v.ny; ++y) sink.write(v.row(y, z), row_bytes);
+    for (std::int64_t y = 0; y < v.ny; ++y) {
+      sink.write(v.row(y, z), row_bytes);
+      written += row_bytes;
+      if (progress && (written - told >= piece || written == total)) progress(told = written, total);
+    }
 }
 
 }  // namespace detail
@@ -319,15 +345,33 @@ bool starts_with(std::span<const unsigned char> b, std::string_view s) {
 }
 }  // namespace
 
+namespace {
+std::string lower_name(const std::filesystem::path& path) {
+  std::string name = path.filename().string();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+bool name_ends_with(const std::string& name, std::string_view tail) {
+  return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+}  // namespace
+
+std::optional<VolumeFormat> detail::volume_format_of_name(const std::filesystem::path& path) {
+  std::string name = lower_name(path);
+  if (name_ends_with(name, ".gz")) name.resize(name.size() - 3);
+  if (name_ends_with(name, ".nii")) return VolumeFormat::nifti;
+  if (name_ends_with(name, ".nrrd") || name_ends_with(name, ".nhdr")) return VolumeFormat::nrrd;
+  if (name_ends_with(name, ".npy")) return VolumeFormat::npy;
+  return std::nullopt;
+}
+
 bool is_volume_file(const std::filesystem::path& path) {
-  const FileBytes file = FileBytes::map(path);
-  auto b = file.bytes();
-  std::vector<unsigned char> head;
-  if (is_gzip(b)) {  // a .nii.gz (or .nrrd.gz ...): look inside
-    head = gunzip(b, path);
-    b = head;
-  }
-  if (starts_with(b, "NRRD000") || starts_with(b, "\x93NUMPY") || is_nifti(b)) return true;
+  const FileBytes file = FileBytes::map(path);  // the file must exist and be readable either way
+  // By name first, then by bytes: a damaged volume is still read as one, so read_volume can say
+  // what is wrong with it. No image format is gzip-compressed: a gzip stream is a volume too.
+  if (volume_format_of_name(path)) return true;
+  const auto b = file.bytes();
+  if (is_gzip(b) || starts_with(b, "NRRD000") || starts_with(b, "\x93NUMPY") || is_nifti(b)) return true;
   return is_tiff(b) && tiff_page_count(path) > 1;
 }
 
@@ -342,35 +386,45 @@ std::optional<detail::VolumeFormat> sniff_volume(std::span<const unsigned char> 
 }
 
 AnyVolume read_loaded(const std::filesystem::path& path, const FileBytes& file,
-                      std::optional<detail::VolumeFormat> format) {
+                      std::optional<detail::VolumeFormat> format, const ReadContext& context) {
   const auto b = file.bytes();
   if (!format) format = sniff_volume(b);
+  if (!format) format = volume_format_of_name(path);  // its reader names what is wrong with the bytes
   if (!format)
     fail(path, std::string("unknown volume format") + (file.was_gzip() ? " inside the gzip stream" : "") +
                    " (expected NIfTI-1, NRRD, .npy or TIFF; raw files need their dimensions given)");
+  // A plain file is read as it is copied out of its mapping; a decompressed one was read while it
+  // was inflated (and told its progress then).
+  ReadContext copy_context{context.header, file.was_gzip() ? ProgressSink{} : context.progress};
+  if (context.header) *context.header = SpatialHeader{};
   switch (*format) {
-    case detail::VolumeFormat::nrrd: return read_nrrd(path, b);
-    case detail::VolumeFormat::npy: return read_npy(path, b);
-    case detail::VolumeFormat::nifti: return read_nifti(path, b);
+    case detail::VolumeFormat::nrrd: return read_nrrd(path, b, copy_context);
+    case detail::VolumeFormat::npy: return read_npy(path, b, copy_context);
+    case detail::VolumeFormat::nifti: return read_nifti(path, b, copy_context);
     case detail::VolumeFormat::tiff_stack: break;
   }
   if (file.was_gzip()) fail(path, "a gzip-compressed TIFF is not supported (decompress it first)");
-  return read_tiff_stack(path);
+  return read_tiff_stack(path, context);
 }
 
-AnyVolume read_volume_format(const std::filesystem::path& path, std::optional<detail::VolumeFormat> format) {
+AnyVolume read_volume_format(const std::filesystem::path& path, std::optional<detail::VolumeFormat> format,
+                             const ReadContext& context) {
   try {
-    return read_loaded(path, FileBytes::load(path), format);
+    return read_loaded(path, FileBytes::load(path, context.progress), format, context);
   } catch (const std::bad_alloc&) {
     fail(path, "too large to read in this machine's memory (or a corrupt header claiming so)");
   }
 }
 }  // namespace
 
-AnyVolume read_volume(const std::filesystem::path& path) { return read_volume_format(path, std::nullopt); }
+AnyVolume read_volume(const std::filesystem::path& path) { return read_volume_format(path, std::nullopt, {}); }
+
+AnyVolume read_volume(const std::filesystem::path& path, SpatialHeader* header, const VolumeReadOptions& options) {
+  return read_volume_format(path, std::nullopt, ReadContext{header, options.progress});
+}
 
 AnyVolume detail::read_volume_as(const std::filesystem::path& path, VolumeFormat format) {
-  return read_volume_format(path, format);
+  return read_volume_format(path, format, {});
 }
 
 AnyVolume read_raw_volume(const std::filesystem::path& path, std::int64_t nx, std::int64_t ny, std::int64_t nz,
@@ -391,9 +445,11 @@ bool ends_with(const std::string& s, std::string_view tail) {
 
 class GzSink final : public Sink {
  public:
-  GzSink(const fs::path& target, const fs::path& temp, bool compress) : target_(target) {
+  // `append`: after what the file holds already (a gzip member of its own when compressed).
+  GzSink(const fs::path& target, const fs::path& temp, bool compress, bool append) : target_(target) {
     // "T": zlib's transparent mode writes the bytes as they are (a plain .nii or .npy).
-    file_ = gzopen(temp.c_str(), compress ? "wb6" : "wbT");
+    const char* mode = compress ? (append ? "ab6" : "wb6") : (append ? "abT" : "wbT");
+    file_ = gzopen(temp.c_str(), mode);
     if (!file_) fail(target_, std::string("cannot write: ") + std::strerror(errno));
   }
   ~GzSink() {
@@ -426,18 +482,19 @@ class GzSink final : public Sink {
 }  // namespace
 
 template <class T>
-void write_volume(const std::filesystem::path& path, VolumeView<const T> volume) {
-  write_volume_as(path, volume, path);
+void write_volume(const std::filesystem::path& path, VolumeView<const T> volume, const VolumeWriteOptions& options) {
+  write_volume_as(path, volume, path, options);
 }
 
 template <class T>
 void write_volume_as(const std::filesystem::path& path, VolumeView<const T> volume,
-                     const std::filesystem::path& format_name) {
+                     const std::filesystem::path& format_name, const VolumeWriteOptions& options) {
   const std::string name = format_name.filename().string();
   const bool gz = ends_with(name, ".nii.gz");
-  const bool nifti = gz || ends_with(name, ".nii"), npy = ends_with(name, ".npy");
+  const bool nifti = gz || ends_with(name, ".nii"), npy = ends_with(name, ".npy"), nrrd = ends_with(name, ".nrrd");
   const bool tiff = ends_with(name, ".tif") || ends_with(name, ".tiff");
-  if (!nifti && !npy && !tiff) fail(path, "unknown volume output format (name it .nii, .nii.gz, .npy, .tif or .tiff)");
+  if (!nifti && !npy && !nrrd && !tiff)
+    fail(path, "unknown volume output format (name it .nii, .nii.gz, .nrrd, .npy, .tif or .tiff)");
   if (volume.empty()) fail(path, "cannot write a volume of " + dims_text(volume.nx, volume.ny, volume.nz) + " voxels");
   const ErasedView v{reinterpret_cast<const unsigned char*>(volume.data),
                      volume.nx,
@@ -451,22 +508,33 @@ void write_volume_as(const std::filesystem::path& path, VolumeView<const T> volu
                      type_of<T>()};
   AtomicFile file(path);
   if (tiff) {
-    write_tiff_stack(path, file.temp_path(), v);
+    write_tiff_stack(path, file.temp_path(), v, options.progress);
     file.commit();
     return;
   }
-  {
-    GzSink sink(path, file.temp_path(), gz);
-    if (nifti) write_nifti(path, sink, v);
-    else write_npy(path, sink, v);
+  if (nrrd) {
+    {  // the text header as it is, then the voxels: raw, or one gzip member appended ("ab")
+      GzSink header(path, file.temp_path(), false, false);
+      const std::string text = nrrd_header(v, options.like, options.nrrd_gzip);
+      header.write(text.data(), text.size());
+      header.close();
+    }
+    GzSink voxels(path, file.temp_path(), options.nrrd_gzip, true);
+    write_voxels(voxels, v, options.progress);
+    voxels.close();
+  } else {
+    GzSink sink(path, file.temp_path(), gz, false);
+    if (nifti) write_nifti(path, sink, v, options.like, options.progress);
+    else write_npy(path, sink, v, options.progress);
     sink.close();
   }
   file.commit();
 }
 
-#define WINNOW_WRITE_VOLUME(T)                                                          \
-  template void write_volume<T>(const std::filesystem::path&, VolumeView<const T>); \
-  template void write_volume_as<T>(const std::filesystem::path&, VolumeView<const T>, const std::filesystem::path&);
+#define WINNOW_WRITE_VOLUME(T)                                                                              \
+  template void write_volume<T>(const std::filesystem::path&, VolumeView<const T>, const VolumeWriteOptions&); \
+  template void write_volume_as<T>(const std::filesystem::path&, VolumeView<const T>, const std::filesystem::path&, \
+                                   const VolumeWriteOptions&);
 WINNOW_WRITE_VOLUME(std::uint8_t)
 WINNOW_WRITE_VOLUME(std::int8_t)
 WINNOW_WRITE_VOLUME(std::uint16_t)
@@ -479,8 +547,8 @@ WINNOW_WRITE_VOLUME(float)
 WINNOW_WRITE_VOLUME(double)
 #undef WINNOW_WRITE_VOLUME
 
-void write_volume(const std::filesystem::path& path, const AnyVolume& volume) {
-  std::visit([&](const auto& v) { write_volume(path, v.view()); }, volume);
+void write_volume(const std::filesystem::path& path, const AnyVolume& volume, const VolumeWriteOptions& options) {
+  std::visit([&](const auto& v) { write_volume(path, v.view(), options); }, volume);
 }
 
 }  // namespace winnow::io

@@ -98,6 +98,7 @@ struct VolumeLabelRequest {
   bool multilabel = false;   ///< neighbours join only when their values are equal (and non-zero)
   bool want_stats = true;
   StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
+  const ProgressSink* progress = nullptr;  ///< CPU: told of the slab passes done (LabelOptions::progress)
 };
 
 /// Statistics of a component of a volume (or of a part of one) as exact integer sums, so that

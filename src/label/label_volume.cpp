@@ -119,6 +119,7 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
   req.multilabel = options.multilabel;
   req.want_stats = options.want_stats || filter;
   req.times = &result.stages;
+  if (options.progress) req.progress = &options.progress;
   std::vector<detail::VolumeComponentSums> sums;
   std::vector<detail::VolumeComponentSums>* want_sums = req.want_stats ? &sums : nullptr;
   std::uint64_t n = 0;

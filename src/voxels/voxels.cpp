@@ -43,6 +43,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/level_comparison.hpp"
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 
@@ -69,49 +70,15 @@ struct Key<std::int16_t> {
   }
 };
 
-// `voxel <op> threshold` in the voxel's own type.
+// `voxel <op> threshold` in the voxel's own type (common/level_comparison.hpp: the rule the
+// volume thresholds share).
 template <class T>
-struct Comparison {
-  CompareOp op;
-  T threshold;
-};
+using Comparison = detail::LevelComparison<T>;
 
 template <class T>
 Comparison<T> comparison_for(const VoxelSelection& selection) {
   if (selection.mode == VoxelMode::nonzero) return {CompareOp::not_equal, T{0}};
-  const double level = selection.level;
-  const bool above = selection.mode == VoxelMode::above;
-  if constexpr (std::is_floating_point_v<T>) {
-    // Nearest T, then one step to the safe side where rounding crossed the level: for f32,
-    // v > t is then (double)v > level for every float v (for f64 t is the level itself).
-    constexpr T largest = std::numeric_limits<T>::max(), inf = std::numeric_limits<T>::infinity();
-    T t;
-    if (level > largest) {  // beyond the finite Ts (a cast would be undefined)
-      t = above && !std::isinf(level) ? largest : inf;
-    } else if (level < -largest) {
-      t = !above && !std::isinf(level) ? -largest : -inf;
-    } else {
-      t = static_cast<T>(level);
-    }
-    if (above && static_cast<double>(t) > level) t = std::nextafter(t, -inf);
-    if (!above && static_cast<double>(t) < level) t = std::nextafter(t, inf);
-    return {above ? CompareOp::greater : CompareOp::less, t};
-  } else {
-    using Limits = std::numeric_limits<T>;
-    // The range as doubles, both exact: the minimum (0 or -2^(b-1)) and one past the maximum (2^digits).
-    const double lowest = static_cast<double>(Limits::min());
-    const double past_max = std::ldexp(1.0, Limits::digits);
-    if (above) {  // v > level  <=>  v > floor(level)
-      const double f = std::floor(level);
-      if (f >= past_max) return {CompareOp::greater, Limits::max()};       // none
-      if (f < lowest) return {CompareOp::greater_equal, Limits::min()};    // all
-      return {CompareOp::greater, static_cast<T>(f)};
-    }
-    const double c = std::ceil(level);  // v < level  <=>  v < ceil(level)
-    if (c <= lowest) return {CompareOp::less, Limits::min()};              // none
-    if (c >= past_max) return {CompareOp::less_equal, Limits::max()};      // all
-    return {CompareOp::less, static_cast<T>(c)};
-  }
+  return detail::level_comparison<T>(selection.level, selection.mode == VoxelMode::above);
 }
 
 // The volume as a contiguous span of keys: the voxels themselves when they already are, else

@@ -59,6 +59,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -492,12 +493,19 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
   // stays small (very wide slices take the two-pointer scan instead).
   const bool use_ring = RunBitsRing::bytes(nx, ny) <= volume_run_bits_ring_limit;
   const bool popcnt = cpu_has_popcnt();
+  // Progress: each slab's scan (step 1) and its label rows (step 5) are one pass each.
+  std::atomic<std::uint64_t> passes_done{0};
+  const auto passes = static_cast<std::uint64_t>(2 * nslabs);
+  auto pass_done = [&] {
+    if (req.progress) (*req.progress)(passes_done.fetch_add(1) + 1, passes);
+  };
   // 1. Slabs: runs and their unions inside the slab.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
     Slab<T, Idx>& sl = slabs[static_cast<std::size_t>(s)];
     if (popcnt) scan_slab_popcnt<T, Multi, Idx>(sl, vol, connectivity, use_ring);
     else scan_slab<T, Multi, Idx>(sl, vol, connectivity, use_ring);
+    pass_done();
   }
 
   // 2. One parent array with global indices.
@@ -648,6 +656,7 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
       if constexpr (std::is_same_v<Label, std::uint32_t>) fill_over(out, x, nx32, nx32, 0);
       else std::fill(out + x, out + nx, Label{0});
     }
+    pass_done();
   }
   if (want) {
     for (std::size_t s = 1; s < slabs.size(); ++s)
