@@ -96,13 +96,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
+#include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
 #include "common/cuda/runtime.hpp"
 #include "common/cuda/staging.cuh"
@@ -1461,31 +1459,11 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, c
 
 // Thread blocks for a grid-stride kernel: as many as the device holds at once (the kernel's
 // occupancy: its registers and shared memory decide), so that no block waits for a second wave
-// (a layer tile's 33 KB of parents and marks leave room for 6 blocks per SM, not 8). A kernel's occupancy
-// and the device's SM count do not change, so they are asked once per (kernel, device, block
-// size) and kept: a labeling launches six kernels, and small volumes take well under a
-// millisecond.
-unsigned resident_on_device(const void* kernel, int block_threads) {
-  static std::mutex mutex;
-  static std::map<std::tuple<const void*, int, int>, unsigned> known;  // (kernel, device, threads) -> blocks
-  int device = 0;
-  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(kernel, device, block_threads);
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = known.find(key); it != known.end()) return it->second;
-  }
-  int sms = 0, per_sm = 0;
-  WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
-  const unsigned resident = static_cast<unsigned>(std::max(per_sm, 1)) * static_cast<unsigned>(std::max(sms, 1));
-  const std::lock_guard<std::mutex> lock(mutex);
-  known.emplace(key, resident);
-  return resident;
-}
+// (a layer tile's 33 KB of parents and marks leave room for 6 blocks per SM, not 8), and no more
+// than the work needs.
 template <class... Params>
 unsigned resident_blocks(std::uint64_t wanted, void (*kernel)(Params...), int block_threads = kThreads) {
-  const unsigned resident = resident_on_device(reinterpret_cast<const void*>(kernel), block_threads);
+  const unsigned resident = resident_blocks_on_device(reinterpret_cast<const void*>(kernel), block_threads);
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
 }
 
