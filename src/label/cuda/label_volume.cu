@@ -191,56 +191,9 @@ __device__ __forceinline__ bool joins(T a, T b, bool multilabel) {
   return multilabel ? a == b : b != T{};
 }
 
-// ---- union-find, the same code on shared and global memory --------------------------------------
-
-__device__ __forceinline__ std::uint32_t load_parent(const std::uint32_t* P, std::uint32_t k) {
-  return *(reinterpret_cast<const volatile std::uint32_t*>(P) + k);
-}
-
-// Find with path halving. The halving store is an atomicMin (lower_to): it writes an ancestor over
-// a descendant and never raises an entry that a concurrent link lowered further.
-__device__ std::uint32_t find_root(std::uint32_t* P, std::uint32_t k) {
-  for (;;) {
-    const std::uint32_t p = load_parent(P, k);
-    if (p == k) return k;
-    const std::uint32_t gp = load_parent(P, p);
-    if (gp != p) lower_to(P + k, gp);
-    k = gp;
-  }
-}
-
-// Links the larger root under the smaller. When another thread linked b first, atomicMin returns
-// b's new parent, and the union continues from there: the sets end up joined either way.
-// `linked(b, a)` is called for the root b that this union linked under the root a (once per
-// successful link).
-template <class Linked>
-__device__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b, Linked linked) {
-  for (;;) {
-    a = find_root(P, a);
-    b = find_root(P, b);
-    if (a == b) return;
-    if (a > b) {
-      const std::uint32_t t = a;
-      a = b;
-      b = t;
-    }
-    const std::uint32_t old = atomicMin(P + b, a);
-    if (old == b) return linked(b, a);
-    b = old;
-  }
-}
-__device__ __forceinline__ void unite(std::uint32_t* P, std::uint32_t a, std::uint32_t b) {
-  unite(P, a, b, [](std::uint32_t, std::uint32_t) {});
-}
-
-// Read-only find for the passes after the merge (nobody stores then).
-__device__ __forceinline__ std::uint32_t find_ro(const std::uint32_t* P, std::uint32_t k) {
-  for (;;) {
-    const std::uint32_t p = __ldg(P + k);
-    if (p == k) return k;
-    k = p;
-  }
-}
+// The union-find (union_find.cuh) over keys that index their entries, the same code on shared
+// memory (a brick's or a tile's local keys) and on global memory (the volume's keys).
+using VoxelForest = ConcurrentForest<std::uint32_t>;
 
 // Whether the backward pair (voxel, voxel + d) is implied by 26-connectivity's left-neighbour rule.
 __device__ __forceinline__ bool implied_by_left(Offset d, int conn, bool left_joins) {
@@ -328,6 +281,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kBrick = B::kVoxels;
   __shared__ T values[kBrick];
   __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kY + ly) * kBX + lx
+  const VoxelForest forest{parent};
   for (std::uint32_t brick = blockIdx.x; brick < g.nbricks; brick += gridDim.x) {
     std::uint32_t x0, y0, z0;
     brick_origin<B>(brick, g, x0, y0, z0);
@@ -366,7 +320,7 @@ __global__ void __launch_bounds__(kThreads)
         for (int t = t_begin; t <= t_end; ++t) {
           if (!joins(v, values[row + t], multilabel)) continue;
           if (t > lo && joins(v, values[row + t - 1], multilabel)) continue;  // not a stretch's first voxel
-          unite(parent, static_cast<std::uint32_t>(li), static_cast<std::uint32_t>(row + t));
+          unite(forest, static_cast<std::uint32_t>(li), static_cast<std::uint32_t>(row + t));
         }
       }
     }
@@ -377,7 +331,7 @@ __global__ void __launch_bounds__(kThreads)
       const std::uint32_t x = x0 + (li % kBX), y = y0 + local_y<B>(li), z = z0 + local_z<B>(li);
       std::uint32_t key = kNone, r = static_cast<std::uint32_t>(li);
       if (values[li] != T{}) {
-        for (std::uint32_t p = load_parent(parent, r); p != r; p = load_parent(parent, r)) r = p;
+        r = find_root_read_only(forest, r);
         const int lr = static_cast<int>(r);
         key = key_of(x0 + lr % kBX, y0 + local_y<B>(lr), z0 + local_z<B>(lr), g);
       }
@@ -427,6 +381,7 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(kBrickY <= 32, "a lane keeps one row's run ballot");
   __shared__ std::uint32_t parent[B::kVoxels];     // tile-local keys ty * kW + tx
   __shared__ unsigned spans[B::kVoxels / 32];      // bit: a root that a step-2 union linked another under
+  const VoxelForest forest{parent};
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x & 31u);
   const int bx = warp % kBricksX * kBX, by = warp / kBricksX * kBrickY;  // the warp's brick in the tile
   for (std::uint32_t tile = blockIdx.x; tile < g.ntiles; tile += gridDim.x) {
@@ -469,7 +424,7 @@ __global__ void __launch_bounds__(kThreads)
         }
 #pragma unroll 1
         for (int k = 0; k < (Conn == 26 ? 2 : 1); ++k)
-          if (targets[k] != kNone) unite(parent, run, targets[k]);
+          if (targets[k] != kNone) unite(forest, run, targets[k]);
       }
       __syncwarp();  // this row's unions are done before the next row's parents are written
       up = v;
@@ -494,7 +449,7 @@ __global__ void __launch_bounds__(kThreads)
         const bool in_brick = nlx >= 0 && nlx < kBX && nly >= 0;
         if (in_brick || ntx < 0 || ntx >= kW || nty < 0 || px + d.dx >= g.nx) continue;  // step 1's, or the merge's
         if (!joins(pv, vol[key_of(px + d.dx, py + d.dy, 0, g)], multilabel)) continue;
-        unite(parent, static_cast<std::uint32_t>(ty * kW + tx), static_cast<std::uint32_t>(nty * kW + ntx),
+        unite(forest, static_cast<std::uint32_t>(ty * kW + tx), static_cast<std::uint32_t>(nty * kW + ntx),
               [&](std::uint32_t, std::uint32_t a) { atomicOr(&spans[a / 32], 1u << (a % 32)); });
       }
     }
@@ -606,6 +561,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kWarpsPerBrick = kSlots / 32;
   const std::uint64_t units = std::uint64_t{brick_count<B>(g)} * kWarpsPerBrick;
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  const VoxelForest forest{P};
   for (std::uint64_t u = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; u < units; u += warps) {
     const auto brick = static_cast<std::uint32_t>(u / kWarpsPerBrick);
     const int slot = static_cast<int>(u % kWarpsPerBrick) * 32 + static_cast<int>(threadIdx.x & 31u);
@@ -621,7 +577,7 @@ __global__ void __launch_bounds__(kThreads)
     const T v = active ? vol[a] : T{};
     active = active && v != T{};
     const bool left_joins = active && x > 0 && joins(v, vol[a - 1], multilabel);
-    const std::uint32_t parent_a = active ? load_parent(P, a) : kNone;
+    const std::uint32_t parent_a = active ? parent_of(forest, a) : kNone;
     // The pairs' loads are issued together, before any union (a union's atomics and volatile loads
     // would otherwise hold back the next offset's loads): first the neighbours' values, then their
     // parents. A parent read early is still an ancestor, so the pairs stay the same sets.
@@ -647,7 +603,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int k = 0; k < 13; ++k) {
       pair[k] = pair[k] && joins(v, vb[k], multilabel);
-      pb[k] = pair[k] ? load_parent(P, b[k]) : 0u;
+      pb[k] = pair[k] ? parent_of(forest, b[k]) : 0u;
     }
     unsigned long long last_pair = ~0ull;
 #pragma unroll
@@ -657,7 +613,8 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned peers = __match_any_sync(kFull, both);
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
       if (pair[k] && first_in_warp && both != last_pair) {
-        unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both), [&](std::uint32_t b, std::uint32_t a) {
+        unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
+              [&](std::uint32_t b, std::uint32_t a) {
           unlink_root(rows, marks, b, a, g);
         });
         last_pair = both;
@@ -798,6 +755,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
+  const VoxelForest forest{parent};
   std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(
@@ -869,7 +827,7 @@ __global__ void __launch_bounds__(kThreads)
           return true;
         },
         [&](int a, int c) {
-          unite(parent, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
+          unite(forest, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
                 static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
         });
     __syncwarp();
@@ -882,7 +840,7 @@ __global__ void __launch_bounds__(kThreads)
       const int row = id / kRunStride;
       if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;  // no such run
       std::uint32_t root = static_cast<std::uint32_t>(id);
-      for (std::uint32_t p = load_parent(parent, root); p != root; p = load_parent(parent, root)) root = p;
+      for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
       lower_to(parent + id, root);  // an atomic store over what concurrent walks read
     }
     __syncwarp();
@@ -959,6 +917,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kRecent = 64;  // slots of a warp's table of recent pairs
   __shared__ unsigned long long recent_pairs[kThreads / 32][kRecent];
   unsigned long long* recent = recent_pairs[threadIdx.x / 32];
+  const VoxelForest forest{P};
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
   __syncwarp();
@@ -966,9 +925,9 @@ __global__ void __launch_bounds__(kThreads)
       g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t bx = x0 / kBX;
     auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
-      const unsigned long long both = static_cast<unsigned long long>(load_parent(P, ka)) << 32 | load_parent(P, kb);
+      const unsigned long long both = static_cast<unsigned long long>(parent_of(forest, ka)) << 32 | parent_of(forest, kb);
       if (atomicExch(&recent[(both * 0x9E3779B97F4A7C15ull) >> 58], both) == both) return;  // united already
-      unite(P, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
+      unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
             [&](std::uint32_t b, std::uint32_t a) { unlink_root(rows, marks, b, a, g); });
     };
     unsigned row_word[kLaneRows];
@@ -1081,7 +1040,7 @@ __global__ void __launch_bounds__(kThreads) labels_kernel(const std::uint32_t* P
 #pragma unroll
     for (int j = 0; j < kLabelItems; ++j) {
       const auto i = static_cast<std::uint32_t>(base + j * stride);
-      r[j] = p[j] == i || p[j] == kNone ? p[j] : find_ro(P, p[j]);
+      r[j] = p[j] == i || p[j] == kNone ? p[j] : find_root_read_only(FinalForest{P}, p[j]);
     }
 #pragma unroll
     for (int j = 0; j < kLabelItems; ++j) {
