@@ -74,7 +74,6 @@
 
 namespace winnow::detail::cpu {
 
-double volume_run_bits_ring_limit = 16.0 * (1 << 20);
 double volume_narrow_run_index_limit = 2147483648.0;  // 2^31: the flag bit leaves 31 bits
 
 namespace {
@@ -490,7 +489,7 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
 
   // The bit rows find touching runs without data-dependent loops; a ring per slab as long as it
   // stays small (very wide slices take the two-pointer scan instead).
-  const bool use_ring = RunBitsRing::bytes(nx, ny) <= volume_run_bits_ring_limit;
+  const bool use_ring = RunBitsRing::bytes(nx, ny) <= req.run_bits_ring_limit;
   const bool popcnt = cpu_has_popcnt();
   // 1. Slabs: runs and their unions inside the slab.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
