@@ -55,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
 #include "common/cuda/staging.cuh"
 #include "isosurface/backends.hpp"
@@ -68,18 +69,6 @@
 
 namespace winnow::detail::cuda {
 namespace {
-
-/// The current device's multiprocessors (asked once per device).
-int multiprocessors() {
-  static thread_local int device = -1, count = 0;
-  int now = 0;
-  WINNOW_CUDA_CHECK(cudaGetDevice(&now));
-  if (now != device) {
-    WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, now));
-    device = now;
-  }
-  return count;
-}
 
 /// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`. With
 /// `counted`, `temp` already holds this slab's count (classification, tile offsets) and only the
@@ -126,7 +115,7 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(
-      s.own_tiles, static_cast<unsigned>(multiprocessors()) * Tuning::kDenseBlocksPerMultiprocessor);
+      s.own_tiles, static_cast<unsigned>(multiprocessor_count()) * Tuning::kDenseBlocksPerMultiprocessor);
   vertex_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, s, offsets, fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   triangle_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base, out);
