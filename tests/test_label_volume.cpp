@@ -165,7 +165,7 @@ TEST(LabelVolume, WideRunIndicesMatchTheOracle) {
       for (bool multi : {false, true}) {
         const auto v = random_volume<std::uint32_t>(129, 65, 33, d, multi ? 3 : 1, seed++);
         check_volume(v, conn, multi, "64-bit runs " + name(129, 65, 33, d, conn, multi));
-        const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu}, true);
+        const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .wide_labels = true, .backend = Backend::cpu});
         expect_matches_oracle<std::uint32_t>(v.view(), r, r.labels64, conn, multi, "64-bit runs and labels");
       }
   detail::cpu::volume_narrow_run_index_limit = saved;
@@ -290,7 +290,8 @@ TEST(LabelVolume, WideLabels) {
   const auto v = random_volume<std::uint8_t>(70, 66, 61, 0.3, 1, 31);
   for (int conn : {6, 26}) {
     LabelOptions opt{.connectivity = conn, .backend = Backend::cpu};
-    const VolumeLabeling r = label(v.view(), opt, /*wide_labels=*/true);
+    opt.wide_labels = true;
+    const VolumeLabeling r = label(v.view(), opt);
     EXPECT_TRUE(r.labels.empty());
     ASSERT_FALSE(r.labels64.empty());
     expect_matches_oracle<std::uint8_t>(v.view(), r, r.labels64, conn, false, "wide " + std::to_string(conn));
@@ -574,8 +575,8 @@ TEST(LabelVolumeCuda, SameLabelsAndStatisticsAsTheCpu) {
         }
   // 64-bit labels on CUDA: one band, widened on the host.
   const auto v = random_volume<std::uint16_t>(90, 80, 70, 0.5, 1, 99);
-  const VolumeLabeling cpu = label(v.view(), LabelOptions{.backend = Backend::cpu}, /*wide_labels=*/true);
-  const VolumeLabeling gpu = label(v.view(), LabelOptions{.backend = Backend::cuda}, /*wide_labels=*/true);
+  const VolumeLabeling cpu = label(v.view(), LabelOptions{.wide_labels = true, .backend = Backend::cpu});
+  const VolumeLabeling gpu = label(v.view(), LabelOptions{.wide_labels = true, .backend = Backend::cuda});
   EXPECT_EQ(gpu.backend, Backend::cuda);
   ASSERT_TRUE(gpu.labels.empty());
   ASSERT_EQ(gpu.count, cpu.count);

@@ -151,12 +151,13 @@ nb::tuple label_volume_host(const Array& volume, int connectivity, bool multilab
                             std::uint64_t largest_k, bool want_stats, bool wide, std::string_view backend) {
   require_device(volume, false, "a");
   const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .largest_k = largest_k,
-                             .min_area = min_area, .want_stats = want_stats, .backend = backend_from(backend)};
+                             .min_area = min_area, .want_stats = want_stats, .wide_labels = wide,
+                             .backend = backend_from(backend)};
   VolumeLabeling result = with_unsigned_of_width(volume, "a", [&](auto t) {
     using T = decltype(t);
     const VolumeView<const T> view = volume_view<T>(volume, "a");
     nb::gil_scoped_release unlocked;
-    return label(view, options, wide);
+    return label(view, options);
   });
   // Exactly one of the two is filled (64-bit when asked for or when the count needs it).
   nb::object labels = result.labels64.empty() && !(wide && result.labels.empty())
@@ -304,10 +305,10 @@ std::optional<std::uint64_t> run_label_volume_device(std::uintptr_t volume, std:
                                                      std::uintptr_t stream, bool read_count,
                                                      std::vector<VolumeComponentStats>* stats) {
 #if WINNOW_HAVE_CUDA
-  const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .want_stats = false};
+  const cuda::DeviceLabelOptions options{.connectivity = connectivity, .multilabel = multilabel};
   return with_unsigned_of_width(dtype_of("u", itemsize), itemsize, "a", [&](auto t) -> std::optional<std::uint64_t> {
     using T = decltype(t);
-    const auto* d_volume = reinterpret_cast<const T*>(volume);
+    const VolumeView<const T> d_volume(reinterpret_cast<const T*>(volume), nx, ny, nz);
     auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
     nb::gil_scoped_release unlocked;
     DeviceCall call(device, stream);
@@ -316,7 +317,7 @@ std::optional<std::uint64_t> run_label_volume_device(std::uintptr_t volume, std:
         stats,
         [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawVolumeComponentStats* d_records,
             std::uint64_t capacity) {
-          cuda::label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_records, capacity, options,
+          cuda::label_volume(d_temp, temp_bytes, d_volume, d_labels, d_count, d_records, capacity, options,
                              call.stream());
         },
         cuda::to_volume_component_stats);
@@ -353,8 +354,8 @@ std::optional<std::uint64_t> run_label_device(std::uintptr_t mask, std::int64_t 
                                               int device, std::uintptr_t stream, bool read_count,
                                               std::vector<ComponentStats>* stats) {
 #if WINNOW_HAVE_CUDA
-  const LabelOptions options{.connectivity = connectivity, .want_stats = false};
-  const auto* d_mask = reinterpret_cast<const std::uint8_t*>(mask);
+  const cuda::DeviceLabelOptions options{.connectivity = connectivity};
+  const ImageView<const std::uint8_t> d_mask(reinterpret_cast<const std::uint8_t*>(mask), width, height, row_stride);
   auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
   nb::gil_scoped_release unlocked;
   DeviceCall call(device, stream);
@@ -362,8 +363,7 @@ std::optional<std::uint64_t> run_label_device(std::uintptr_t mask, std::int64_t 
       call, static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height), read_count, stats,
       [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawComponentStats* d_records,
           std::uint64_t capacity) {
-        cuda::label(d_temp, temp_bytes, d_mask, width, height, row_stride, d_labels, d_count, d_records, capacity,
-                    options, call.stream());
+        cuda::label(d_temp, temp_bytes, d_mask, d_labels, d_count, d_records, capacity, options, call.stream());
       },
       cuda::to_component_stats);
 #else

@@ -87,13 +87,12 @@ void set_volume_phase_events(cudaEvent_t* events) { g_phase_events = events; }
 
 namespace {
 
-// One call's plan: the options and the size checked, the bricks counted, the temporary storage
-// laid out (the CUB scan's part sized).
-VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const LabelOptions& o) {
+// One call's plan: the size checked, the bricks counted, the temporary storage laid out (the CUB
+// scan's part sized). `o.connectivity` is resolved (6, 18 or 26): the front end or the device
+// API did it.
+VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const winnow::cuda::DeviceLabelOptions& o) {
   VolumePlan p;
-  p.conn = o.connectivity == 0 ? 26 : o.connectivity;
-  if (p.conn != 6 && p.conn != 18 && p.conn != 26)
-    throw InputError("label: connectivity of a volume must be 6, 18 or 26, not " + std::to_string(o.connectivity));
+  p.conn = o.connectivity;
   if (o.algorithm != LabelAlgorithm::automatic && o.algorithm != LabelAlgorithm::tile_merge)
     throw BackendError("labeling algorithm '" + std::string(to_string(o.algorithm)) +
                        "' is not available for volumes on the cuda backend");
@@ -246,14 +245,16 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
 }
 
 template <class T>
-void device_label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volume, std::int64_t nx, std::int64_t ny,
-                         std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count,
-                         RawVolumeComponentStats* d_stats, std::uint64_t stats_capacity, const LabelOptions& options,
-                         cudaStream_t stream) {
-  if (options.min_area > 1 || options.largest_k != 0)
-    throw InputError(
-        "winnow::cuda::label_volume: min_area and largest_k need the count on the host; use winnow::label");
-  const VolumePlan p = make_volume_plan(nx, ny, nz, options);
+void device_label_volume(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, std::uint32_t* d_labels,
+                         std::uint32_t* d_count, RawVolumeComponentStats* d_stats, std::uint64_t stats_capacity,
+                         const winnow::cuda::DeviceLabelOptions& options, cudaStream_t stream) {
+  const std::int64_t nx = volume.nx, ny = volume.ny, nz = volume.nz;
+  if (!volume.empty() && !volume.contiguous())
+    throw InputError("winnow::cuda::label_volume: the volume must be contiguous (row stride nx, slice stride nx*ny)");
+  winnow::cuda::DeviceLabelOptions resolved = options;
+  resolved.connectivity = resolve_connectivity(options.connectivity, 3);
+  const VolumePlan p = make_volume_plan(nx, ny, nz, resolved);
+  const T* d_volume = volume.data;
   if (!d_temp) {
     temp_bytes = std::max<std::size_t>(p.total, 1);
     return;
@@ -282,10 +283,8 @@ std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<Vo
   auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   StageTimes times;
   auto t = clock::now();
-  LabelOptions o;
-  o.connectivity = req.connectivity;
-  o.multilabel = req.multilabel;
-  const VolumePlan p = make_volume_plan(v.nx, v.ny, v.nz, o);  // the context: started by layers_per_call
+  const VolumePlan p =
+      make_volume_plan(v.nx, v.ny, v.nz, {.connectivity = req.connectivity, .multilabel = req.multilabel});  // the context: started by layers_per_call
   cudaStream_t s = nullptr;
   const auto n = static_cast<std::size_t>(p.n);
   DeviceBuffer<T> d_vol(n, s);
@@ -406,23 +405,19 @@ template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std:
 namespace winnow::cuda {
 
 template <VolumeVoxel T>
-void label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
-  detail::cuda::device_label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_stats,
-                                    stats_capacity, options, stream);
+void label_volume(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, std::uint32_t* d_labels,
+                  std::uint32_t* d_count, RawVolumeComponentStats* d_stats, std::uint64_t stats_capacity,
+                  const DeviceLabelOptions& options, cudaStream_t stream) {
+  detail::cuda::device_label_volume(d_temp, temp_bytes, volume, d_labels, d_count, d_stats, stats_capacity, options,
+                                    stream);
 }
-template void label_volume<std::uint8_t>(void*, std::size_t&, const std::uint8_t*, std::int64_t, std::int64_t,
-                                         std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
-                                         std::uint64_t, const LabelOptions&, cudaStream_t);
-template void label_volume<std::uint16_t>(void*, std::size_t&, const std::uint16_t*, std::int64_t, std::int64_t,
-                                          std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
-                                          std::uint64_t, const LabelOptions&, cudaStream_t);
-template void label_volume<std::uint32_t>(void*, std::size_t&, const std::uint32_t*, std::int64_t, std::int64_t,
-                                          std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
-                                          std::uint64_t, const LabelOptions&, cudaStream_t);
-template void label_volume<std::uint64_t>(void*, std::size_t&, const std::uint64_t*, std::int64_t, std::int64_t,
-                                          std::int64_t, std::uint32_t*, std::uint32_t*, RawVolumeComponentStats*,
-                                          std::uint64_t, const LabelOptions&, cudaStream_t);
+#define WINNOW_INSTANTIATE(T)                                                                                     \
+  template void label_volume<T>(void*, std::size_t&, VolumeView<const T>, std::uint32_t*, std::uint32_t*,         \
+                                RawVolumeComponentStats*, std::uint64_t, const DeviceLabelOptions&, cudaStream_t);
+WINNOW_INSTANTIATE(std::uint8_t)
+WINNOW_INSTANTIATE(std::uint16_t)
+WINNOW_INSTANTIATE(std::uint32_t)
+WINNOW_INSTANTIATE(std::uint64_t)
+#undef WINNOW_INSTANTIATE
 
 }  // namespace winnow::cuda
