@@ -22,7 +22,9 @@
 namespace winnow {
 
 struct ChunkSummaryOptions {
-  /// Also fill ChunkLabelSummary::lower, upper and sums (counts and first voxels always come).
+  /// Fill ChunkLabelSummary::voxels (else first voxels only: the fastest pass).
+  bool counts = true;
+  /// Also fill ChunkLabelSummary::lower, upper and sums (and voxels, whatever `counts` says).
   bool boxes_and_sums = false;
 };
 
@@ -31,8 +33,10 @@ struct ChunkSummaryOptions {
 /// to the chunk (voxel (x, y, z) of the view), flat indices are (z * ny + y) * nx + x.
 struct ChunkLabelSummary {
   std::uint64_t count = 0;            ///< N, the chunk's largest label
-  std::vector<std::int64_t> first;    ///< [N + 1] flat index of the label's first voxel in raster order; -1: none
-  std::vector<std::uint64_t> voxels;  ///< [N + 1] voxel counts
+  /// [N + 1] flat index of the label's first voxel in raster order (first[0] = -1: the
+  /// background's is not looked for).
+  std::vector<std::int64_t> first;
+  std::vector<std::uint64_t> voxels;  ///< [N + 1] voxel counts (empty unless counts or boxes_and_sums)
   /// [N + 1][3] inclusive bounding box, z y x; a label without voxels has lower > upper
   /// (INT64_MAX and -1). Empty unless boxes_and_sums.
   std::vector<std::int64_t> lower, upper;
@@ -42,7 +46,8 @@ struct ChunkLabelSummary {
 
 /// The summary of `labels`, a chunk's labels 0..count numbered as winnow::label numbers them
 /// (label k's first voxel in raster order comes after label k - 1's; every label 1..count
-/// present). Any strides. One pass over the voxels, in runs of equal labels along x.
+/// present). Any strides. One pass over the voxels: first voxels alone a block of voxels at a
+/// time, counts, boxes and sums by runs of equal labels along x.
 /// Throws InputError when a label exceeds `count`, when labels are not numbered in raster order
 /// of their first voxels, or when a label in 1..count is missing. Instantiated for std::uint32_t
 /// and std::uint64_t.

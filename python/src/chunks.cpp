@@ -49,19 +49,20 @@ decltype(auto) with_label_type(const Array& labels, const char* what, F&& f) {
   throw nb::type_error((std::string(what) + ": expected 32- or 64-bit integer labels").c_str());
 }
 
-/// Returns (first int64 [N + 1], voxels uint64 [N + 1], lower int64 [N + 1, 3] or None, upper,
-/// sums uint64 [N + 1, 3] or None), row 0 the background's, axes z, y, x.
-nb::tuple chunk_label_summary(const Array& labels, std::uint64_t count, bool boxes_and_sums) {
+/// Returns (first int64 [N + 1], voxels uint64 [N + 1] or None, lower int64 [N + 1, 3] or None,
+/// upper, sums uint64 [N + 1, 3] or None), row 0 the background's, axes z, y, x.
+nb::tuple chunk_label_summary(const Array& labels, std::uint64_t count, bool counts, bool boxes_and_sums) {
   ChunkLabelSummary s = with_label_type(labels, "labels", [&](auto t) {
     using L = decltype(t);
     const VolumeView<const L> view = host_volume<L>(labels, "labels");
     nb::gil_scoped_release unlocked;
-    return winnow::chunk_label_summary(view, count, {.boxes_and_sums = boxes_and_sums});
+    return winnow::chunk_label_summary(view, count, {.counts = counts, .boxes_and_sums = boxes_and_sums});
   });
   const std::size_t rows = static_cast<std::size_t>(s.count) + 1;
-  if (!boxes_and_sums)
-    return nb::make_tuple(to_numpy(std::move(s.first), {rows}), to_numpy(std::move(s.voxels), {rows}), nb::none(),
-                          nb::none(), nb::none());
+  if (!boxes_and_sums) {
+    nb::object voxels = counts ? nb::object(nb::cast(to_numpy(std::move(s.voxels), {rows}))) : nb::none();
+    return nb::make_tuple(to_numpy(std::move(s.first), {rows}), voxels, nb::none(), nb::none(), nb::none());
+  }
   return nb::make_tuple(to_numpy(std::move(s.first), {rows}), to_numpy(std::move(s.voxels), {rows}),
                         to_numpy(std::move(s.lower), {rows, 3}), to_numpy(std::move(s.upper), {rows, 3}),
                         to_numpy(std::move(s.sums), {rows, 3}));
@@ -114,9 +115,11 @@ int set_cpu_threads_of_calling_thread(int threads) {
 }  // namespace
 
 void bind_chunks(nb::module_& m) {
-  m.def("chunk_label_summary", &chunk_label_summary, nb::arg("labels"), nb::arg("count"), nb::arg("boxes_and_sums"),
+  m.def("chunk_label_summary", &chunk_label_summary, nb::arg("labels"), nb::arg("count"), nb::arg("counts"),
+        nb::arg("boxes_and_sums"),
         "Per label 0..count of a chunk's labels [z, y, x]: (first voxel's flat index, voxels, lower zyx, upper zyx, "
-        "coordinate sums zyx); the last three None unless boxes_and_sums.");
+        "coordinate sums zyx); voxels None unless counts or boxes_and_sums, the last three None unless "
+        "boxes_and_sums.");
   m.def("chunk_border_pairs", &chunk_border_pairs, nb::arg("near"), nb::arg("far"), nb::arg("near_values").none(),
         nb::arg("far_values").none(), nb::arg("across"), nb::arg("connectivity"),
         "The distinct (near, far) label pairs of touching voxels of two facing chunk borders [z, y, x], as uint64 "

@@ -13,18 +13,21 @@
 // carried as a double would not), so the joined centroids equal the whole-volume call's bit for
 // bit.
 //
-// Algorithm: one pass over the rows; each row is cut into runs of equal labels, and every run
-// updates its label's count (its length), box (its ends) and sums (z and y times its length, the
-// x sum an arithmetic series) once, so a chunk with long runs costs little more than reading it.
-// The running maximum checks the numbering as it goes: a label above the running maximum must be
-// the next one (else the labels are not in raster order) and nothing may exceed `count`.
+// Algorithm: one pass over the rows. First voxels alone (no counts asked for: a labeling without
+// min_area, largest_k or statistics): the labels are compared a block of 16 at a time, and only a
+// block whose largest label exceeds the running maximum is looked at voxel by voxel, so the pass
+// costs about a read of the labels. Counts, boxes and sums: each row is cut into runs of equal
+// labels (a long run a block at a time), and every run updates its label's count (its length),
+// box (its ends) and sums (z and y times its length, the x sum an arithmetic series) once. Either
+// way the running maximum checks the numbering: a label above it must be the next one (else the
+// labels are not in raster order) and nothing may exceed `count`.
 //
-// Complexity: O(voxels) time, one sequential read; O(count) memory (two or five 64-bit words per
-// label). Single-threaded: chunks are small and a chunked labeling runs many at once.
+// Complexity: O(voxels) time, one sequential read; O(count) memory (one, two or eight 64-bit words
+// per label). Single-threaded: chunks are small and a chunked labeling runs many at once.
 //
-// Output contract: arrays indexed by label 0..count, row 0 the background; coordinates local to
-// the chunk, axes z, y, x; first = -1 and an empty box (lower > upper) for a label without voxels
-// (only the background can be one).
+// Output contract: arrays indexed by label 0..count, row 0 the background's (its first voxel is
+// not looked for: first[0] = -1); coordinates local to the chunk, axes z, y, x; an empty box
+// (lower > upper) for a label without voxels (only the background can be one).
 //
 // Border pairs: two neighbouring chunks touch through a face (6 neighbours of a chunk), an edge
 // (12) or a corner (8); which of them join voxels depends on the connectivity (6: faces only, with
@@ -46,52 +49,85 @@
 
 namespace winnow {
 
-template <class L>
-ChunkLabelSummary chunk_label_summary(VolumeView<const L> labels, std::uint64_t count,
-                                      const ChunkSummaryOptions& options) {
-  if (labels.nx < 0 || labels.ny < 0 || labels.nz < 0) throw InputError("chunk_label_summary: negative labels size");
-  if (!labels.empty() && (!labels.data || labels.row_stride < labels.nx ||
-                          labels.slice_stride < labels.row_stride * (labels.ny - 1) + labels.nx))
-    throw InputError("chunk_label_summary: invalid labels view (null data, or strides that overlap rows or slices)");
-  if (count > static_cast<std::uint64_t>(std::max<std::int64_t>(labels.size(), 0)))
-    throw InputError("chunk_label_summary: count " + std::to_string(count) + " exceeds the chunk's " +
-                     std::to_string(labels.size()) + " voxels");
-  ChunkLabelSummary s;
-  s.count = count;
-  const std::size_t rows = static_cast<std::size_t>(count) + 1;
-  s.first.assign(rows, -1);
-  s.voxels.assign(rows, 0);
-  const bool boxes = options.boxes_and_sums;
-  if (boxes) {
-    s.lower.assign(rows * 3, std::numeric_limits<std::int64_t>::max());
-    s.upper.assign(rows * 3, -1);
-    s.sums.assign(rows * 3, 0);
+namespace {
+
+/// Labels above the running maximum, in raster order: each must be the next label (else the
+/// labels are not numbered as winnow::label numbers them), and none may exceed the count.
+class FirstVoxels {
+ public:
+  FirstVoxels(std::vector<std::int64_t>& first, std::uint64_t count) : first_(first), count_(count) {}
+  std::uint64_t seen() const { return seen_; }
+  void meet(std::uint64_t k, std::int64_t flat) {
+    if (k <= seen_) return;
+    if (k > count_)
+      throw InputError("chunk_label_summary: label " + std::to_string(k) + " exceeds the count " +
+                       std::to_string(count_));
+    if (k != seen_ + 1)
+      throw InputError("chunk_label_summary: label " + std::to_string(k) + " comes before label " +
+                       std::to_string(seen_ + 1) + " (labels not numbered in raster order of their first voxels)");
+    first_[k] = flat;
+    seen_ = k;
   }
-  std::uint64_t seen = 0;  // the running maximum of the labels met in raster order
+
+ private:
+  std::vector<std::int64_t>& first_;
+  std::uint64_t count_;
+  std::uint64_t seen_ = 0;
+};
+
+constexpr std::int64_t kBlock = 16;  // voxels compared at once (the compiler's vectors)
+
+/// First voxels only: blocks of a row whose largest label is not above the running maximum hold
+/// no first voxel and are passed over (one vector maximum each).
+template <class L>
+void first_voxels(VolumeView<const L> labels, FirstVoxels& firsts) {
+  for (std::int64_t z = 0; z < labels.nz; ++z)
+    for (std::int64_t y = 0; y < labels.ny; ++y) {
+      const L* row = labels.row(y, z);
+      const std::int64_t row_start = (z * labels.ny + y) * labels.nx;
+      std::int64_t x = 0;
+      for (; x + kBlock <= labels.nx; x += kBlock) {
+        L largest = 0;
+        for (std::int64_t i = 0; i < kBlock; ++i) largest = std::max(largest, row[x + i]);
+        if (static_cast<std::uint64_t>(largest) <= firsts.seen()) continue;
+        for (std::int64_t i = 0; i < kBlock; ++i) firsts.meet(row[x + i], row_start + x + i);
+      }
+      for (; x < labels.nx; ++x) firsts.meet(row[x], row_start + x);
+    }
+}
+
+/// The end of the run of `label` that starts at x: voxel by voxel for short runs, a block at a
+/// time once the run is long (background, large components).
+template <class L>
+std::int64_t run_end(const L* row, std::int64_t x, std::int64_t nx, L label) {
+  std::int64_t end = x + 1;
+  while (end < nx && row[end] == label && end - x < 8) ++end;
+  if (end - x == 8) {
+    for (; end + kBlock <= nx; end += kBlock) {
+      bool same = true;
+      for (std::int64_t i = 0; i < kBlock; ++i) same &= row[end + i] == label;
+      if (!same) break;
+    }
+    while (end < nx && row[end] == label) ++end;
+  }
+  return end;
+}
+
+/// Counts (and with Boxes, boxes and sums) by runs of equal labels along x.
+template <bool Boxes, class L>
+void run_sums(VolumeView<const L> labels, FirstVoxels& firsts, ChunkLabelSummary& s) {
   for (std::int64_t z = 0; z < labels.nz; ++z)
     for (std::int64_t y = 0; y < labels.ny; ++y) {
       const L* row = labels.row(y, z);
       const std::int64_t row_start = (z * labels.ny + y) * labels.nx;
       for (std::int64_t x = 0; x < labels.nx;) {
         const L label = row[x];
-        std::int64_t end = x + 1;
-        while (end < labels.nx && row[end] == label) ++end;
+        const std::int64_t end = run_end(row, x, labels.nx, label);
         const auto k = static_cast<std::uint64_t>(label);
-        if (k > seen) {
-          if (k > count)
-            throw InputError("chunk_label_summary: label " + std::to_string(k) + " exceeds the count " +
-                             std::to_string(count));
-          if (k != seen + 1)
-            throw InputError("chunk_label_summary: label " + std::to_string(k) + " comes before label " +
-                             std::to_string(seen + 1) + " (labels not numbered in raster order of their first voxels)");
-          s.first[k] = row_start + x;
-          seen = k;
-        } else if (k == 0 && s.first[0] < 0) {
-          s.first[0] = row_start + x;
-        }
+        firsts.meet(k, row_start + x);
         const std::int64_t run = end - x;
         s.voxels[k] += static_cast<std::uint64_t>(run);
-        if (boxes) {
+        if constexpr (Boxes) {
           std::int64_t* lo = &s.lower[k * 3];
           std::int64_t* hi = &s.upper[k * 3];
           std::uint64_t* sum = &s.sums[k * 3];
@@ -108,9 +144,40 @@ ChunkLabelSummary chunk_label_summary(VolumeView<const L> labels, std::uint64_t 
         x = end;
       }
     }
-  if (seen != count)
+}
+
+}  // namespace
+
+template <class L>
+ChunkLabelSummary chunk_label_summary(VolumeView<const L> labels, std::uint64_t count,
+                                      const ChunkSummaryOptions& options) {
+  if (labels.nx < 0 || labels.ny < 0 || labels.nz < 0) throw InputError("chunk_label_summary: negative labels size");
+  if (!labels.empty() && (!labels.data || labels.row_stride < labels.nx ||
+                          labels.slice_stride < labels.row_stride * (labels.ny - 1) + labels.nx))
+    throw InputError("chunk_label_summary: invalid labels view (null data, or strides that overlap rows or slices)");
+  if (count > static_cast<std::uint64_t>(std::max<std::int64_t>(labels.size(), 0)))
+    throw InputError("chunk_label_summary: count " + std::to_string(count) + " exceeds the chunk's " +
+                     std::to_string(labels.size()) + " voxels");
+  ChunkLabelSummary s;
+  s.count = count;
+  const std::size_t rows = static_cast<std::size_t>(count) + 1;
+  s.first.assign(rows, -1);
+  FirstVoxels firsts(s.first, count);
+  if (options.boxes_and_sums) {
+    s.voxels.assign(rows, 0);
+    s.lower.assign(rows * 3, std::numeric_limits<std::int64_t>::max());
+    s.upper.assign(rows * 3, -1);
+    s.sums.assign(rows * 3, 0);
+    run_sums<true>(labels, firsts, s);
+  } else if (options.counts) {
+    s.voxels.assign(rows, 0);
+    run_sums<false>(labels, firsts, s);
+  } else {
+    first_voxels(labels, firsts);
+  }
+  if (firsts.seen() != count)
     throw InputError("chunk_label_summary: labels 1.." + std::to_string(count) + " expected, the largest present is " +
-                     std::to_string(seen));
+                     std::to_string(firsts.seen()));
   return s;
 }
 
