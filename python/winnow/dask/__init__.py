@@ -137,9 +137,10 @@ def label(darr: Any, connectivity: Optional[int] = None, *, multilabel: bool = T
         bounding_boxes, centroids), from the chunks' exact integer sums.
     store : str, os.PathLike or zarr.Array, optional
         Where the provisional labels wait between the stages: a path for a new zarr array (it must
-        not exist), or a zarr array of the input's shape and chunks (32- or 64-bit integers). The
-        labels returned read it, so keep it until they are computed or written, then delete it.
-        Default: in the cluster's memory (as much memory as the labels). Needs regular chunks.
+        not exist; written uncompressed, 4 bytes a voxel), or a zarr array of the input's shape and
+        chunks (32- or 64-bit integers). The labels returned read it, so keep it until they are
+        computed or written, then delete it. Default: in the cluster's memory (as much memory as
+        the labels). Needs regular chunks.
     progress : bool, optional
         Show a progress bar (default: when standard error is a terminal).
 
@@ -189,7 +190,8 @@ def label(darr: Any, connectivity: Optional[int] = None, *, multilabel: bool = T
         if isinstance(store, (str, Path)) or hasattr(store, "__fspath__"):
             if os.path.lexists(store):
                 raise FileExistsError(f"{os.fspath(store)}: exists (the provisional labels need a new array)")
-            zarr_array = _stores.create_array(store, darr.shape, chunks, _provisional_dtype(volume.chunks))
+            zarr_array = _stores.create_array(store, darr.shape, chunks, _provisional_dtype(volume.chunks),
+                                              compressed=False)
         else:
             _stores.check_array(store, darr.shape, chunks, "store")
             zarr_array = store
@@ -209,10 +211,11 @@ def label_to_zarr(darr: Any, path: Any, connectivity: Optional[int] = None, *, m
     """Labels a chunked 2D image or 3D volume into a zarr array on disk, as ``label`` does: the
     labels ``winnow.label`` gives the whole array, each worker holding a few chunks at a time.
 
-    Each chunk is labelled once and its provisional labels written to the output's chunk; after
-    the chunks are joined, each chunk is read, relabelled through its table and written back.
-    The output is written under a temporary name in path's folder and renamed to path when
-    complete: a failure leaves no half-written array.
+    Each chunk is labelled once and its provisional labels written to a temporary zarr array
+    (uncompressed) beside path; after the chunks are joined, each chunk is read back, relabelled
+    through its table and written to the output. The output is written under a temporary name in
+    path's folder and renamed to path when complete: a failure leaves no half-written array, and
+    the provisional labels are removed either way.
 
     Parameters
     ----------
@@ -268,20 +271,24 @@ def _label_to_zarr(darr: Any, path: Any, connectivity: Optional[int], multilabel
     if (path.exists() or path.is_symlink()) and not overwrite:
         raise FileExistsError(f"{path}: exists (pass overwrite to replace it)")
     dtype = _output_dtype(volume.shape)
-    temporary = _stores.temporary_beside(path)
+    temporary, provisional = _stores.temporary_beside(path), _stores.temporary_beside(path)
     try:
         array = _stores.create_array(temporary, darr.shape, chunks, dtype)
         if 0 in volume.shape:
             n, statistics, label_values = 0, _empty_statistics(ndim), None
         else:
             show = _show(progress)
-            plan = _plan(volume, connectivity, multilabel, min_area, largest_k, stats, values, array, ndim)
+            store = _stores.create_array(provisional, darr.shape, chunks, _provisional_dtype(volume.chunks),
+                                         compressed=False)
+            plan = _plan(volume, connectivity, multilabel, min_area, largest_k, stats, values, store, ndim)
             labeling = _graph.run(volume, plan, dtype, show)
-            _graph.relabel_store(labeling, show)
+            _graph.relabel_into(labeling, array, show)
             n = labeling.count
             statistics, label_values = labeling.statistics if stats else (None, None)
         _stores.move_into_place(temporary, path, overwrite)
     except BaseException:
         _stores.remove(temporary)
         raise
+    finally:
+        _stores.remove(provisional)
     return n, statistics, label_values

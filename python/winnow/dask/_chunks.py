@@ -7,9 +7,10 @@ memory, NumPy on the CPU or CuPy on the GPU).
   chunk's runs of equal labels, by CuPy array operations), the chunk's face planes on the sides it
   shares with other chunks (labels and, for multi-label input, values), and which labels lie on
   them. The provisional labels stay in memory, or go to a zarr array when one is given.
-- ``far_piece``: the piece of a chunk's low faces that a lower neighbour joins (a whole face for
-  a face neighbour; a line or a corner for an edge or corner neighbour): on a distributed
-  scheduler a small task of its own, so a worker fetches a plane, never a chunk's labels.
+- ``far_piece`` / ``far_pieces``: the pieces of a chunk's low faces that its lower neighbours join
+  (a whole face for a face neighbour; a line or a corner for an edge or corner neighbour): on a
+  distributed scheduler small tasks of their own (a face each, the lines and corners together),
+  so a worker fetches planes, never a chunk's labels.
 - ``chunk_pairs``: the equivalences between the chunk and its forward neighbours (each pair of
   neighbouring chunks is joined once, by the one with the lower index): the distinct label pairs
   of touching voxels across every face, edge and corner that the connectivity relates
@@ -267,6 +268,16 @@ def far_piece(record: ChunkRecord, direction: tuple) -> tuple:
     return _piece(record.faces[leading, 0], direction, near=False)
 
 
+def far_pieces(record: ChunkRecord, directions: list) -> dict:
+    """far_piece for each of the directions: direction -> piece (the lines and corners the edge
+    and corner neighbours below join, small enough to travel together)."""
+    return {d: far_piece(record, d) for d in directions}
+
+
+def pick(mapping: dict, key: Any) -> Any:
+    return mapping[key]
+
+
 @dataclass
 class ChunkJoin:
     """A chunk's equivalences with its forward neighbours, and what the merge needs of the labels
@@ -442,11 +453,11 @@ def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int) -> 
     return lookup[labels]
 
 
-def relabel_in_store(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int) -> int:
-    """Stage 3 into the store: the chunk's provisional labels read, relabelled and written back in
-    place (its own region only); returns the region's voxel count."""
+def relabel_into(table: ChunkTable, spec: ChunkSpec, store: Any, out: Any, ndim: int) -> int:
+    """Stage 3 into a zarr array: the chunk's provisional labels read from the store, relabelled
+    and written to the same region of out (the chunk's own zarr chunk); returns its voxel count."""
     region = spec.region(ndim)
-    store[region] = table.table[np.asarray(store[region])]
+    out[region] = table.table[np.asarray(store[region])]
     return int(np.prod(spec.shape))
 
 

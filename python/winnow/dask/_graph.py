@@ -163,6 +163,21 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
     shape = grid.shape
     for p in positions:
         dsk[(label,) + p] = (_chunks.label_chunk, (darr.name,) + grid.block(p), specs[p], plan)
+    rims: dict = {}  # q -> the part holding the lines and corners of q's low faces its neighbours join
+
+    def far_piece(q: tuple, d: tuple) -> Any:
+        """The piece of chunk q's low faces that q - d joins: on a distributed scheduler a face is
+        a task of its own per axis, and the lines and corners of all q's faces one task."""
+        if shared:
+            return (_chunks.far_piece, (label,) + q, d)
+        if sum(s != 0 for s in d) == 1:
+            return part((label,) + q, _chunks.far_piece, d)
+        if q not in rims:
+            below = [e for e in directions if sum(s != 0 for s in e) > 1
+                     and all(0 <= a - s < n for a, s, n in zip(q, e, shape))]
+            rims[q] = part((label,) + q, _chunks.far_pieces, below)
+        return (_chunks.pick, rims[q], d)
+
     for p in positions:
         ahead, far, pieces = [], [], []
         for d in directions:
@@ -171,7 +186,7 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
                 continue
             ahead.append(d)
             far.append(grid.linear(q))
-            pieces.append(part((label,) + q, _chunks.far_piece, d))
+            pieces.append(far_piece(q, d))
         dsk[(pair,) + p] = (_chunks.chunk_pairs, (label,) + p, grid.linear(p), ahead, far, pieces, plan)
     dsk[(merge,)] = (_merge.merge_chunks, [(pair,) + p for p in positions], plan.min_area, plan.largest_k)
     for p in positions:
@@ -224,11 +239,12 @@ def labels_array(labeling: Labeling, like: Any, dtype: Any) -> da.Array:
     return da.Array(graph, name, chunks=grid.chunks, dtype=dtype, meta=meta)
 
 
-def relabel_store(labeling: Labeling, show_progress: bool) -> None:
-    """Stage 3 into the store: every chunk's provisional labels relabelled in place."""
+def relabel_into(labeling: Labeling, out: Any, show_progress: bool) -> None:
+    """Stage 3 into a zarr array: every chunk's provisional labels, read from the store,
+    relabelled into out."""
     plan = labeling.plan
     name = f"winnow-relabel-{uuid.uuid4().hex}"
-    layer = {(name,) + p: (_chunks.relabel_in_store, t.key, labeling.grid.spec(p), plan.store, plan.ndim)
+    layer = {(name,) + p: (_chunks.relabel_into, t.key, labeling.grid.spec(p), plan.store, out, plan.ndim)
              for p, t in labeling.tables.items()}
     graph = HighLevelGraph.from_collections(name, layer, dependencies=list(labeling.tables.values()))
     keys = list(layer)

@@ -33,11 +33,18 @@ def require_regular_chunks(chunks: tuple, what: str) -> tuple:
     return sizes
 
 
-def create_array(path: Any, shape: tuple, chunks: tuple, dtype: Any) -> Any:
-    """A new zarr array at path (an error if something is there), zero-filled."""
+def create_array(path: Any, shape: tuple, chunks: tuple, dtype: Any, compressed: bool = True) -> Any:
+    """A new zarr array at path (an error if something is there), zero-filled; zarr's default
+    compression, or none (the provisional labels: written once, read once, soon deleted, so
+    compressing them would cost more than it saves)."""
     import zarr
 
-    return zarr.open_array(store=str(path), mode="w-", shape=shape, chunks=chunks, dtype=np.dtype(dtype), fill_value=0)
+    dtype = np.dtype(dtype)
+    if hasattr(zarr, "create_array"):  # zarr 3
+        options = {} if compressed else {"compressors": None}
+        return zarr.create_array(store=str(path), shape=shape, chunks=chunks, dtype=dtype, fill_value=0, **options)
+    options = {} if compressed else {"compressor": None}
+    return zarr.open_array(store=str(path), mode="w-", shape=shape, chunks=chunks, dtype=dtype, fill_value=0, **options)
 
 
 def check_array(array: Any, shape: tuple, chunks: tuple, what: str) -> None:
