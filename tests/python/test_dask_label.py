@@ -244,12 +244,32 @@ def test_bad_arguments(rng):
             call()
 
 
-def test_labels_need_64_bits_from_2_to_the_32_voxels():
+def test_labels_need_64_bits_from_2_to_the_32_voxels(monkeypatch, rng):
     from winnow.dask import _output_dtype
 
     assert _output_dtype((1024, 2048, 2047)) == np.uint32
     assert _output_dtype((1024, 2048, 2048)) == np.uint64
     assert _output_dtype((65536, 65536)) == np.uint64
+    # The 64-bit path (tables, labels, statistics), with the bound lowered to this volume's size.
+    monkeypatch.setattr(wd, "_WIDE", 1000)
+    a = rng.random((10, 11, 12)) < 0.3
+    labels, n, stats = wd.label(da.from_array(a, chunks=4), 6, stats=True, progress=False)
+    expected, expected_n, expected_stats = winnow.label(a, 6, return_N=True, stats=True)
+    assert labels.dtype == np.uint64 and labels.compute().dtype == np.uint64 and n == expected_n
+    np.testing.assert_array_equal(labels.compute(), expected)
+    assert_same_statistics(stats, expected_stats)
+
+
+def test_layouts_and_progress(rng, capsys):
+    """Fortran-order and strided chunks; the progress bar on request (standard error)."""
+    a = rng.integers(0, 3, (14, 13, 12)).astype(np.uint16)
+    transposed = da.from_array(np.ascontiguousarray(a.T), chunks=5).T  # chunks in Fortran order
+    labels, n = wd.label(transposed, 18, progress=True)
+    np.testing.assert_array_equal(labels.compute(), winnow.label(a, 18))
+    assert "100%" in capsys.readouterr().err
+    strided = da.from_array(np.repeat(a, 2, axis=2), chunks=(5, 6, 8))[:, :, ::2]
+    np.testing.assert_array_equal(wd.label(strided, 26, progress=False)[0].compute(), winnow.label(a, 26))
+    assert capsys.readouterr().err == ""
 
 
 def test_local_cluster_of_two_processes(rng):

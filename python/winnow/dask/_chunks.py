@@ -109,7 +109,12 @@ def _is_device(a: Any) -> bool:
 
 
 def _to_host(a: Any) -> np.ndarray:
-    return a.get() if _is_device(a) else np.ascontiguousarray(a)
+    """A C-contiguous NumPy copy or view of a host or device array."""
+    if _is_device(a):
+        import cupy
+
+        return cupy.ascontiguousarray(a).get()
+    return np.ascontiguousarray(a)
 
 
 def label_block(block: Any, plan: Plan) -> tuple:
