@@ -444,13 +444,17 @@ def chunk_table(record: ChunkRecord, offsets: np.ndarray, numbering: Any, plan: 
     return result
 
 
-def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int) -> Any:
+def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int, like: Any) -> Any:
     """Stage 3: the chunk's final labels, ``table[labels]`` (on the labels' device); labels read
-    from the store when the provisional labels went there."""
+    from the store when the provisional labels went there (onto like's device for device input)."""
     labels = table.labels
+    lookup = table.table
     if labels is None:
         labels = np.asarray(store[spec.region(ndim)]).reshape(spec.shape)
-    lookup = table.table
+        if _is_device(like):
+            import cupy
+
+            labels = cupy.asarray(labels)
     if _is_device(labels):
         import cupy
 

@@ -234,7 +234,7 @@ def labels_array(labeling: Labeling, like: Any, dtype: Any) -> da.Array:
             layer[(name,) + block] = (_chunks.empty_block, shape, dtype, meta)
         else:
             layer[(name,) + block] = (_chunks.relabel_chunk, labeling.tables[p].key, grid.spec(p), plan.store,
-                                      plan.ndim)
+                                      plan.ndim, meta)
     graph = HighLevelGraph.from_collections(name, layer, dependencies=list(labeling.tables.values()))
     return da.Array(graph, name, chunks=grid.chunks, dtype=dtype, meta=meta)
 
