@@ -3,8 +3,8 @@ memory, chunk by chunk on Dask (winnow.dask.label_to_zarr), from a shell.
 
 The input is a zarr array (a folder; a group's array named by its path, e.g. ``big.zarr/0``),
 read chunk by chunk; the labels are written as a zarr array of the same shape and chunks
-(uint32, uint64 from 2^32 voxels), under a temporary name beside the target and renamed into
-place when complete; the statistics (``--stats``) as CSV, the columns of the ``winnow label``
+(uint32, uint64 from 2^32 voxels; Blosc lz4 unless --compression says otherwise), under a
+temporary name beside the target and renamed into place when complete; the statistics (``--stats``) as CSV, the columns of the ``winnow label``
 command's (label,voxels,x,y,z,width,height,depth,cx,cy,cz[,value]). Every error is one line on
 standard error and exit status 2 (1 for a failure that is not the input's).
 """
@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     label.add_argument("--stats", help="CSV: label,voxels,x,y,z,width,height,depth,cx,cy,cz (and value with "
                                        "--multilabel)")
     label.add_argument("--chunks", help="rechunk the input first: N or Z,Y,X voxels per chunk (default: its own)")
+    label.add_argument("--compression", default="lz4", choices=("lz4", "zstd", "none"),
+                       help="the labels' chunks: Blosc lz4 (default, fast), Blosc zstd (smaller, slower) or none")
     label.add_argument("--scheduler", default="threads",
                        help="threads (default), processes (a local cluster of worker processes), or the address of "
                             "a dask.distributed scheduler (tcp://host:port)")
@@ -158,7 +160,7 @@ def _label(args: argparse.Namespace) -> int:
         with dask.config.set(settings):
             n, statistics, values = winnow_dask._label_to_zarr(
                 volume, out, args.connectivity, multilabel, args.min_area, args.largest_k, stats_path is not None,
-                multilabel, args.overwrite, False if args.quiet else None)
+                multilabel, args.compression, args.overwrite, False if args.quiet else None)
     except (ValueError, TypeError, FileExistsError) as error:
         raise InputProblem(f"{args.input}: {error}") from None
     finally:

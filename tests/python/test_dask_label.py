@@ -201,8 +201,8 @@ def test_store_and_zarr_round_trip(tmp_path, rng):
     assert_same_statistics(stats, reference_stats)
     with pytest.raises(FileExistsError):
         wd.label_to_zarr(da.from_zarr(source), out, progress=False)
-    assert wd.label_to_zarr(da.from_zarr(source), out, 6, overwrite=True, progress=False) == winnow.label(
-        a, 6, return_N=True)[1]
+    assert wd.label_to_zarr(da.from_zarr(source), out, 6, compression="zstd", overwrite=True,
+                            progress=False) == winnow.label(a, 6, return_N=True)[1]
     np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[:], winnow.label(a, 6))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "labels.zarr", "provisional.zarr"]
 
@@ -220,6 +220,8 @@ def test_a_failure_leaves_no_output(tmp_path, rng):
     with pytest.raises(OSError, match="disk on fire"):
         wd.label_to_zarr(source, tmp_path / "labels.zarr", progress=False)
     assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="compression"):
+        wd.label_to_zarr(da.from_array(a, chunks=5), tmp_path / "labels.zarr", compression="gzip", progress=False)
     with pytest.raises(ValueError, match="regular chunks"):
         wd.label_to_zarr(da.from_array(a, chunks=((3, 7), 11, 12)), tmp_path / "labels.zarr", progress=False)
     assert list(tmp_path.iterdir()) == []
@@ -306,7 +308,7 @@ def test_command_line(tmp_path, rng, monkeypatch, capsys):
     np.testing.assert_allclose(rows[:, 8:11], stats["centroids"][1:, ::-1], atol=1e-6)
     monkeypatch.chdir(tmp_path)
     assert main(["label", "big.zarr", "--out-labels", "multi.zarr", "--multilabel", "--chunks", "5", "--stats",
-                 "multi.csv", "--quiet"]) == 0
+                 "multi.csv", "--compression", "none", "--quiet"]) == 0
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "multi.zarr"), mode="r")[:], winnow.label(a, 26))
     values = np.loadtxt(tmp_path / "multi.csv", delimiter=",", skiprows=1, ndmin=2)[:, 11]
     firsts = np.unique(winnow.label(a, 26).ravel(), return_index=True)[1][1:]

@@ -137,8 +137,8 @@ def label(darr: Any, connectivity: Optional[int] = None, *, multilabel: bool = T
         bounding_boxes, centroids), from the chunks' exact integer sums.
     store : str, os.PathLike or zarr.Array, optional
         Where the provisional labels wait between the stages: a path for a new zarr array (it must
-        not exist; written uncompressed, 4 bytes a voxel), or a zarr array of the input's shape and
-        chunks (32- or 64-bit integers). The labels returned read it, so keep it until they are
+        not exist; Blosc lz4, fast both ways), or a zarr array of the input's shape and chunks (32-
+        or 64-bit integers). The labels returned read it, so keep it until they are
         computed or written, then delete it. Default: in the cluster's memory (as much memory as
         the labels). Needs regular chunks.
     progress : bool, optional
@@ -190,8 +190,7 @@ def label(darr: Any, connectivity: Optional[int] = None, *, multilabel: bool = T
         if isinstance(store, (str, Path)) or hasattr(store, "__fspath__"):
             if os.path.lexists(store):
                 raise FileExistsError(f"{os.fspath(store)}: exists (the provisional labels need a new array)")
-            zarr_array = _stores.create_array(store, darr.shape, chunks, _provisional_dtype(volume.chunks),
-                                              compressed=False)
+            zarr_array = _stores.create_array(store, darr.shape, chunks, _provisional_dtype(volume.chunks))
         else:
             _stores.check_array(store, darr.shape, chunks, "store")
             zarr_array = store
@@ -206,13 +205,13 @@ def label(darr: Any, connectivity: Optional[int] = None, *, multilabel: bool = T
 
 
 def label_to_zarr(darr: Any, path: Any, connectivity: Optional[int] = None, *, multilabel: bool = True,
-                  min_area: int = 0, largest_k: int = 0, stats: bool = False, overwrite: bool = False,
-                  progress: Optional[bool] = None) -> Any:
+                  min_area: int = 0, largest_k: int = 0, stats: bool = False, compression: str = "lz4",
+                  overwrite: bool = False, progress: Optional[bool] = None) -> Any:
     """Labels a chunked 2D image or 3D volume into a zarr array on disk, as ``label`` does: the
     labels ``winnow.label`` gives the whole array, each worker holding a few chunks at a time.
 
     Each chunk is labelled once and its provisional labels written to a temporary zarr array
-    (uncompressed) beside path; after the chunks are joined, each chunk is read back, relabelled
+    (Blosc lz4) beside path; after the chunks are joined, each chunk is read back, relabelled
     through its table and written to the output. The output is written under a temporary name in
     path's folder and renamed to path when complete: a failure leaves no half-written array, and
     the provisional labels are removed either way.
@@ -227,6 +226,9 @@ def label_to_zarr(darr: Any, path: Any, connectivity: Optional[int] = None, *, m
         zarr 2).
     connectivity, multilabel, min_area, largest_k, stats, progress
         As for ``label``.
+    compression : {"lz4", "zstd", "none"}, default "lz4"
+        The output's chunks: Blosc with byte shuffle and lz4 (fast: writing costs about what
+        labeling does) or zstd (smaller, several times slower to write), or uncompressed.
     overwrite : bool, default False
         Replace what is at path (after the new array is complete).
 
@@ -242,7 +244,7 @@ def label_to_zarr(darr: Any, path: Any, connectivity: Optional[int] = None, *, m
     FileExistsError
         path exists and overwrite is False.
     TypeError, ValueError
-        As ``label``; ValueError for chunks zarr cannot hold.
+        As ``label``; ValueError for chunks zarr cannot hold or an unknown compression.
 
     See Also
     --------
@@ -258,28 +260,30 @@ def label_to_zarr(darr: Any, path: Any, connectivity: Optional[int] = None, *, m
     True
     """
     n, statistics, _ = _label_to_zarr(darr, path, connectivity, multilabel, min_area, largest_k, stats, False,
-                                      overwrite, progress)
+                                      compression, overwrite, progress)
     return (n, statistics) if stats else n
 
 
 def _label_to_zarr(darr: Any, path: Any, connectivity: Optional[int], multilabel: bool, min_area: int,
-                   largest_k: int, stats: bool, values: bool, overwrite: bool, progress: Optional[bool]) -> tuple:
+                   largest_k: int, stats: bool, values: bool, compression: str, overwrite: bool,
+                   progress: Optional[bool]) -> tuple:
     """label_to_zarr, also giving each label's value with ``values`` (multi-label statistics)."""
     volume, connectivity, ndim, min_area, largest_k = _checked(darr, connectivity, min_area, largest_k)
     chunks = _stores.require_regular_chunks(darr.chunks, "darr")
+    if compression not in _stores.COMPRESSIONS:
+        raise ValueError(f"compression: expected one of {', '.join(_stores.COMPRESSIONS)}, got {compression!r}")
     path = Path(path)
     if (path.exists() or path.is_symlink()) and not overwrite:
         raise FileExistsError(f"{path}: exists (pass overwrite to replace it)")
     dtype = _output_dtype(volume.shape)
     temporary, provisional = _stores.temporary_beside(path), _stores.temporary_beside(path)
     try:
-        array = _stores.create_array(temporary, darr.shape, chunks, dtype)
+        array = _stores.create_array(temporary, darr.shape, chunks, dtype, compression)
         if 0 in volume.shape:
             n, statistics, label_values = 0, _empty_statistics(ndim), None
         else:
             show = _show(progress)
-            store = _stores.create_array(provisional, darr.shape, chunks, _provisional_dtype(volume.chunks),
-                                         compressed=False)
+            store = _stores.create_array(provisional, darr.shape, chunks, _provisional_dtype(volume.chunks))
             plan = _plan(volume, connectivity, multilabel, min_area, largest_k, stats, values, store, ndim)
             labeling = _graph.run(volume, plan, dtype, show)
             _graph.relabel_into(labeling, array, show)
