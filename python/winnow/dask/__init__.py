@@ -30,7 +30,7 @@ Stages 1 and 2 run when ``label`` is called (N is an int when it returns); the l
 array that reads the persisted provisional labels and relabels them chunk by chunk, as often as
 it is computed. Memory: the provisional labels in memory (``label`` without ``store``) cost as
 much as the labels; with a store, a worker holds the chunks it works on, the faces of its chunks
-and per-label summaries (16 bytes a label; 72 with statistics).
+and per-label summaries (8 bytes a label; 16 with min_area or largest_k, 88 with statistics).
 
 Labels are uint32, uint64 when the array has 2^32 voxels or more. Schedulers: whatever dask
 uses (``dask.config.set(scheduler=...)``, or a ``distributed.Client``). CuPy chunks on
