@@ -26,6 +26,7 @@ the order in which a whole-volume labeling numbers components.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -115,6 +116,12 @@ def _to_host(a: Any) -> np.ndarray:
 
         return cupy.ascontiguousarray(a).get()
     return np.ascontiguousarray(a)
+
+
+def _copy_to_host(a: Any) -> np.ndarray:
+    """A C-contiguous NumPy copy (never a view: a face kept as a view of the chunk would keep the
+    whole chunk in memory)."""
+    return _to_host(a) if _is_device(a) else np.array(a, order="C", copy=True)
 
 
 def label_block(block: Any, plan: Plan) -> tuple:
@@ -207,8 +214,8 @@ def label_chunk(block: Any, spec: ChunkSpec, plan: Plan) -> ChunkRecord:
             if not shared:
                 continue
             index = _face_slices(axis, side)
-            face = _to_host(labels[index])
-            faces[axis, side] = (face, _comparable(_to_host(block[index])) if compare_values else None)
+            face = _copy_to_host(labels[index])
+            faces[axis, side] = (face, _comparable(_copy_to_host(block[index])) if compare_values else None)
             marks[face.reshape(-1)] = True
     marks[0] = False
     boundary = np.flatnonzero(marks)
@@ -264,6 +271,12 @@ def _piece(face: tuple, direction: tuple, near: bool) -> tuple:
     index = tuple(index)
     labels, values = face
     return np.ascontiguousarray(labels[index]), None if values is None else np.ascontiguousarray(values[index])
+
+
+def without_faces(record: ChunkRecord) -> ChunkRecord:
+    """The record without its faces, for the tasks after the joining: the faces (6 planes a
+    chunk) are freed once the border pairs are found, before the merge waits for every chunk."""
+    return dataclasses.replace(record, faces={})
 
 
 def far_piece(record: ChunkRecord, direction: tuple) -> tuple:

@@ -6,7 +6,8 @@ current (threads, processes, dask.distributed).
 Per chunk (position p in the grid of non-empty chunks): label (stage 1) -> pairs (with its
 forward neighbours, reading the pieces of their faces it needs) -> [merge] -> rows -> [offsets of
 its row of chunks] -> [numbering] -> table (with the provisional labels) -> labels (stage 3,
-lazy). ``run`` persists the tables and computes N and the statistics. On a distributed scheduler
+lazy). Rows and table read the chunk's record without its faces (a task of its own), so the faces
+are freed once the pairs are found and the merge does not wait with every chunk's faces held. ``run`` persists the tables and computes N and the statistics. On a distributed scheduler
 the small parts a task reads of another's result (a face piece, a chunk's part of the merge) are
 tasks of their own, so a worker fetches the part and not the whole; when every task runs in this
 process they are read in place.
@@ -156,6 +157,7 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
         return part_key
 
     label, pair, merge, rows, row_offsets = name("label"), name("pairs"), name("merge"), name("rows"), name("offsets")
+    summary = name("summary")
     numbering, table, count, statistics = name("numbering"), name("table"), name("count"), name("statistics")
     directions = _chunks.forward_directions(plan.connectivity)
     positions = list(grid.positions())
@@ -190,7 +192,8 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
         dsk[(pair,) + p] = (_chunks.chunk_pairs, (label,) + p, grid.linear(p), ahead, far, pieces, plan)
     dsk[(merge,)] = (_merge.merge_chunks, [(pair,) + p for p in positions], plan.min_area, plan.largest_k)
     for p in positions:
-        dsk[(rows,) + p] = (_chunks.chunk_rows, (label,) + p, part((merge,), _merge.merge_status, grid.linear(p)))
+        dsk[(summary,) + p] = (_chunks.without_faces, (label,) + p)
+        dsk[(rows,) + p] = (_chunks.chunk_rows, (summary,) + p, part((merge,), _merge.merge_status, grid.linear(p)))
     summaries, starts, columns = [], [], []
     for gz, gy in itertools.product(range(shape[0]), range(shape[1])):
         dsk[(row_offsets, gz, gy)] = (_merge.chunk_row_offsets, [(rows, gz, gy, gx) for gx in range(shape[2])])
@@ -201,7 +204,7 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
     dsk[(count,)] = (_merge.numbering_count, (numbering,))
     for p in positions:
         spec = specs[p]
-        dsk[(table,) + p] = (_chunks.chunk_table, (label,) + p, part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]),
+        dsk[(table,) + p] = (_chunks.chunk_table, (summary,) + p, part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]),
                              part((numbering,), _merge.numbering_of_chunk, (merge,), grid.linear(p), spec.offset[0],
                                   spec.shape[0], p[1]),
                              plan, table_dtype)
