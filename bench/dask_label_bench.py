@@ -15,8 +15,9 @@
 Volumes: "random" (voxel i foreground when a 64-bit hash of (i, seed) < density), "mri" (the
 bundled MNI152 grey-matter map > 128, tiled periodically to size^3), uint8, written to zarr in
 --chunk^3 chunks (not timed). Every labeling is checked equal to the whole-volume call (a
-checksum of the labels). Peak memory: the process's (threads; /proc/self VmHWM, reset before each
-run) or each worker process's (ru_maxrss of a fresh cluster, minus its idle size). Writes nothing
+checksum of the labels). Peak memory: threads, a fresh process's peak (VmHWM) above what it held
+after its imports; processes, each worker's RSS sampled every 5 ms during the run, above its idle
+RSS (the largest over the workers); whole, the peak above the volume it labels. Writes nothing
 outside --out. Prints the table last (and writes it to OUT/dask_label_bench.md, the rows as JSON
 to OUT/dask_label_bench.json).
 
@@ -234,30 +235,51 @@ def run_dask_memory(volume, chunk, connectivity, workers, reps):
     return seconds, results["n"], checksum(results["labels"].compute())
 
 
-def _worker_peak():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def _start_sampling(dask_worker):
+    """In a worker: its RSS now, and a thread that keeps the largest RSS seen (every 5 ms)."""
+    import threading
+
+    state = {"peak": rss_bytes(), "run": True}
+
+    def sample():
+        while state["run"]:
+            state["peak"] = max(state["peak"], rss_bytes())
+            time.sleep(0.005)
+
+    threading.Thread(target=sample, daemon=True).start()
+    dask_worker.winnow_bench_sampling = state
+    return state["peak"]
+
+
+def _stop_sampling(dask_worker):
+    state = dask_worker.winnow_bench_sampling
+    state["run"] = False
+    return max(state["peak"], rss_bytes())
 
 
 def run_dask_zarr_processes(source, out_dir, connectivity, workers, reps):
+    """label_to_zarr on a fresh LocalCluster per repetition; each worker's RSS sampled during the
+    run: (median seconds, N, output, largest growth of a worker above its idle RSS, its largest
+    RSS)."""
     import dask.array as da
     import winnow.dask
     from distributed import Client, LocalCluster
 
     target = os.path.join(out_dir, "labels-processes.zarr")
-    times, n, peaks = [], 0, []
+    times, n, growth, largest = [], 0, 0, 0
     for _ in range(reps):
         shutil.rmtree(target, ignore_errors=True)
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                           local_directory=os.path.join(out_dir, "dask-worker-space")) as cluster, Client(cluster) as client:
             client.run(lambda: __import__("winnow.dask"))
-            idle = client.run(_worker_peak)
+            idle = client.run(_start_sampling)
             start = time.perf_counter()
             n = winnow.dask.label_to_zarr(da.from_zarr(source), target, connectivity, progress=False)
             times.append(time.perf_counter() - start)
-            after = client.run(_worker_peak)
-            peaks.append(max(after[w] - idle[w] for w in after))
-            absolute = max(after.values())
-    return statistics.median(times), n, target, max(peaks), absolute
+            peaks = client.run(_stop_sampling)
+            growth = max(growth, max(peaks[w] - idle[w] for w in peaks))
+            largest = max(largest, max(peaks.values()))
+    return statistics.median(times), n, target, growth, largest
 
 
 def _dask_image_child(source, target, connectivity, workers, queue):
@@ -425,7 +447,7 @@ def main():
                                                                      args.reps)
             rows.append(dict(volume=kind, method="winnow.dask zarr->zarr, LocalCluster processes", workers=args.workers,
                              seconds=t, n=n_d, equal=n_d == n and zarr_checksum(target, args.chunk) == whole_sum,
-                             peak=peak, peak_note=f"per worker, above its idle peak; {human(absolute)} in all"))
+                             peak=peak, peak_note=f"per worker, above its idle RSS; {human(absolute)} in all"))
             print(f"  dask zarr->zarr processes: {t:.3f} s", flush=True)
         if args.dask_image:
             found = run_dask_image(source, args.out, args.connectivity, args.workers, args.dask_image_timeout)

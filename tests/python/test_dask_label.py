@@ -189,6 +189,8 @@ def test_store_and_zarr_round_trip(tmp_path, rng):
                          progress=False)
     assert n == expected_n
     np.testing.assert_array_equal(labels.compute(), expected)
+    labels.to_zarr(str(tmp_path / "lazy.zarr"))  # chunk-aligned writes of the lazy labels
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "lazy.zarr"), mode="r")[:], expected)
     with pytest.raises(FileExistsError):
         wd.label(da.from_zarr(source), 18, store=tmp_path / "provisional.zarr", progress=False)
     # zarr to zarr, statistics too; then into the same path again, with overwrite.
@@ -204,7 +206,7 @@ def test_store_and_zarr_round_trip(tmp_path, rng):
     assert wd.label_to_zarr(da.from_zarr(source), out, 6, compression="zstd", overwrite=True,
                             progress=False) == winnow.label(a, 6, return_N=True)[1]
     np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[:], winnow.label(a, 6))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "labels.zarr", "provisional.zarr"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "labels.zarr", "lazy.zarr", "provisional.zarr"]
 
 
 def test_a_failure_leaves_no_output(tmp_path, rng):
