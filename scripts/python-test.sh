@@ -4,12 +4,14 @@
 #   scripts/python-test.sh BUILD [--offline]
 # The venv is BUILD/python-venv; CMake's build folder BUILD/python-build is kept between runs,
 # so a second run rebuilds only what changed. Test and build dependencies come from PyPI (numpy,
-# scipy, scikit-image, connected-components-3d, pytest, nanobind, scikit-build-core; dask,
-# distributed and zarr for winnow.dask, whose tests and docstrings are skipped without them).
+# scipy, scikit-image, connected-components-3d, pytest, nanobind, scikit-build-core).
 # --offline (a GPU host without network): the venv sees the system's site packages, which must
 # hold those (cupy and torch too, for the device tests), and nothing is downloaded.
 # CMAKE_ARGS passes CMake settings through (e.g. CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=90).
 set -euo pipefail
+# A module whose optional dependency is missing (winnow.dask without dask) is left out of the
+# docstring examples; its tests skip.
+export PYTEST_ADDOPTS="--doctest-ignore-import-errors ${PYTEST_ADDOPTS:-}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(realpath -m "${1:-build}")"
 offline="${2:-}"
@@ -29,11 +31,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 if [ "$offline" != --offline ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind scikit-build-core numpy scipy \
-    scikit-image connected-components-3d pytest "dask[array]" distributed zarr
+    scikit-image connected-components-3d pytest
+fi
+if [ "$offline" != --offline ]; then  # winnow.dask's: the dask extra (pyproject.toml)
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "dask[array]" distributed zarr
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
   --config-settings=build-dir="$build/python-build" --config-settings=build.tool-args="-j${JOBS:-$(nproc)}" "$root"
 cd "$root"
-# The suite, and the examples in the docstrings of the installed package (a module whose optional
-# dependency is missing, winnow.dask without dask, is left out).
-"$venv/bin/python" -m pytest -q tests/python --doctest-modules --doctest-ignore-import-errors --pyargs winnow
+# The suite, and the examples in the docstrings of the installed package.
+"$venv/bin/python" -m pytest -q tests/python --doctest-modules --pyargs winnow
