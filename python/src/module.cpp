@@ -26,6 +26,9 @@ nb::list devices() {
 }
 
 }  // namespace
+
+void bind_chunks(nb::module_& m);  // chunks.cpp: labeling in chunks (winnow.dask)
+
 }  // namespace winnow::python
 
 NB_MODULE(_winnow, m) {
@@ -51,4 +54,5 @@ NB_MODULE(_winnow, m) {
   bind_voxels(m);
   bind_puzzle(m);
   bind_isosurface(m);
+  bind_chunks(m);
 }

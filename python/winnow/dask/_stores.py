@@ -1,0 +1,103 @@
+"""Zarr arrays for winnow.dask: the provisional labels' store, the output written under a
+temporary name beside the target and renamed into place (no half-written output survives a
+failure), and the chunk checks zarr needs (zarr chunks are regular: every chunk of an axis the
+same size but the last). Works with zarr 2 and zarr 3 (the calls used are common to both)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+
+def regular_chunks(chunks: tuple) -> Optional[tuple]:
+    """Each axis's chunk size when the chunks are regular (zarr's grid), else None."""
+    sizes = []
+    for axis in chunks:
+        first = axis[0] if axis else 0
+        if any(c != first for c in axis[:-1]) or (axis and axis[-1] > first):
+            return None
+        sizes.append(max(int(first), 1))
+    return tuple(sizes)
+
+
+def require_regular_chunks(chunks: tuple, what: str) -> tuple:
+    sizes = regular_chunks(chunks)
+    if sizes is None:
+        raise ValueError(f"{what}: zarr needs regular chunks (all of an axis equal but the last, which may be "
+                         f"smaller), got {chunks}; rechunk the array first")
+    return sizes
+
+
+COMPRESSIONS = ("lz4", "zstd", "none")
+
+
+def _blosc(cname: str, zarr3: bool) -> Any:
+    """Blosc with byte shuffle (equal high bytes of neighbouring labels compress): lz4 at level 5
+    (a label chunk in a few ms, both ways) or zstd at level 3 (smaller, several times slower)."""
+    level = 5 if cname == "lz4" else 3
+    if zarr3:
+        from zarr.codecs import BloscCodec
+
+        return BloscCodec(cname=cname, clevel=level, shuffle="shuffle")
+    from numcodecs import Blosc
+
+    return Blosc(cname=cname, clevel=level, shuffle=Blosc.SHUFFLE)
+
+
+def create_array(path: Any, shape: tuple, chunks: tuple, dtype: Any, compression: str = "lz4") -> Any:
+    """A new zarr array at path (an error if something is there), zero-filled, its chunks
+    compressed by Blosc (lz4 or zstd) or not at all ("none")."""
+    import zarr
+
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression: expected one of {', '.join(COMPRESSIONS)}, got {compression!r}")
+    dtype = np.dtype(dtype)
+    zarr3 = hasattr(zarr, "create_array")
+    codec = None if compression == "none" else _blosc(compression, zarr3)
+    if zarr3:
+        return zarr.create_array(store=str(path), shape=shape, chunks=chunks, dtype=dtype, fill_value=0,
+                                 compressors=codec)
+    return zarr.open_array(store=str(path), mode="w-", shape=shape, chunks=chunks, dtype=dtype, fill_value=0,
+                           compressor=codec)
+
+
+def check_array(array: Any, shape: tuple, chunks: tuple, what: str) -> None:
+    """A caller's zarr array for the provisional labels: the input's shape and chunks, integers
+    of at least 32 bits."""
+    if tuple(array.shape) != tuple(shape):
+        raise ValueError(f"{what}: expected the input's shape {tuple(shape)}, got {tuple(array.shape)}")
+    if tuple(array.chunks) != tuple(chunks):
+        raise ValueError(f"{what}: expected the input's chunks {tuple(chunks)}, got {tuple(array.chunks)}")
+    dtype = np.dtype(array.dtype)
+    if dtype.kind not in "iu" or dtype.itemsize < 4:
+        raise TypeError(f"{what}: expected integers of 32 or 64 bits, got {dtype}")
+
+
+def temporary_beside(path: Path) -> Path:
+    """A name in path's folder for the output while it is written (as the C++ CLI names its)."""
+    return path.parent / f".winnow-{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
+
+
+def remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def move_into_place(temporary: Path, path: Path, overwrite: bool) -> None:
+    """Renames the finished output over path (what was there, with overwrite, removed after)."""
+    if path.exists() or path.is_symlink():
+        if not overwrite:
+            raise FileExistsError(f"{path}: exists (pass overwrite to replace it)")
+        old = temporary_beside(path)
+        os.replace(path, old)
+        os.replace(temporary, path)
+        remove(old)
+    else:
+        os.replace(temporary, path)
