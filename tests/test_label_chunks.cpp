@@ -101,7 +101,7 @@ TEST(ChunkLabelSummary, MatchesTheOracleOnLabelledRandomChunks) {
 TEST(ChunkLabelSummary, SixtyFourBitLabelsAndStridedViews) {
   const auto values = random_values(21, 10, 6, 0.4, 1, 99);
   const VolumeLabeling r =
-      label(values.view(), {.connectivity = 6, .want_stats = false, .backend = Backend::cpu}, /*wide_labels=*/true);
+      label(values.view(), {.connectivity = 6, .want_stats = false, .wide_labels = true, .backend = Backend::cpu});
   ASSERT_FALSE(r.labels64.empty());
   expect_summary(r.labels64.view(), r.count, "uint64 labels");
   // The same labels inside a padded buffer: rows 25 apart, slices 300 apart, junk in the padding.
