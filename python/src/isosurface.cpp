@@ -87,6 +87,41 @@ nb::tuple isosurface_host(const Array& volume, double level, double sx, double s
   return with_mesh_type(volume, run);
 }
 
+/// A piece of a larger host volume [z, y, x], for meshing it chunk by chunk: the mesh of the view
+/// with positions taken at `origin` (x, y, z: the index of the view's first voxel in the whole
+/// volume) and each vertex's key (3 x its owner's raster index in the view + slot). Returns
+/// (vertices xyz, triangles, normals xyz, values, keys).
+nb::tuple isosurface_piece_host(const Array& volume, double level, double sx, double sy, double sz, std::int64_t ox,
+                                std::int64_t oy, std::int64_t oz) {
+  require_device(volume, false, "volume");
+  require_ndim(volume, 3, "volume");
+  IsosurfaceOptions options{.normals = true, .values = true, .backend = Backend::cpu};
+  options.origin = {ox, oy, oz};
+  options.vertex_keys = true;
+  auto run = [&](auto t) {
+    using T = decltype(t);
+    const VolumeView<const T> view = mesh_view<T>(volume, sx, sy, sz);
+    Mesh mesh;
+    std::vector<float> vertices, normals;
+    std::vector<std::uint32_t> triangles;
+    std::vector<std::uint64_t> triangles64;
+    {
+      nb::gil_scoped_release unlocked;
+      mesh = isosurface(view, level, options);
+      vertices = flatten(std::move(mesh.vertices));
+      normals = flatten(std::move(mesh.normals));
+      triangles = flatten(std::move(mesh.triangles));
+      triangles64 = flatten(std::move(mesh.triangles64));
+    }
+    const std::size_t v = vertices.size() / 3;
+    nb::object faces = triangles64.empty() ? nb::cast(to_numpy(std::move(triangles), {triangles.size() / 3, 3}))
+                                           : nb::cast(to_numpy(std::move(triangles64), {triangles64.size() / 3, 3}));
+    return nb::make_tuple(to_numpy(std::move(vertices), {v, 3}), faces, to_numpy(std::move(normals), {v, 3}),
+                          to_numpy(std::move(mesh.values), {v}), to_numpy(std::move(mesh.vertex_keys), {v}));
+  };
+  return with_mesh_type(volume, run);
+}
+
 // CUDA volumes, by pointer (the Python layer has checked them and reads pointers without DLPack;
 // see compact.cpp), in two calls with the caller's library allocating the mesh in between: the
 // count (classification, tile sums, scan) into the (device, stream)'s mesh storage, its totals
@@ -182,9 +217,11 @@ nb::tuple isosurface_count_device(std::uintptr_t volume, std::string_view kind, 
 /// indices, 64-bit when `wide`), on the stream, no wait.
 void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std::size_t itemsize, std::int64_t nx,
                                std::int64_t ny, std::int64_t nz, std::int64_t row_stride, std::int64_t slice_stride,
-                               double level, double sx, double sy, double sz, std::uintptr_t vertices, std::uintptr_t triangles, bool wide, std::uintptr_t normals,
-                               std::uintptr_t values, std::uint64_t vertex_total, std::uint64_t triangle_total,
-                               int device, std::uintptr_t stream) {
+                               double level, double sx, double sy, double sz, std::uintptr_t vertices,
+                               std::uintptr_t triangles, bool wide, std::uintptr_t normals, std::uintptr_t values,
+                               std::uint64_t vertex_total, std::uint64_t triangle_total, int device,
+                               std::uintptr_t stream, std::uintptr_t keys, std::int64_t ox, std::int64_t oy,
+                               std::int64_t oz) {
   const DeviceVolume v = device_volume(volume, kind, itemsize, nx, ny, nz, row_stride, slice_stride, level, sx, sy, sz);
 #if WINNOW_HAVE_CUDA
   if (vertex_total == 0 && triangle_total == 0) return;  // nothing to write
@@ -197,11 +234,14 @@ void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std
   } else {
     out.d_triangles = reinterpret_cast<std::uint32_t*>(triangles);
   }
+  out.d_vertex_keys = reinterpret_cast<std::uint64_t*>(keys);  // 0: not asked for
   out.vertex_capacity = vertex_total, out.triangle_capacity = triangle_total;
   nb::gil_scoped_release unlocked;
   DeviceCall call(device, stream);
   if (call.mesh_count_key() != v.key()) count_mesh(call, v);  // another count took the storage since
-  const IsosurfaceOptions options = device_options();
+  IsosurfaceOptions options = device_options();
+  options.origin = {ox, oy, oz};  // positions only: the count does not depend on it
+  options.vertex_keys = keys != 0;
   with_device_view(v, [&](auto view) {
     std::size_t temp_bytes = 0;
     cuda::isosurface(nullptr, temp_bytes, view, v.level, options, {}, nullptr, call.stream());
@@ -210,7 +250,7 @@ void isosurface_extract_device(std::uintptr_t volume, std::string_view kind, std
   });
 #else
   (void)v, (void)vertices, (void)triangles, (void)wide, (void)normals, (void)values, (void)vertex_total,
-      (void)triangle_total, (void)device, (void)stream;
+      (void)triangle_total, (void)device, (void)stream, (void)keys, (void)ox, (void)oy, (void)oz;
   no_cuda();
 #endif
 }
@@ -221,6 +261,10 @@ void bind_isosurface(nb::module_& m) {
   m.def("isosurface_host", &isosurface_host, nb::arg("volume"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"),
         nb::arg("sz"), nb::arg("flip"), nb::arg("backend"),
         "Marching cubes of a host volume [z, y, x]; returns (vertices xyz, triangles, normals xyz, values).");
+  m.def("isosurface_piece_host", &isosurface_piece_host, nb::arg("volume"), nb::arg("level"), nb::arg("sx"),
+        nb::arg("sy"), nb::arg("sz"), nb::arg("ox"), nb::arg("oy"), nb::arg("oz"),
+        "Marching cubes of a piece of a host volume [z, y, x] at origin (ox, oy, oz): (vertices xyz, triangles, "
+        "normals xyz, values, vertex keys).");
   m.def("isosurface_count_device", &isosurface_count_device, nb::arg("volume"), nb::arg("kind"), nb::arg("itemsize"),
         nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"), nb::arg("slice_stride"), nb::arg("level"),
         nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("device"), nb::arg("stream"),
@@ -231,6 +275,7 @@ void bind_isosurface(nb::module_& m) {
         nb::arg("slice_stride"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"), nb::arg("sz"),
         nb::arg("vertices"), nb::arg("triangles"), nb::arg("wide"), nb::arg("normals"),
         nb::arg("values"), nb::arg("vertex_total"), nb::arg("triangle_total"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("keys") = 0, nb::arg("ox") = 0, nb::arg("oy") = 0, nb::arg("oz") = 0,
         "CUDA pointers: the mesh counted by isosurface_count_device (x, y, z order) into outputs of its totals, "
         "on the stream; no wait.");
 }

@@ -1,11 +1,16 @@
-"""Connected-component labeling of chunked arrays on Dask: the labels, N and statistics of
-``winnow.label`` on the whole array, for arrays no single call can hold (zarr / N5 volumes of
-10^10 voxels and more), on the threaded scheduler, processes or a ``dask.distributed`` cluster.
+"""Connected-component labeling and isosurfaces of chunked arrays on Dask: the labels, N and
+statistics of ``winnow.label`` and the mesh of ``winnow.marching_cubes`` on the whole array, for
+arrays no single call can hold (zarr / N5 volumes of 10^10 voxels and more), on the threaded
+scheduler, processes or a ``dask.distributed`` cluster.
 
 - ``label(darr, connectivity, ...)`` -> (labels, N[, statistics]): labels a lazy dask array.
 - ``label_to_zarr(darr, path, ...)`` -> N[, statistics]: labels into a zarr array on disk, each
   worker holding a few chunks at a time (``python -m winnow label big.zarr --out-labels
   labels.zarr`` from a shell).
+- ``marching_cubes(darr, level, ...)`` -> (verts, faces, normals, values): one welded, watertight
+  mesh, the whole call's vertices and triangles (src: _meshing.py says how).
+
+The labeling:
 
 Needs the ``dask`` extra: ``pip install 'winnow[dask]'`` (dask[array], distributed, zarr).
 
@@ -55,8 +60,9 @@ import numpy as np
 from ..labeling import CONNECTIVITIES, _empty_statistics, _non_negative_int
 from . import _graph, _stores
 from ._chunks import Plan
+from ._meshing import marching_cubes
 
-__all__ = ["label", "label_to_zarr"]
+__all__ = ["label", "label_to_zarr", "marching_cubes"]
 
 _WIDE = 2**32  # arrays with at least this many voxels get uint64 labels
 
