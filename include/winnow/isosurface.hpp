@@ -38,6 +38,7 @@
 /// Device API for CUDA users (device pointers and a stream): `winnow/cuda/isosurface.hpp`.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -117,5 +118,47 @@ namespace winnow {
 /// reversed, so a surface oriented outward stays outward. InputError for an affine with a
 /// non-finite element, a last row other than 0 0 0 1, or a singular 3 x 3 part.
 void transform_mesh(Mesh& mesh, const std::array<double, 16>& affine);
+
+}  // namespace winnow
+
+// ---- pieces of a volume ----------------------------------------------------------------------
+// (src/isosurface/piece.cpp)
+namespace winnow {
+
+/// One piece of a volume's mesh, for meshing a volume chunk by chunk (winnow.dask): the vertices
+/// owned by the piece's voxels (a vertex is owned by the lower end of its edge) and the triangles
+/// of its cells (a triangle's cell is the least owner of its vertices along each axis).
+struct MeshPiece {
+  std::vector<std::array<float, 3>> vertices, normals;  ///< normals when asked for
+  std::vector<float> values;                            ///< when asked for
+  /// Each vertex's key in the whole volume: 3 x its owner's raster index + its slot; ascending,
+  /// the whole call's vertex order.
+  std::vector<std::uint64_t> vertex_keys;
+  /// Each triangle's vertices, in the whole call's triangle order: a vertex the piece owns by its
+  /// index in `vertices`, one owned by a piece after it (along x, y, z) by its key | kForeignVertex.
+  std::vector<std::array<std::uint64_t, 3>> triangles;
+  static constexpr std::uint64_t kForeignVertex = std::uint64_t{1} << 63;
+};
+
+/// The piece [lo, hi) (voxel indices x, y, z in a whole volume of `shape` voxels) of the whole
+/// volume's isosurface at `level`, from `view`, the voxels of [view_origin, view_origin + view
+/// size) of the whole volume: it must hold the piece and two voxels of context on every side
+/// (clipped to the whole volume), and then gives the piece's part of the whole call's mesh bit for
+/// bit (positions, normals, values). options.origin and options.vertex_keys are set here.
+/// InputError when the view does not hold that. Instantiated as isosurface().
+template <class T>
+MeshPiece isosurface_piece(VolumeView<const T> view, const std::array<std::int64_t, 3>& view_origin,
+                           const std::array<std::int64_t, 3>& lo, const std::array<std::int64_t, 3>& hi,
+                           const std::array<std::int64_t, 3>& shape, double level, const IsosurfaceOptions& options);
+
+/// Joins the pieces of a grid meshed apart: the joined mesh's index of every triangle vertex, its
+/// vertices being the pieces' in grid order (x fastest, then y, then z). `bounds[a]` are the
+/// pieces' boundaries along axis a (x, y, z; from 0 to the volume's size), `vertex_keys[p]` piece
+/// p's (ascending), `triangles[p]` its MeshPiece::triangles (3 per triangle), written as indices to
+/// `indices[p]` (as many). InputError for a foreign key no piece owns.
+void join_mesh_pieces(const std::array<std::vector<std::int64_t>, 3>& bounds,
+                      const std::vector<std::span<const std::uint64_t>>& vertex_keys,
+                      const std::vector<std::span<const std::uint64_t>>& triangles,
+                      const std::vector<std::span<std::uint64_t>>& indices);
 
 }  // namespace winnow

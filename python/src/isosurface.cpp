@@ -4,6 +4,8 @@
 // into outputs the Python layer allocated with the caller's library: a first call counts and
 // returns the totals, a second one extracts from that count. The Python layer turns the
 // library's x, y, z order into scikit-image's array-index order.
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/vector.h>
 #include <nanobind/stl/string_view.h>
 
 #include <array>
@@ -87,39 +89,54 @@ nb::tuple isosurface_host(const Array& volume, double level, double sx, double s
   return with_mesh_type(volume, run);
 }
 
-/// A piece of a larger host volume [z, y, x], for meshing it chunk by chunk: the mesh of the view
-/// with positions taken at `origin` (x, y, z: the index of the view's first voxel in the whole
-/// volume) and each vertex's key (3 x its owner's raster index in the view + slot). Returns
-/// (vertices xyz, triangles, normals xyz, values, keys).
-nb::tuple isosurface_piece_host(const Array& volume, double level, double sx, double sy, double sz, std::int64_t ox,
-                                std::int64_t oy, std::int64_t oz) {
+/// A piece of a larger host volume (winnow::isosurface_piece): `volume` [z, y, x] holds the voxels
+/// from `origin` (x, y, z in the whole volume of `shape` voxels) on, the piece [lo, hi) and two
+/// voxels of context around it. Returns (vertices xyz, normals xyz, values, vertex keys, triangles
+/// [F, 3] as MeshPiece::triangles).
+nb::tuple isosurface_piece_host(const Array& volume, double level, double sx, double sy, double sz,
+                                std::array<std::int64_t, 3> origin, std::array<std::int64_t, 3> lo,
+                                std::array<std::int64_t, 3> hi, std::array<std::int64_t, 3> shape) {
   require_device(volume, false, "volume");
   require_ndim(volume, 3, "volume");
-  IsosurfaceOptions options{.normals = true, .values = true, .backend = Backend::cpu};
-  options.origin = {ox, oy, oz};
-  options.vertex_keys = true;
+  const IsosurfaceOptions options{.normals = true, .values = true, .backend = Backend::cpu};
   auto run = [&](auto t) {
     using T = decltype(t);
     const VolumeView<const T> view = mesh_view<T>(volume, sx, sy, sz);
-    Mesh mesh;
+    MeshPiece piece;
     std::vector<float> vertices, normals;
-    std::vector<std::uint32_t> triangles;
-    std::vector<std::uint64_t> triangles64;
+    std::vector<std::uint64_t> triangles;
     {
       nb::gil_scoped_release unlocked;
-      mesh = isosurface(view, level, options);
-      vertices = flatten(std::move(mesh.vertices));
-      normals = flatten(std::move(mesh.normals));
-      triangles = flatten(std::move(mesh.triangles));
-      triangles64 = flatten(std::move(mesh.triangles64));
+      piece = isosurface_piece(view, origin, lo, hi, shape, level, options);
+      vertices = flatten(std::move(piece.vertices));
+      normals = flatten(std::move(piece.normals));
+      triangles = flatten(std::move(piece.triangles));
     }
-    const std::size_t v = vertices.size() / 3;
-    nb::object faces = triangles64.empty() ? nb::cast(to_numpy(std::move(triangles), {triangles.size() / 3, 3}))
-                                           : nb::cast(to_numpy(std::move(triangles64), {triangles64.size() / 3, 3}));
-    return nb::make_tuple(to_numpy(std::move(vertices), {v, 3}), faces, to_numpy(std::move(normals), {v, 3}),
-                          to_numpy(std::move(mesh.values), {v}), to_numpy(std::move(mesh.vertex_keys), {v}));
+    const std::size_t v = vertices.size() / 3, f = triangles.size() / 3;
+    return nb::make_tuple(to_numpy(std::move(vertices), {v, 3}), to_numpy(std::move(normals), {v, 3}),
+                          to_numpy(std::move(piece.values), {v}), to_numpy(std::move(piece.vertex_keys), {v}),
+                          to_numpy(std::move(triangles), {f, 3}));
   };
   return with_mesh_type(volume, run);
+}
+
+/// winnow::join_mesh_pieces over host arrays: `bounds` three int64 arrays (x, y, z), per piece its
+/// uint64 vertex keys and triangles (MeshPiece::triangles), and a uint64 array of as many indices
+/// to fill.
+void join_mesh_pieces_host(const std::vector<nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig>>& bounds,
+                           const std::vector<nb::ndarray<const std::uint64_t, nb::c_contig>>& vertex_keys,
+                           const std::vector<nb::ndarray<const std::uint64_t, nb::c_contig>>& triangles,
+                           const std::vector<nb::ndarray<std::uint64_t, nb::c_contig>>& indices) {
+  if (bounds.size() != 3) throw nb::value_error("bounds: expected three arrays (x, y, z)");
+  std::array<std::vector<std::int64_t>, 3> b;
+  for (int a = 0; a < 3; ++a) b[a].assign(bounds[a].data(), bounds[a].data() + bounds[a].size());
+  std::vector<std::span<const std::uint64_t>> vk, tk;
+  std::vector<std::span<std::uint64_t>> out;
+  for (const auto& k : vertex_keys) vk.emplace_back(k.data(), k.size());
+  for (const auto& k : triangles) tk.emplace_back(k.data(), k.size());
+  for (const auto& i : indices) out.emplace_back(i.data(), i.size());
+  nb::gil_scoped_release unlocked;
+  join_mesh_pieces(b, vk, tk, out);
 }
 
 // CUDA volumes, by pointer (the Python layer has checked them and reads pointers without DLPack;
@@ -262,9 +279,12 @@ void bind_isosurface(nb::module_& m) {
         nb::arg("sz"), nb::arg("flip"), nb::arg("backend"),
         "Marching cubes of a host volume [z, y, x]; returns (vertices xyz, triangles, normals xyz, values).");
   m.def("isosurface_piece_host", &isosurface_piece_host, nb::arg("volume"), nb::arg("level"), nb::arg("sx"),
-        nb::arg("sy"), nb::arg("sz"), nb::arg("ox"), nb::arg("oy"), nb::arg("oz"),
-        "Marching cubes of a piece of a host volume [z, y, x] at origin (ox, oy, oz): (vertices xyz, triangles, "
-        "normals xyz, values, vertex keys).");
+        nb::arg("sy"), nb::arg("sz"), nb::arg("origin"), nb::arg("lo"), nb::arg("hi"), nb::arg("shape"),
+        "The piece [lo, hi) of a whole volume's mesh from a host view [z, y, x] at `origin` (x, y, z): (vertices "
+        "xyz, normals xyz, values, vertex keys, triangles).");
+  m.def("join_mesh_pieces_host", &join_mesh_pieces_host, nb::arg("bounds"), nb::arg("vertex_keys"),
+        nb::arg("triangles"), nb::arg("indices"),
+        "winnow::join_mesh_pieces: each piece's triangles as vertex indices of the joined mesh.");
   m.def("isosurface_count_device", &isosurface_count_device, nb::arg("volume"), nb::arg("kind"), nb::arg("itemsize"),
         nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"), nb::arg("slice_stride"), nb::arg("level"),
         nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("device"), nb::arg("stream"),

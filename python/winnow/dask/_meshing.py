@@ -2,13 +2,12 @@
 same vertices and triangles as ``winnow.marching_cubes`` on the whole array.
 
 How: every chunk is meshed with two voxels of context on each side (``dask.array.overlap``,
-nothing beyond the volume's border), its positions taken at the chunk's place in the volume
-(IsosurfaceOptions::origin), so a vertex has the whole volume's position, normal and value bit
-for bit. A vertex belongs to the chunk of the voxel that owns it (the lower end of its edge), a
-triangle to the chunk of its cell (the least owner of its vertices along each axis: no triangle
-lies in one face of its cell). Each vertex is named by its key, 3 x the owner's raster index in
-the volume + its edge's axis, so the triangles of a chunk that reach the vertices of the chunks
-after it (along x, y, z) find them by key: a chunk's owned keys are sorted (raster order), and a
+nothing beyond the volume's border) by ``winnow::isosurface_piece`` (src/isosurface/piece.cpp
+says why that gives the whole volume's positions, normals and values bit for bit): a vertex
+belongs to the chunk of the voxel that owns it (the lower end of its edge), a triangle to the
+chunk of its cell (the least owner of its vertices along each axis). Each vertex is named by its
+key, 3 x the owner's raster index in the volume + its edge's axis, so the triangles of a chunk
+that reach the vertices of the chunks after it (along x, y, z) find them by key: a chunk's owned keys are sorted (raster order), and a
 triangle's vertex index is the owning chunk's first index plus the key's rank there.
 
 Order: vertices and triangles chunk by chunk (the chunk grid in raster order, x fastest), within
@@ -20,7 +19,6 @@ whole array exactly.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 import dask
@@ -40,21 +38,27 @@ def _module(a: Any) -> Any:
     return np if isinstance(a, np.ndarray) else __import__("cupy")
 
 
-def _piece(block: Any, start: tuple, lo: tuple, hi: tuple, shape: tuple, level: float, spacing: tuple) -> tuple:
-    """The mesh of one chunk: (positions xyz, normals xyz, values, owned keys, triangle keys) of
-    the vertices its voxels own and the triangles of its cells, in the block's array type.
+def _piece(block: Any, start: tuple, lo: tuple, hi: tuple, shape: tuple, level: float, spacing: tuple,
+           threads: int) -> tuple:
+    """The mesh of one chunk: (positions xyz, normals xyz, values, owned keys, triangles) of the
+    vertices its voxels own and the triangles of its cells, in the block's array type; the
+    triangles as winnow::MeshPiece's (host) or by key (device).
     `block` holds the chunk and its context from `start` (z, y, x) on; the chunk is [lo, hi)."""
     xp = _module(block)
     if block.dtype.name not in MESH_DTYPES:
         block = block.astype(np.float64)
     block = xp.ascontiguousarray(block)
     sz, sy, sx = (float(s) for s in spacing)
+    if xp is np:  # winnow::isosurface_piece, on `threads` OpenMP threads
+        previous = _winnow.set_cpu_threads_of_calling_thread(threads)
+        try:
+            return _winnow.isosurface_piece_host(block, float(level), sx, sy, sz, start[::-1], lo[::-1], hi[::-1],
+                                                 shape[::-1])
+        finally:
+            _winnow.set_cpu_threads_of_calling_thread(previous)
+    # CuPy: the same steps with the device mesh and CuPy's array operations.
     oz, oy, ox = (int(s) for s in start)
-    if xp is np:
-        positions, triangles, normals, values, keys = _winnow.isosurface_piece_host(block, float(level), sx, sy, sz,
-                                                                                    ox, oy, oz)
-    else:
-        positions, triangles, normals, values, keys = _device_piece(block, float(level), (sx, sy, sz), (ox, oy, oz))
+    positions, triangles, normals, values, keys = _device_piece(block, float(level), (sx, sy, sz), (ox, oy, oz))
     bz, by, bx = block.shape
     voxel = keys // 3
     slot = keys % 3
@@ -63,14 +67,14 @@ def _piece(block: Any, start: tuple, lo: tuple, hi: tuple, shape: tuple, level: 
     gz = voxel // (bx * by) + oz
     nz, ny, nx = shape
     global_keys = ((gz * ny + gy) * nx + gx) * 3 + slot
-    owned = ((gz >= lo[0]) & (gz < hi[0]) & (gy >= lo[1]) & (gy < hi[1]) & (gx >= lo[2]) & (gx < hi[2]))
-    # A triangle's cell: the least owner of its vertices along each axis.
+    owned = (gz >= lo[0]) & (gz < hi[0]) & (gy >= lo[1]) & (gy < hi[1]) & (gx >= lo[2]) & (gx < hi[2])
+    # A triangle's cell: the least owner of its vertices along each axis (winnow::isosurface_piece).
     t = triangles.astype(np.int64)
     cz = xp.minimum(xp.minimum(gz[t[:, 0]], gz[t[:, 1]]), gz[t[:, 2]])
     cy = xp.minimum(xp.minimum(gy[t[:, 0]], gy[t[:, 1]]), gy[t[:, 2]])
     cx = xp.minimum(xp.minimum(gx[t[:, 0]], gx[t[:, 1]]), gx[t[:, 2]])
     mine = (cz >= lo[0]) & (cz < hi[0]) & (cy >= lo[1]) & (cy < hi[1]) & (cx >= lo[2]) & (cx < hi[2])
-    return (positions[owned], normals[owned], values[owned], global_keys[owned], global_keys[t[mine]])
+    return positions[owned], normals[owned], values[owned], global_keys[owned], global_keys[t[mine]]
 
 
 def _device_piece(block: Any, level: float, spacing: tuple, origin: tuple) -> tuple:
@@ -99,6 +103,20 @@ def _at_least(darr: da.Array, size: int) -> da.Array:
     dask.array.overlap would make them, so the chunk grid is known before the overlap."""
     chunks = tuple(ensure_minimum_chunksize(size, c) if len(c) > 1 else c for c in darr.chunks)
     return darr if chunks == darr.chunks else darr.rechunk(chunks)
+
+
+def _device_faces(xp: Any, triangle_keys: Any, grid: tuple, edges: list, shape: tuple, owned_keys: list, first: Any,
+                  index_dtype: Any) -> Any:
+    """winnow::join_mesh_pieces for one CuPy piece: the owner chunk of each key, then its rank."""
+    nz, ny, nx = shape
+    keys = triangle_keys.reshape(-1)
+    voxel = keys // 3
+    z, y, x = voxel // (nx * ny), (voxel // nx) % ny, voxel % nx
+    cz = xp.searchsorted(edges[0], z, side="right")
+    cy = xp.searchsorted(edges[1], y, side="right")
+    cx = xp.searchsorted(edges[2], x, side="right")
+    owners = (cz * grid[1] + cy) * grid[2] + cx
+    return _indices_of_keys(xp, keys, owners, owned_keys, first, index_dtype).reshape(-1, 3)
 
 
 def _indices_of_keys(xp: Any, keys: Any, owners: Any, owned_keys: list, first: Any, index_dtype: Any) -> Any:
@@ -205,12 +223,14 @@ def marching_cubes(darr: Any, level: Optional[float] = None, *, spacing: tuple =
     blocks = da.overlap.overlap(core, depth=_CONTEXT, boundary="none").to_delayed()
     shape = tuple(int(n) for n in core.shape)
     grid = core.numblocks
+    threads = max(1, (os.cpu_count() or 1) // max(1, int(np.prod(grid))))  # cores shared among the chunks
     tasks = []
     for index in np.ndindex(*grid):
         lo = tuple(int(bounds[a][index[a]]) for a in range(3))
         hi = tuple(int(bounds[a][index[a] + 1]) for a in range(3))
         start = tuple(lo[a] - (_CONTEXT if index[a] > 0 else 0) for a in range(3))
-        tasks.append(dask.delayed(_piece, pure=True)(blocks[index], start, lo, hi, shape, float(level), tuple(spacing)))
+        tasks.append(dask.delayed(_piece, pure=True)(blocks[index], start, lo, hi, shape, float(level), tuple(spacing),
+                                                     threads))
     if show:
         from dask.diagnostics import ProgressBar
 
@@ -230,23 +250,15 @@ def _assemble(pieces: tuple, grid: tuple, bounds: list, shape: tuple, gradient_d
     index_dtype = np.uint64 if total >= 2**32 else np.uint32
     owned_keys = [p[3] for p in pieces]
     nz, ny, nx = shape
-    edges = [xp.asarray(b[1:-1]) for b in bounds]  # inner chunk boundaries per axis
+    edges = [xp.asarray(b[1:-1]) for b in bounds]  # inner chunk boundaries per axis (z, y, x)
 
-    def faces_of(piece: tuple) -> Any:
-        keys = piece[4].reshape(-1)
-        voxel = keys // 3
-        z, y, x = voxel // (nx * ny), (voxel // nx) % ny, voxel % nx
-        cz = xp.searchsorted(edges[0], z, side="right")
-        cy = xp.searchsorted(edges[1], y, side="right")
-        cx = xp.searchsorted(edges[2], x, side="right")
-        owners = (cz * grid[1] + cy) * grid[2] + cx
-        return _indices_of_keys(xp, keys, owners, owned_keys, first, index_dtype).reshape(-1, 3)
-
-    if xp is np:
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            faces = list(pool.map(faces_of, pieces))
+    if xp is np:  # winnow::join_mesh_pieces
+        wide = [np.empty(p[4].shape, np.uint64) for p in pieces]
+        _winnow.join_mesh_pieces_host([b.astype(np.int64) for b in bounds[::-1]], owned_keys,
+                                      [np.ascontiguousarray(p[4]) for p in pieces], wide)
+        faces = [f.astype(index_dtype, copy=False) for f in wide]
     else:
-        faces = [faces_of(p) for p in pieces]
+        faces = [_device_faces(xp, p[4], grid, edges, shape, owned_keys, first, index_dtype) for p in pieces]
     positions = xp.concatenate([p[0] for p in pieces]) if pieces else xp.zeros((0, 3), np.float32)
     normals = xp.concatenate([p[1] for p in pieces]) if pieces else xp.zeros((0, 3), np.float32)
     values = xp.concatenate([p[2] for p in pieces]) if pieces else xp.zeros(0, np.float32)
