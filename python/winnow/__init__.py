@@ -33,8 +33,8 @@ try:
 except PackageNotFoundError:  # imported from a source tree
     __version__ = "unknown"
 
-__all__ = ["compact", "select", "flatnonzero", "label", "statistics", "marching_cubes", "voxels", "scramble", "unscramble", "devices",
-           "cuda_available", "__version__"]
+__all__ = ["compact", "select", "flatnonzero", "label", "statistics", "marching_cubes", "voxels", "scramble",
+           "unscramble", "devices", "cuda_available", "__version__"]
 
 
 def devices() -> list:

@@ -11,7 +11,7 @@ by reading the number kept (the output's length), so it waits for its stream onc
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -170,7 +170,8 @@ def select(a: Any, op: str, threshold: Union[int, float], *, order: str = "stabl
     if (dtype.kind, dtype.itemsize) not in _SELECT_KINDS:
         raise TypeError(f"a: expected dtype {', '.join(SELECT_DTYPES)}, got {dtype}")
     if dtype.kind in "iu":
-        value: Union[int, float, bool] = _integer_threshold(code, threshold.item() if hasattr(threshold, "item") else threshold, dtype)
+        exact = threshold.item() if hasattr(threshold, "item") else threshold
+        value: Union[int, float, bool] = _integer_threshold(code, exact, dtype)
     else:
         value = float(threshold)
     if lib.on_device:

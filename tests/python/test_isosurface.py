@@ -143,6 +143,7 @@ def test_device_volumes_match_the_host_mesh(device_lib, dtype, direction):
     np.testing.assert_array_equal(device_lib.to_numpy(strided[0]),
                                   winnow.marching_cubes(volume[::2, :, 1:], 50.5, backend="cpu")[0])
     default_level = winnow.marching_cubes(device_lib.asarray(volume))
-    np.testing.assert_array_equal(device_lib.to_numpy(default_level[0]), winnow.marching_cubes(volume, backend="cpu")[0])
+    np.testing.assert_array_equal(device_lib.to_numpy(default_level[0]),
+                                  winnow.marching_cubes(volume, backend="cpu")[0])
     with pytest.raises(ValueError, match="backend"):
         winnow.marching_cubes(on_device, 50.5, backend="cpu")
