@@ -24,8 +24,9 @@ from importlib.metadata import PackageNotFoundError, version
 from . import _winnow
 from .compaction import compact, flatnonzero, select
 from .isosurface import marching_cubes
-from .labeling import label, statistics
+from .labeling import label
 from .puzzle import scramble, unscramble
+from .statistics import BoundingBoxes, statistics
 from .voxels import voxels
 
 try:
@@ -33,8 +34,8 @@ try:
 except PackageNotFoundError:  # imported from a source tree
     __version__ = "unknown"
 
-__all__ = ["compact", "select", "flatnonzero", "label", "statistics", "marching_cubes", "voxels", "scramble",
-           "unscramble", "devices", "cuda_available", "__version__"]
+__all__ = ["compact", "select", "flatnonzero", "label", "statistics", "BoundingBoxes", "marching_cubes", "voxels",
+           "scramble", "unscramble", "devices", "cuda_available", "__version__"]
 
 
 def devices() -> list:
