@@ -69,11 +69,12 @@ Expected oracle(const VolumeView<const L>& labels, std::uint64_t m) {
 }
 
 void expect_equal(const LabelStatistics& got, const Expected& e) {
-  ASSERT_EQ(got.labels, e.voxels.size());
-  EXPECT_EQ(got.voxels, e.voxels);
-  EXPECT_EQ(got.lower, e.lower);
-  EXPECT_EQ(got.upper, e.upper);
-  EXPECT_EQ(got.sums, e.sums);
+  ASSERT_EQ(got.labels(), e.voxels.size());
+  for (std::size_t l = 0; l < e.voxels.size(); ++l) {
+    const LabelRecord& r = got.records[l];
+    ASSERT_TRUE(r.voxels == e.voxels[l] && r.lower == e.lower[l] && r.upper == e.upper[l] && r.sums == e.sums[l])
+        << "label " << l << ": " << r.voxels << " voxels (expected " << e.voxels[l] << ")";
+  }
 }
 
 template <class L>
@@ -88,18 +89,18 @@ void check_type(std::uint32_t seed) {
       const Expected e = oracle(v.view(), m);
       // M found: the largest label + 1 (labels above it without voxels are not rows).
       const LabelStatistics found = label_statistics(v.view());
-      const Expected trimmed = oracle(v.view(), found.labels);
+      const Expected trimmed = oracle(v.view(), found.labels());
       expect_equal(found, trimmed);
-      EXPECT_LE(found.labels, m);
+      EXPECT_LE(found.labels(), m);
       // M given: every row, labels without voxels too.
       expect_equal(label_statistics(v.view(), {.labels = m}), e);
       // The background alone.
       const LabelStatistics background = label_statistics(v.view(), {.background_only = true});
-      ASSERT_EQ(background.labels, 1u);
-      EXPECT_EQ(background.voxels[0], e.voxels[0]);
-      EXPECT_EQ(background.lower[0], e.lower[0]);
-      EXPECT_EQ(background.upper[0], e.upper[0]);
-      EXPECT_EQ(background.sums[0], e.sums[0]);
+      ASSERT_EQ(background.labels(), 1u);
+      EXPECT_EQ(background.records[0].voxels, e.voxels[0]);
+      EXPECT_EQ(background.records[0].lower, e.lower[0]);
+      EXPECT_EQ(background.records[0].upper, e.upper[0]);
+      EXPECT_EQ(background.records[0].sums, e.sums[0]);
     }
 }
 
@@ -122,10 +123,10 @@ TEST(LabelStatistics, StridedViewsAndEmptyVolumes) {
   expect_equal(got, oracle(crop, 300));
   const VolumeView<const std::uint32_t> empty(v.data(), 0, 5, 5);
   const LabelStatistics none = label_statistics(empty);
-  ASSERT_EQ(none.labels, 1u);
-  EXPECT_EQ(none.voxels[0], 0u);
-  EXPECT_EQ(none.upper[0][0], -1);
-  EXPECT_EQ(label_statistics(empty, {.labels = 4}).labels, 4u);
+  ASSERT_EQ(none.labels(), 1u);
+  EXPECT_EQ(none.records[0].voxels, 0u);
+  EXPECT_EQ(none.records[0].upper[0], -1);
+  EXPECT_EQ(label_statistics(empty, {.labels = 4}).labels(), 4u);
 }
 
 template <class V>

@@ -10,6 +10,7 @@
 /// Host API (this header): host memory, the CPU. Device API: winnow/cuda/label_statistics.hpp.
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <span>
 #include <type_traits>
@@ -28,13 +29,20 @@ struct LabelStatisticsOptions {
   bool background_only = false;
 };
 
-/// Per-label statistics, indexed by label (0 the background). Axes x, y, z (x fastest in memory).
+/// The statistics of one label: its voxel count, bounding box and exact coordinate sums (axes x,
+/// y, z). A label without voxels has voxels 0, sums 0, lower INT64_MAX and upper -1 on every axis.
+struct LabelRecord {
+  std::uint64_t voxels = 0;
+  std::array<std::uint64_t, 3> sums = {0, 0, 0};  ///< sums of the voxels' x, y and z
+  std::array<std::int64_t, 3> lower = {INT64_MAX, INT64_MAX, INT64_MAX};
+  std::array<std::int64_t, 3> upper = {-1, -1, -1};  ///< inclusive
+  friend bool operator==(const LabelRecord&, const LabelRecord&) = default;
+};
+
+/// Per-label statistics: records[label] for labels 0..M-1 (0 the background).
 struct LabelStatistics {
-  std::uint64_t labels = 0;                                 ///< M
-  std::vector<std::uint64_t> voxels;                        ///< [M] voxel counts
-  std::vector<std::array<std::int64_t, 3>> lower, upper;    ///< [M] bounding box (x, y, z), inclusive
-  std::vector<std::array<std::uint64_t, 3>> sums;           ///< [M] exact sums of the voxels' x, y and z
-  /// A label without voxels has voxels 0, sums 0, lower INT64_MAX and upper -1 on every axis.
+  std::vector<LabelRecord> records;
+  [[nodiscard]] std::uint64_t labels() const { return records.size(); }
 };
 
 /// The sum type of intensity values: int64 for signed integers, uint64 for unsigned ones and

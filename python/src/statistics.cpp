@@ -81,7 +81,7 @@ namespace {
 /// cc3d's arrays and the exact sums of LabelStatistics, in a dict (the Python layer's raw form):
 /// voxel_counts, bounding_boxes, centroids, coordinate_sums (uint64 [M, ndim], array-axis order).
 nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64_t voxels, std::int64_t side) {
-  const std::size_t m = s.labels;
+  const std::size_t m = s.labels();
   Cc3dArrays arrays(m, ndim, voxels, side);
   std::vector<std::uint64_t> sums(m * ndim);
   {
@@ -90,12 +90,13 @@ nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64
 #pragma omp parallel for schedule(static) if (rows > (1 << 16))
     for (std::int64_t r = 0; r < rows; ++r) {
       const auto i = static_cast<std::size_t>(r);
-      const double n = static_cast<double>(s.voxels[i]);
-      const std::array<double, 3> centroid = {static_cast<double>(s.sums[i][0]) / n,
-                                              static_cast<double>(s.sums[i][1]) / n,
-                                              static_cast<double>(s.sums[i][2]) / n};
-      arrays.set(i, s.voxels[i], s.lower[i], s.upper[i], centroid);
-      for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = s.sums[i][ndim - 1 - a];
+      const LabelRecord& record = s.records[i];
+      const double n = static_cast<double>(record.voxels);
+      const std::array<double, 3> centroid = {static_cast<double>(record.sums[0]) / n,
+                                              static_cast<double>(record.sums[1]) / n,
+                                              static_cast<double>(record.sums[2]) / n};
+      arrays.set(i, record.voxels, record.lower, record.upper, centroid);
+      for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = record.sums[ndim - 1 - a];
     }
   }
   const nb::tuple cc3d = arrays.release();
@@ -111,11 +112,12 @@ nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64
 /// minima and maxima (the values' dtype).
 template <class V, class S>
 void add_intensity(nb::dict& out, const S& s) {
-  const std::size_t m = s.labels;
+  const std::size_t m = s.labels();
   std::vector<double> means(m);
-  for (std::size_t i = 0; i < m; ++i)
-    means[i] = s.voxels[i] ? static_cast<double>(s.sum[i]) / static_cast<double>(s.voxels[i])
-                           : std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint64_t n = s.records[i].voxels;
+    means[i] = n ? static_cast<double>(s.sum[i]) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+  }
   auto sum = s.sum;
   auto minimum = s.minimum, maximum = s.maximum;
   out["intensity_sum"] = to_numpy(std::move(sum), {m});
@@ -249,15 +251,16 @@ HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, co
                                     std::to_string(m));
   }
   HostColumns<V> c;
-  c.base.labels = rows;
-  c.base.voxels.resize(rows);
-  c.base.lower.resize(rows);
-  c.base.upper.resize(rows);
-  c.base.sums.resize(rows);
-  std::memcpy(c.base.voxels.data(), host.data() + voxels_at, rows * 8);
-  std::memcpy(c.base.lower.data(), host.data() + lower_at, rows * 24);
-  std::memcpy(c.base.upper.data(), host.data() + upper_at, rows * 24);
-  std::memcpy(c.base.sums.data(), host.data() + sums_at, rows * 24);
+  c.base.records.resize(rows);
+  const auto* voxels = reinterpret_cast<const std::uint64_t*>(host.data() + voxels_at);
+  const auto* lower = reinterpret_cast<const std::int64_t*>(host.data() + lower_at);
+  const auto* upper = reinterpret_cast<const std::int64_t*>(host.data() + upper_at);
+  const auto* sums = reinterpret_cast<const std::uint64_t*>(host.data() + sums_at);
+  for (std::size_t i = 0; i < rows; ++i) {
+    LabelRecord& r = c.base.records[i];
+    r.voxels = voxels[i];
+    for (int d = 0; d < 3; ++d) r.lower[d] = lower[i * 3 + d], r.upper[d] = upper[i * 3 + d], r.sums[d] = sums[i * 3 + d];
+  }
   if constexpr (kIntensity) {
     c.sum.resize(rows);
     c.minimum.resize(rows);

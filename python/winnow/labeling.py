@@ -144,7 +144,7 @@ def _value_codes(a: Any, lib: Any, background: Any) -> Any:
 class _Request:
     """A resolved call of label: what the extension is given, and what happens to its result."""
 
-    __slots__ = ("a", "lib", "ndim", "out", "out_dtype", "options", "want_n", "min_area", "largest_k", "rule")
+    __slots__ = ("a", "lib", "ndim", "out", "out_dtype", "options", "want_n", "stats", "min_area", "largest_k", "rule")
 
     def __init__(self, **fields: Any) -> None:
         for name, value in fields.items():
@@ -181,11 +181,13 @@ def _resolve(a: Any, connectivity: Any, structure: Any, multilabel: bool, backgr
         out = (out, labels)
     # The library filters host labelings by its own rule; cc3d's rule and device labelings are filtered here.
     library_k = largest_k if largest_k_rule == "winnow" and not lib.on_device else 0
+    # Statistics: the device labeling's own (free with it); of host labels, the library's statistics of the
+    # result (label_statistics: one pass, the background's row too, cheaper than the labeling's sums).
     options = _winnow.LabelOptions(connectivity=connectivity, multilabel=not binary,
-                                   min_area=0 if lib.on_device else min_area, largest_k=library_k, want_stats=stats,
-                                   backend=backend)
+                                   min_area=0 if lib.on_device else min_area, largest_k=library_k,
+                                   want_stats=stats and lib.on_device, backend=backend)
     return _Request(a=a, lib=lib, ndim=ndim, out=out, out_dtype=out_dtype, options=options, want_n=want_n,
-                    min_area=min_area, largest_k=largest_k, rule=largest_k_rule if largest_k else "winnow")
+                    stats=stats, min_area=min_area, largest_k=largest_k, rule=largest_k_rule if largest_k else "winnow")
 
 
 def label(a: ArrayLike, connectivity: Optional[Union[int, ArrayLike]] = None, *, multilabel: bool = True,
@@ -306,7 +308,7 @@ def _empty(request: _Request, shape: tuple) -> tuple:
     labels = lib.empty(shape, np.uint32) if lib.on_device else np.zeros(shape, np.uint64 if wide else np.uint32)
     ndim = len(shape)
     rows = (np.zeros(1, np.uint32), np.array([[0xFFFF, 0] * ndim], np.uint16), np.full((1, ndim), np.nan))
-    return labels, 0, rows if request.options.want_stats else None
+    return labels, 0, rows if request.stats else None
 
 
 def _label_host(request: _Request) -> tuple:
@@ -330,8 +332,16 @@ def _label_host(request: _Request) -> tuple:
         wide = request.out_dtype is not None and request.out_dtype.itemsize == 8
         labels, n, rows = _winnow.label_volume_host(a, options, wide)
     labels, n, rows = _filtered(request, labels, n, rows)
-    fields = _statistics_of(request, labels, rows)
+    fields = None
+    if request.stats:
+        fields = cc3d_fields(*rows) if rows is not None else _host_statistics(labels, n)
     return _host_output(request, labels, n), n, fields
+
+
+def _host_statistics(labels: np.ndarray, n: int) -> tuple:
+    """cc3d.statistics' dict of host labels 0..n (the library's label_statistics, one pass)."""
+    raw = _winnow.label_statistics_host(labels if labels.ndim == 3 else labels[None], None, labels.ndim, n + 1, False)
+    return cc3d_fields(raw["voxel_counts"], raw["bounding_boxes"], raw["centroids"])
 
 
 def _host_output(request: _Request, labels: np.ndarray, n: int) -> Any:

@@ -5,10 +5,12 @@
 // Algorithm. One pass over the rows; each row is cut into runs of equal labels, and a run of
 // length n from x0 to x1 adds to its label's record at once: n voxels, x0 + ... + x1 =
 // (x0 + x1) n / 2 to the sum of x, n y and n z to those of y and z, and its ends to the box (the
-// intensity values are still read one by one, in a loop the compiler vectorises). The cost is
-// O(voxels) reads plus O(runs) record updates: background runs are long, so a sparse labeling
-// costs little more than reading it. Without a given M, a first pass finds the largest label
-// (and, for signed types, a negative one).
+// intensity values are still read one by one, in a loop the compiler vectorises). Without an
+// intensity the background is not cut into runs: a row's zeros are counted and their x summed
+// in a vectorised loop, its box taken from the first and last zero, and the scan for labels
+// skips zeros eight at a time. The cost is O(voxels) reads plus O(runs) record updates, so a
+// sparse labeling costs little more than reading it. Without a given M, a first pass finds the
+// largest label (and, for signed types, a negative one).
 //
 // Threads. Each thread takes a contiguous share of the rows into a table of its own, merged at
 // the end; that pays while the tables are small beside the work (M times the threads at most a
@@ -35,28 +37,61 @@ namespace {
 
 constexpr std::int64_t kSerialVoxels = std::int64_t{1} << 16;
 
-struct Record {
-  std::uint64_t voxels = 0, sx = 0, sy = 0, sz = 0;
-  std::int64_t lo[3] = {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max(),
-                        std::numeric_limits<std::int64_t>::max()};
-  std::int64_t hi[3] = {-1, -1, -1};
+/// Adds a run of a row (x0..x1, inclusive) to a label's record.
+inline void add_run(LabelRecord& r, std::int64_t x0, std::int64_t x1, std::int64_t y, std::int64_t z) {
+  const auto n = static_cast<std::uint64_t>(x1 - x0 + 1);
+  const auto ends = static_cast<std::uint64_t>(x0 + x1);
+  r.voxels += n;
+  r.sums[0] += (ends % 2 == 0) ? ends / 2 * n : n / 2 * ends;  // (x0 + x1) n / 2, one factor even
+  r.sums[1] += n * static_cast<std::uint64_t>(y);
+  r.sums[2] += n * static_cast<std::uint64_t>(z);
+  r.lower[0] = std::min(r.lower[0], x0), r.upper[0] = std::max(r.upper[0], x1);
+  r.lower[1] = std::min(r.lower[1], y), r.upper[1] = std::max(r.upper[1], y);
+  r.lower[2] = std::min(r.lower[2], z), r.upper[2] = std::max(r.upper[2], z);
+}
 
-  void add_run(std::int64_t x0, std::int64_t x1, std::int64_t y, std::int64_t z) {  // x1 inclusive
-    const auto n = static_cast<std::uint64_t>(x1 - x0 + 1);
-    const auto ends = static_cast<std::uint64_t>(x0 + x1);
-    voxels += n;
-    sx += (ends % 2 == 0) ? ends / 2 * n : n / 2 * ends;  // (x0 + x1) n / 2, one factor even
-    sy += n * static_cast<std::uint64_t>(y);
-    sz += n * static_cast<std::uint64_t>(z);
-    lo[0] = std::min(lo[0], x0), hi[0] = std::max(hi[0], x1);
-    lo[1] = std::min(lo[1], y), hi[1] = std::max(hi[1], y);
-    lo[2] = std::min(lo[2], z), hi[2] = std::max(hi[2], z);
+/// Adds the zeros of a row to the background's record; returns their number.
+template <class L>
+std::int64_t add_background_row(LabelRecord& r, const L* row, std::int64_t nx, std::int64_t y, std::int64_t z) {
+  std::uint64_t zeros = 0, sum_x = 0;
+  if (nx <= 65536) {  // 32-bit lanes (the sum of x stays below 2^31): the loop vectorises
+    std::uint32_t count = 0, sum = 0;
+    const auto n = static_cast<std::uint32_t>(nx);
+    for (std::uint32_t x = 0; x < n; ++x) {
+      const std::uint32_t zero = row[x] == 0;
+      count += zero;
+      sum += (0u - zero) & x;
+    }
+    zeros = count, sum_x = sum;
+  } else {
+    for (std::int64_t x = 0; x < nx; ++x) {
+      const std::uint64_t zero = row[x] == 0;
+      zeros += zero;
+      sum_x += (std::uint64_t{0} - zero) & static_cast<std::uint64_t>(x);
+    }
   }
-  void add(const Record& o) {
-    voxels += o.voxels, sx += o.sx, sy += o.sy, sz += o.sz;
-    for (int d = 0; d < 3; ++d) lo[d] = std::min(lo[d], o.lo[d]), hi[d] = std::max(hi[d], o.hi[d]);
+  if (zeros == 0) return 0;
+  std::int64_t first = 0, last = nx - 1;
+  while (row[first] != 0) ++first;
+  while (row[last] != 0) --last;
+  r.voxels += zeros;
+  r.sums[0] += sum_x;
+  r.sums[1] += zeros * static_cast<std::uint64_t>(y);
+  r.sums[2] += zeros * static_cast<std::uint64_t>(z);
+  r.lower[0] = std::min(r.lower[0], first), r.upper[0] = std::max(r.upper[0], last);
+  r.lower[1] = std::min(r.lower[1], y), r.upper[1] = std::max(r.upper[1], y);
+  r.lower[2] = std::min(r.lower[2], z), r.upper[2] = std::max(r.upper[2], z);
+  return static_cast<std::int64_t>(zeros);
+}
+
+/// Adds another part's record of the same label.
+inline void add(LabelRecord& r, const LabelRecord& o) {
+  r.voxels += o.voxels;
+  for (int d = 0; d < 3; ++d) {
+    r.sums[d] += o.sums[d];
+    r.lower[d] = std::min(r.lower[d], o.lower[d]), r.upper[d] = std::max(r.upper[d], o.upper[d]);
   }
-};
+}
 
 /// No intensity: nothing per voxel.
 struct NoIntensity {
@@ -161,31 +196,31 @@ void check_view(const VolumeView<const L>& labels) {
 /// The pass: records (and intensity accumulators) per label, merged over the threads.
 template <class L, class I, class V>
 void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* intensity, std::uint64_t m,
-                bool check_labels, bool background_only, std::vector<Record>& records,
+                bool check_labels, bool background_only, std::vector<LabelRecord>& records,
                 std::vector<typename I::Acc>& accs) {
   const std::int64_t rows = labels.ny * labels.nz;
   const std::uint64_t table = background_only ? 1 : m;
   int threads = labels.size() < kSerialVoxels ? 1 : std::min<std::int64_t>(detail::cpu_threads(), rows);
   if (threads > 1 && table * static_cast<std::uint64_t>(threads) * 16 > static_cast<std::uint64_t>(labels.size()))
     threads = 1;
-  records.assign(table, Record{});
+  records.assign(table, LabelRecord{});
   accs.assign(table, typename I::Acc{});
-  std::vector<std::vector<Record>> thread_records(static_cast<std::size_t>(threads - 1));
+  std::vector<std::vector<LabelRecord>> thread_records(static_cast<std::size_t>(threads - 1));
   std::vector<std::vector<typename I::Acc>> thread_accs(static_cast<std::size_t>(threads - 1));
   std::int64_t bad_row = -1;  // the first row holding a label >= m (check_labels)
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int t = omp_get_thread_num();
     const int nt = omp_get_num_threads();
-    std::vector<Record>* own_records = &records;
+    std::vector<LabelRecord>* own_records = &records;
     std::vector<typename I::Acc>* own_accs = &accs;
     if (t > 0) {
-      thread_records[static_cast<std::size_t>(t - 1)].assign(table, Record{});
+      thread_records[static_cast<std::size_t>(t - 1)].assign(table, LabelRecord{});
       thread_accs[static_cast<std::size_t>(t - 1)].assign(table, typename I::Acc{});
       own_records = &thread_records[static_cast<std::size_t>(t - 1)];
       own_accs = &thread_accs[static_cast<std::size_t>(t - 1)];
     }
-    Record* rec = own_records->data();
+    LabelRecord* rec = own_records->data();
     typename I::Acc* acc = own_accs->data();
     const std::int64_t first = rows * t / nt, last = rows * (t + 1) / nt;
     for (std::int64_t r = first; r < last; ++r) {
@@ -193,22 +228,46 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
       const L* row = labels.row(y, z);
       const V* values = nullptr;
       if constexpr (!std::is_same_v<I, NoIntensity>) values = intensity->row(y, z);
+      const std::int64_t nx = labels.nx;
       std::int64_t x = 0;
       bool bad = false;
-      while (x < labels.nx) {
-        const L l = row[x];
-        const std::int64_t x0 = x;
-        ++x;
-        while (x < labels.nx && row[x] == l) ++x;
-        if (background_only) {
-          if (l != 0) continue;
-        } else if (check_labels && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= m) {
-          bad = true;
-          break;
+      if constexpr (std::is_same_v<I, NoIntensity>) {
+        // Without intensity the background needs no runs: its count and x sum over the row in a
+        // loop the compiler vectorises, its box from the first and last zero. Then the label
+        // runs, skipping zeros eight at a time.
+        if (add_background_row(rec[0], row, nx, y, z) == nx || background_only) continue;
+        while (x < nx) {
+          while (x + 8 <= nx && (row[x] | row[x + 1] | row[x + 2] | row[x + 3] | row[x + 4] | row[x + 5] | row[x + 6] |
+                                 row[x + 7]) == 0)
+            x += 8;
+          while (x < nx && row[x] == 0) ++x;
+          if (x == nx) break;
+          const L l = row[x];
+          const std::int64_t x0 = x;
+          ++x;
+          while (x < nx && row[x] == l) ++x;
+          if (check_labels && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= m) {
+            bad = true;
+            break;
+          }
+          add_run(rec[static_cast<std::size_t>(static_cast<Unsigned<L>>(l))], x0, x - 1, y, z);
         }
-        const auto index = static_cast<std::size_t>(static_cast<Unsigned<L>>(l));
-        rec[index].add_run(x0, x - 1, y, z);
-        if constexpr (!std::is_same_v<I, NoIntensity>) I::run(acc[index], values, x0, x - 1);
+      } else {
+        while (x < nx) {
+          const L l = row[x];
+          const std::int64_t x0 = x;
+          ++x;
+          while (x < nx && row[x] == l) ++x;
+          if (background_only) {
+            if (l != 0) continue;
+          } else if (check_labels && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= m) {
+            bad = true;
+            break;
+          }
+          const auto index = static_cast<std::size_t>(static_cast<Unsigned<L>>(l));
+          add_run(rec[index], x0, x - 1, y, z);
+          I::run(acc[index], values, x0, x - 1);
+        }
       }
       if (bad) {
 #pragma omp critical(winnow_label_statistics_bad)
@@ -224,35 +283,18 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
   }
   for (std::size_t t = 0; t < thread_records.size(); ++t) {
     const std::int64_t n = static_cast<std::int64_t>(table);
-    const Record* other = thread_records[t].data();
+    const LabelRecord* other = thread_records[t].data();
     const typename I::Acc* other_acc = thread_accs[t].data();
     for (std::int64_t i = 0; i < n; ++i) {
-      records[static_cast<std::size_t>(i)].add(other[i]);
+      add(records[static_cast<std::size_t>(i)], other[i]);
       accs[static_cast<std::size_t>(i)].add(other_acc[i]);
     }
   }
 }
 
-/// The records as LabelStatistics' columns.
-void fill_columns(const std::vector<Record>& records, LabelStatistics& out) {
-  const std::size_t m = records.size();
-  out.labels = m;
-  out.voxels.resize(m);
-  out.lower.resize(m);
-  out.upper.resize(m);
-  out.sums.resize(m);
-  for (std::size_t i = 0; i < m; ++i) {
-    const Record& r = records[i];
-    out.voxels[i] = r.voxels;
-    out.lower[i] = {r.lo[0], r.lo[1], r.lo[2]};
-    out.upper[i] = {r.hi[0], r.hi[1], r.hi[2]};
-    out.sums[i] = {r.sx, r.sy, r.sz};
-  }
-}
-
 template <class L, class I, class V>
 void run_statistics(const VolumeView<const L>& labels, const VolumeView<const V>* intensity,
-                    const LabelStatisticsOptions& options, std::vector<Record>& records,
+                    const LabelStatisticsOptions& options, std::vector<LabelRecord>& records,
                     std::vector<typename I::Acc>& accs) {
   check_view(labels);
   std::uint64_t m = options.labels;
@@ -260,7 +302,7 @@ void run_statistics(const VolumeView<const L>& labels, const VolumeView<const V>
   if (options.background_only) m = 1;
   else if (!given) m = labels.empty() ? 1 : label_count(labels);
   if (labels.empty()) {
-    records.assign(m, Record{});
+    records.assign(m, LabelRecord{});
     accs.assign(m, typename I::Acc{});
     return;
   }
@@ -272,11 +314,9 @@ void run_statistics(const VolumeView<const L>& labels, const VolumeView<const V>
 
 template <class L>
 LabelStatistics label_statistics(VolumeView<const L> labels, const LabelStatisticsOptions& options) {
-  std::vector<Record> records;
-  std::vector<NoIntensity::Acc> accs;
-  run_statistics<L, NoIntensity, std::uint8_t>(labels, nullptr, options, records, accs);
   LabelStatistics out;
-  fill_columns(records, out);
+  std::vector<NoIntensity::Acc> accs;
+  run_statistics<L, NoIntensity, std::uint8_t>(labels, nullptr, options, out.records, accs);
   return out;
 }
 
@@ -285,11 +325,10 @@ LabelIntensityStatistics<V> label_statistics(VolumeView<const L> labels, VolumeV
                                              const LabelStatisticsOptions& options) {
   check_shape<L, V>(labels, intensity);
   using I = WithIntensity<V>;
-  std::vector<Record> records;
-  std::vector<typename I::Acc> accs;
-  run_statistics<L, I, V>(labels, &intensity, options, records, accs);
   LabelIntensityStatistics<V> out;
-  fill_columns(records, out);
+  std::vector<typename I::Acc> accs;
+  run_statistics<L, I, V>(labels, &intensity, options, out.records, accs);
+  const std::vector<LabelRecord>& records = out.records;
   const std::size_t m = records.size();
   out.sum.resize(m);
   out.minimum.resize(m);
