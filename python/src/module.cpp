@@ -53,4 +53,5 @@ NB_MODULE(_winnow, m) {
   bind_voxels(m);
   bind_puzzle(m);
   bind_isosurface(m);
+  bind_io(m);
 }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import _winnow
+from . import _winnow, io
 from .compaction import compact, flatnonzero, select
 from .isosurface import marching_cubes
 from .labeling import label
@@ -35,7 +35,7 @@ except PackageNotFoundError:  # imported from a source tree
     __version__ = "unknown"
 
 __all__ = ["compact", "select", "flatnonzero", "label", "statistics", "BoundingBoxes", "marching_cubes", "voxels",
-           "scramble", "unscramble", "devices", "cuda_available", "__version__"]
+           "scramble", "unscramble", "io", "devices", "cuda_available", "__version__"]
 
 
 def devices() -> list:
