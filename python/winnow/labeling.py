@@ -106,6 +106,8 @@ def _foreground(a: Any, lib: Any, dtype: np.dtype, binary: bool, background: Any
         background = int(background)
     if not isinstance(background, (int, float, np.integer, np.floating)):
         raise TypeError(f"background: expected a number, got {type(background).__name__}")
+    if dtype.kind == "b":  # scikit-image's rule: True is the background when it says 1, else False is
+        return a == False if background == 1 else a  # noqa: E712 - elementwise (NumPy, CuPy, PyTorch)
     if background == 0:
         if dtype.kind != "f":
             return a
@@ -123,8 +125,6 @@ def _foreground(a: Any, lib: Any, dtype: np.dtype, binary: bool, background: Any
                 return a - lib.from_host(shift.reshape(1))
             unsigned = np.dtype(f"u{dtype.itemsize}")
             return a.view(unsigned) - shift.view(unsigned)
-    if dtype.kind == "b" and background in (0, 1):
-        return a != bool(background)
     return _value_codes(a, lib, background)
 
 
@@ -231,7 +231,9 @@ def label(a: ArrayLike, connectivity: Optional[Union[int, ArrayLike]] = None, *,
         Also return N, the number of components (cc3d's and scikit-image's names).
     background : int or float, optional
         The value of the background (scikit-image's parameter; 0 by default): its voxels are
-        labelled 0, every other value is foreground.
+        labelled 0, every other value is foreground. Compared by value (scikit-image converts it
+        to the image's dtype first: 2.5 is 2 of a uint8 image there, no value here); of a bool
+        image, 1 makes True the background and any other value False, as in scikit-image.
     structure : array_like, optional
         scipy.ndimage's structure: one of ``generate_binary_structure(ndim, 1..ndim)``; other
         structures are refused.
