@@ -163,6 +163,10 @@ class CuPyDevice:
         """The largest element as a Python int (waits for the stream)."""
         return int(a.max())
 
+    def unravel(self, index: Any, shape: tuple) -> Any:
+        """The [K, ndim] int64 array indices of flat C-order indices."""
+        return self.xp.stack(self.xp.unravel_index(index, shape), axis=1).astype(np.int64)
+
     @staticmethod
     def reverse_columns(a: Any) -> Any:
         return a[:, ::-1]
@@ -303,6 +307,14 @@ class TorchDevice:
     @staticmethod
     def maximum(a: Any) -> int:
         return int(a.max().item())
+
+    def unravel(self, index: Any, shape: tuple) -> Any:
+        index = index.long()
+        columns = []
+        for side in reversed(shape):
+            columns.append(index % side)
+            index = index // side
+        return self.xp.stack(columns[::-1], dim=1)
 
     def reverse_columns(self, a: Any) -> Any:
         return self.xp.flip(a, (1,))
