@@ -19,15 +19,23 @@ ValueError (shape, value), naming the argument; a backend that is not there rais
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import PackageNotFoundError, version
 
-from . import _winnow, io
-from .compaction import compact, flatnonzero, select
-from .isosurface import marching_cubes
-from .labeling import label
-from .puzzle import scramble, unscramble
-from .statistics import BoundingBoxes, statistics
-from .voxels import voxels
+# OpenMP threads that spin while they wait for work take turns with whatever else runs on their
+# cores: on a busy machine a parallel region then waits for a thread that is not running, and a
+# call of half a millisecond takes tens (bench/python_busy.py). Passive waiting (threads sleep
+# between regions) avoids that for a few microseconds a region. Set before the extension loads
+# OpenMP (libgomp reads it then); a value the caller set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import _winnow, io  # noqa: E402 - after the environment above
+from .compaction import compact, flatnonzero, select  # noqa: E402
+from .isosurface import marching_cubes  # noqa: E402
+from .labeling import label  # noqa: E402
+from .puzzle import scramble, unscramble  # noqa: E402
+from .statistics import BoundingBoxes, statistics  # noqa: E402
+from .voxels import voxels  # noqa: E402
 
 try:
     __version__ = version("winnow")
