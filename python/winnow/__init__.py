@@ -3,11 +3,14 @@ CUDA GPUs.
 
 - ``compact(a, mask)``, ``select(a, op, threshold)``, ``flatnonzero(a)``: stream compaction.
 - ``label(a, connectivity)``: connected components of 2D images and 3D volumes, binary or
-  multi-label (a drop-in for cc3d.connected_components); ``statistics(labels)``: cc3d.statistics.
+  multi-label (a drop-in for cc3d.connected_components, skimage.measure.label and
+  scipy.ndimage.label); ``statistics(labels, intensity, spacing)``: cc3d.statistics' fields and
+  per-label intensity reductions, ``BoundingBoxes`` their lazy boxes.
 - ``voxels(volume, level)``: coordinates and values of the voxels above a level.
 - ``marching_cubes(volume, level)``: isosurfaces, scikit-image's conventions, welded and watertight.
 - ``scramble(image, grid)``, ``unscramble(image, grid)``: square-tile puzzles.
-- ``devices()``: the CUDA devices winnow sees.
+- ``winnow.io``: volumes (NIfTI, NRRD, .npy, TIFF) with their spatial header, images, meshes.
+- ``devices()``, ``cuda_available()``: the CUDA devices winnow sees.
 
 NumPy in, NumPy out; CuPy arrays and PyTorch CUDA tensors in, the same type out on the same
 device, without copies, on the caller's current stream. ``backend="auto" | "cpu" | "cuda"`` on
@@ -15,6 +18,7 @@ every call (auto: the CUDA device for device arrays; for host arrays the ``WINNO
 environment variable, else CUDA when a device answers, else the CPU). The extension releases
 the GIL while it works. Errors: bad arguments raise TypeError (type, dtype, device) or
 ValueError (shape, value), naming the argument; a backend that is not there raises RuntimeError.
+Importing winnow sets ``OMP_WAIT_POLICY=PASSIVE`` unless it is set (see below).
 """
 
 from __future__ import annotations
@@ -46,10 +50,22 @@ __all__ = ["compact", "select", "flatnonzero", "label", "statistics", "BoundingB
            "scramble", "unscramble", "io", "devices", "cuda_available", "__version__"]
 
 
-def devices() -> list:
-    """The CUDA devices that answer, as dicts (index, name, total_memory_bytes,
-    compute_capability, multiprocessors); empty without CUDA.
+def devices() -> list[dict]:
+    """The CUDA devices that answer.
 
+    Returns
+    -------
+    list of dict
+        One per device: ``index``, ``name``, ``total_memory_bytes``, ``compute_capability``
+        (major, minor), ``multiprocessors``; empty without CUDA (a build without it, no driver or
+        no device).
+
+    See Also
+    --------
+    cuda_available
+
+    Examples
+    --------
     >>> import winnow
     >>> isinstance(winnow.devices(), list)
     True
@@ -58,5 +74,21 @@ def devices() -> list:
 
 
 def cuda_available() -> bool:
-    """True when this build has the CUDA backend and a device answers."""
+    """Whether this build has the CUDA backend and a device answers.
+
+    Returns
+    -------
+    bool
+        True when ``backend="cuda"`` can run (and ``"auto"`` may choose it).
+
+    See Also
+    --------
+    devices
+
+    Examples
+    --------
+    >>> import winnow
+    >>> winnow.cuda_available() in (True, False)
+    True
+    """
     return bool(_winnow.cuda_available())
