@@ -44,10 +44,13 @@ def cpu(reps):
     stats = ms(lambda: winnow.label(mask, 6, stats=True), reps)
     cc3d_two = ms(lambda: cc3d.statistics(cc3d.connected_components(mask, connectivity=6)), max(1, reps // 2))
     cc3d_nsc = ms(lambda: cc3d.statistics(labels, no_slice_conversion=True), reps)
-    ours_nsc = ms(lambda: winnow.statistics(labels, no_slice_conversion=True), reps)
+    try:
+        ours_nsc = ms(lambda: winnow.statistics(labels, no_slice_conversion=True), reps)
+    except TypeError:  # a winnow before no_slice_conversion (for before / after runs)
+        ours_nsc = float("nan")
     ours = ms(lambda: winnow.statistics(labels), reps)
-    print(f"CPU ({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}): 256^3 density 0.1, 6-connectivity, "
-          f"{n} components")
+    print(f"CPU ({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, winnow {winnow.__file__}): 256^3 density "
+          f"0.1, 6-connectivity, {n} components")
     print("| call | ms |\n|---|---:|")
     for name, value in (("winnow.label", alone), ("winnow.label(stats=True)", stats),
                         ("cc3d.connected_components + cc3d.statistics", cc3d_two),
