@@ -78,12 +78,14 @@ std::int64_t largest_side(std::int64_t nx, std::int64_t ny, std::int64_t nz) { r
 
 namespace {
 
-/// cc3d's arrays and the exact sums of LabelStatistics, in a dict (the Python layer's raw form):
-/// voxel_counts, bounding_boxes, centroids, coordinate_sums (uint64 [M, ndim], array-axis order).
-nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64_t voxels, std::int64_t side) {
+/// cc3d's arrays of LabelStatistics, in a dict (the Python layer's raw form): voxel_counts,
+/// bounding_boxes, centroids, and with `want_sums` coordinate_sums (uint64 [M, ndim], array-axis
+/// order: the exact sums, for callers that add the statistics of pieces, such as chunks).
+nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64_t voxels, std::int64_t side,
+                         bool want_sums) {
   const std::size_t m = s.labels();
   Cc3dArrays arrays(m, ndim, voxels, side);
-  std::vector<std::uint64_t> sums(m * ndim);
+  std::vector<std::uint64_t> sums(want_sums ? m * ndim : 0);
   {
     nb::gil_scoped_release unlocked;
     const auto rows = static_cast<std::int64_t>(m);
@@ -96,7 +98,8 @@ nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64
                                               static_cast<double>(record.sums[1]) / n,
                                               static_cast<double>(record.sums[2]) / n};
       arrays.set(i, record.voxels, record.lower, record.upper, centroid);
-      for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = record.sums[ndim - 1 - a];
+      if (want_sums)
+        for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = record.sums[ndim - 1 - a];
     }
   }
   const nb::tuple cc3d = arrays.release();
@@ -104,7 +107,7 @@ nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64
   out["voxel_counts"] = cc3d[0];
   out["bounding_boxes"] = cc3d[1];
   out["centroids"] = cc3d[2];
-  out["coordinate_sums"] = to_numpy(std::move(sums), {m, ndim});
+  if (want_sums) out["coordinate_sums"] = to_numpy(std::move(sums), {m, ndim});
   return out;
 }
 
@@ -130,7 +133,7 @@ void add_intensity(nb::dict& out, const S& s) {
 /// optional intensity array of the same shape: the raw statistics dict of labels 0..M-1 (M:
 /// `labels_count`, or the largest label + 1 when 0; 1 with `background_only`).
 nb::dict label_statistics_host(const Array& labels, std::optional<Array> intensity, std::size_t ndim,
-                               std::uint64_t labels_count, bool background_only) {
+                               std::uint64_t labels_count, bool background_only, bool coordinate_sums) {
   require_device(labels, false, "labels");
   const LabelStatisticsOptions options{.labels = labels_count, .background_only = background_only};
   const auto nz = static_cast<std::int64_t>(labels.shape(0)), ny = static_cast<std::int64_t>(labels.shape(1)),
@@ -146,7 +149,7 @@ nb::dict label_statistics_host(const Array& labels, std::optional<Array> intensi
         nb::gil_scoped_release unlocked;
         s = label_statistics(view, options);
       }
-      return statistics_dict(s, ndim, voxels, side);
+      return statistics_dict(s, ndim, voxels, side, coordinate_sums);
     }
     require_device(*intensity, false, "intensity");
     return with_numeric_type(*intensity, true, "intensity", [&](auto v) -> nb::dict {
@@ -157,7 +160,7 @@ nb::dict label_statistics_host(const Array& labels, std::optional<Array> intensi
         nb::gil_scoped_release unlocked;
         s = label_statistics(view, values, options);
       }
-      nb::dict out = statistics_dict(s, ndim, voxels, side);
+      nb::dict out = statistics_dict(s, ndim, voxels, side, coordinate_sums);
       add_intensity<V>(out, s);
       return out;
     });
@@ -278,7 +281,7 @@ HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, co
 /// device on the array's stream (M: `labels_count`, which the Python layer reads with a reduction;
 /// 1 with `background_only`). Waits for the stream.
 nb::dict label_statistics_device(const DeviceArray& labels, std::optional<DeviceArray> intensity,
-                                 std::uint64_t labels_count, bool background_only) {
+                                 std::uint64_t labels_count, bool background_only, bool coordinate_sums) {
 #if WINNOW_HAVE_CUDA
   if (labels_count == 0 && !background_only) throw nb::value_error("labels_count: expected at least 1");
   const std::size_t ndim = labels.ndim();
@@ -295,7 +298,7 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
         DeviceCall call(labels.device, labels.stream);
         c = device_statistics<L, std::uint8_t, false>(call, labels, nullptr, labels_count, background_only, is_signed);
       }
-      return statistics_dict(c.base, ndim, voxels, side);
+      return statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
     }
     return with_numeric_type(intensity->dtype(), true, "intensity", [&](auto v) -> nb::dict {
       using V = decltype(v);
@@ -305,7 +308,7 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
         DeviceCall call(labels.device, labels.stream);
         c = device_statistics<L, V, true>(call, labels, &*intensity, labels_count, background_only, is_signed);
       }
-      nb::dict out = statistics_dict(c.base, ndim, voxels, side);
+      nb::dict out = statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
       LabelIntensityStatistics<V> s;
       static_cast<LabelStatistics&>(s) = std::move(c.base);
       s.sum = std::move(c.sum);
@@ -316,7 +319,7 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
     });
   });
 #else
-  (void)labels, (void)intensity, (void)labels_count, (void)background_only;
+  (void)labels, (void)intensity, (void)labels_count, (void)background_only, (void)coordinate_sums;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
 }
@@ -344,13 +347,14 @@ nb::tuple surviving_labels_of(const nb::ndarray<const std::uint64_t, nb::ndim<1>
 
 void bind_statistics(nb::module_& m) {
   m.def("label_statistics_host", &label_statistics_host, nb::arg("labels"), nb::arg("intensity").none(),
-        nb::arg("ndim"), nb::arg("labels_count"), nb::arg("background_only"),
+        nb::arg("ndim"), nb::arg("labels_count"), nb::arg("background_only"), nb::arg("coordinate_sums") = false,
         "Statistics of a host label volume [z, y, x] (a 2D array as one slice; ndim says which) and an optional "
-        "intensity array: a dict of voxel_counts, bounding_boxes (cc3d's array form), centroids, coordinate_sums "
-        "(exact) and with intensity intensity_sum, intensity_mean, intensity_min, intensity_max; labels 0..M-1 "
-        "(M: labels_count, or the largest label + 1 when 0; 1 with background_only).");
+        "intensity array: a dict of voxel_counts, bounding_boxes (cc3d's array form), centroids, with "
+        "coordinate_sums the exact sums of the voxels' indices (uint64 [M, ndim]), and with intensity "
+        "intensity_sum, intensity_mean, intensity_min, intensity_max; labels 0..M-1 (M: labels_count, or the "
+        "largest label + 1 when 0; 1 with background_only).");
   m.def("label_statistics_device", &label_statistics_device, nb::arg("labels"), nb::arg("intensity").none(),
-        nb::arg("labels_count"), nb::arg("background_only"),
+        nb::arg("labels_count"), nb::arg("background_only"), nb::arg("coordinate_sums") = false,
         "label_statistics_host of device arrays (DeviceArray), computed on the device on the array's stream; "
         "labels_count (M) is required. Waits for the stream.");
   m.def("surviving_labels", &surviving_labels_of, nb::arg("sizes"), nb::arg("min_area"), nb::arg("largest_k"),

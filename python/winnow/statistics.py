@@ -129,7 +129,7 @@ def cc3d_fields(counts: np.ndarray, boxes: np.ndarray, centroids: np.ndarray,
 def _empty_raw(ndim: int, intensity: Optional[np.dtype]) -> dict:
     """The raw statistics of an array without voxels: the background alone, with no voxels."""
     raw = {"voxel_counts": np.zeros(1, np.uint32), "bounding_boxes": np.array([[0xFFFF, 0] * ndim], np.uint16),
-           "centroids": np.full((1, ndim), np.nan), "coordinate_sums": np.zeros((1, ndim), np.uint64)}
+           "centroids": np.full((1, ndim), np.nan)}
     if intensity is not None:
         sum_dtype = np.float64 if intensity.kind == "f" else np.int64 if intensity.kind == "i" else np.uint64
         extreme = np.full(1, np.nan if intensity.kind == "f" else 0, intensity)
@@ -291,7 +291,8 @@ def _device_statistics(lib: Any, labels: Any, values: Any) -> dict:
 
 
 def _fields(raw: dict, no_slice_conversion: bool, spacing: Optional[np.ndarray]) -> dict:
-    """The public dict from the extension's raw one (the exact coordinate sums stay there)."""
+    """The public dict from the extension's raw one (whose coordinate_sums, when asked for, are the
+    exact sums of each label's indices: what adding the statistics of pieces needs)."""
     fields = cc3d_fields(raw["voxel_counts"], raw["bounding_boxes"], raw["centroids"], no_slice_conversion)
     for key in ("intensity_sum", "intensity_mean", "intensity_min", "intensity_max"):
         if key in raw:

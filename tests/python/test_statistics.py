@@ -77,6 +77,21 @@ def test_many_labels(rng):
         assert (labels[box] == label).sum() == stats["voxel_counts"][label]
 
 
+def test_exact_coordinate_sums_of_the_raw_statistics(rng):
+    # The extension's raw form keeps the exact sums of each label's indices (for statistics added
+    # up over pieces, as chunked labelings do).
+    from winnow import _winnow
+
+    labels = random_labels(rng, (17, 19, 23), 30)
+    raw = _winnow.label_statistics_host(labels, None, 3, 0, False, True)
+    index = np.indices(labels.shape).reshape(3, -1).T.astype(np.uint64)
+    expected = np.zeros((int(labels.max()) + 1, 3), np.uint64)
+    np.add.at(expected, labels.ravel(), index)
+    assert raw["coordinate_sums"].dtype == np.uint64
+    np.testing.assert_array_equal(raw["coordinate_sums"], expected)
+    assert "coordinate_sums" not in _winnow.label_statistics_host(labels, None, 3, 0, False)
+
+
 def test_bounding_boxes_sequence():
     labels = np.array([[0, 1, 1, 0], [0, 0, 3, 3], [4, 0, 0, 0]], np.uint8)
     boxes = winnow.statistics(labels)["bounding_boxes"]
