@@ -29,9 +29,11 @@ layer does, with the library's survivor rule (``_winnow.surviving_labels``) over
 components' sizes and a lookup on the device. ``largest_k_rule="cc3d"`` reproduces
 ``cc3d.largest_k`` instead (see ``label``).
 
-Statistics (``stats=True``) are the labeling's own (computed with it, on the device for device
-input) for labels 1..N and the library's statistics of label 0 for the background; the bounding
-boxes stay an integer array until a label's slices are asked for (``statistics.BoundingBoxes``).
+Statistics (``stats=True``): of a device labeling, its own records of labels 1..N (computed with
+it, on the device) and the library's device statistics of label 0 for the background; of host
+labels, the library's label_statistics of the result (one pass over its runs, the background
+included: cheaper than the labeling's own sums). The bounding boxes stay an integer array until a
+label's slices are asked for (``statistics.BoundingBoxes``).
 """
 
 from __future__ import annotations
@@ -242,9 +244,10 @@ def label(a: ArrayLike, connectivity: Optional[Union[int, ArrayLike]] = None, *,
         int64.
     stats : bool, optional
         Also return ``statistics(labels)``: cc3d.statistics' fields as NumPy arrays (device input
-        too), the bounding boxes as a lazy :class:`~winnow.statistics.BoundingBoxes`. Those of
-        labels 1..N come from the labeling itself (on the device for device input) and describe
-        the survivors of min_area and largest_k.
+        too), the bounding boxes as a lazy :class:`~winnow.statistics.BoundingBoxes`, of the
+        labels returned (the survivors of min_area and largest_k). Device labelings compute
+        those of labels 1..N during the labeling, on the device; host labels are summed by the
+        library's label_statistics in one pass.
     backend : {'auto', 'cpu', 'cuda'}, optional
         Where NumPy input is labelled; device arrays are labelled on their device.
     out : array, optional
