@@ -70,6 +70,8 @@ def _connectivity(connectivity: Any, structure: Any, ndim: int) -> int:
     counts, scikit-image's hops (1..ndim) or scipy's structure (also accepted in connectivity's
     place, scipy's second argument). Other numbers go to the library, which refuses them."""
     if connectivity is not None and not isinstance(connectivity, (int, np.integer)):
+        if np.ndim(connectivity) == 0:
+            raise ValueError(f"connectivity: expected an integer (or scipy's structure array), got {connectivity!r}")
         if structure is not None:
             raise ValueError("connectivity, structure: give one of them")
         connectivity, structure = None, connectivity

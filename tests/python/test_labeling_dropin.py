@@ -70,6 +70,8 @@ def test_scipy_structure(rng, ndim):
         winnow.label(mask, structure=np.ones((5,) * ndim, bool))
     with pytest.raises(ValueError, match="structure"):
         winnow.label(mask, 4, structure=ndi.generate_binary_structure(ndim, 1))
+    with pytest.raises(ValueError, match="connectivity"):
+        winnow.label(mask, 4.0)
 
 
 def test_largest_k_rules(rng):
