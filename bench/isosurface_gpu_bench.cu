@@ -19,7 +19,9 @@
 // CUDA events, 3 warm-ups, median of 15. Floor: read the volume once + write the welded mesh
 // (12 bytes per vertex position, 12 per normal, 12 per triangle) at the measured D2D copy
 // bandwidth. Columns: time, ratio = peer / ours, triangles/s, fraction of the floor.
-//   bench_isosurface_gpu [--quick | --large]
+//   bench_isosurface_gpu [--quick | --large] [--only NAME] [--ours-only]
+// --only runs the volumes whose name holds NAME ("gyroid 512"); --ours-only leaves the peers out
+// (for a profiler's run).
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -218,6 +220,8 @@ void print(const Row& r) {
   g_rows.push_back(r);
 }
 
+bool g_ours_only = false;  // --ours-only
+
 void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, std::int64_t ny, std::int64_t nz,
                   double level, cudaStream_t s, double bw) {
   const std::uint64_t n = std::uint64_t(nx) * ny * nz;
@@ -244,6 +248,12 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
   const double floor_s = (4.0 * n + 24.0 * V + 12.0 * T) / bw;
   const std::string vol = name + " (" + std::to_string(T) + " tri)";
   print({vol, "winnow::cuda::isosurface (welded+normals)", ours, 1.0, T / (ours * 1e-3), floor_s / (ours * 1e-3)});
+  if (g_ours_only) {
+    for (void* p : {static_cast<void*>(temp), static_cast<void*>(d_totals), static_cast<void*>(out.d_vertices),
+                    static_cast<void*>(out.d_normals), static_cast<void*>(out.d_triangles)})
+      CK(cudaFree(p));
+    return;
+  }
 
   // scan pipeline, welded
   {
@@ -325,14 +335,18 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
 
 int main(int argc, char** argv) {
   bool quick = false, large = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--large")) large = true;
+    else if (!std::strcmp(argv[i], "--ours-only")) g_ours_only = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--quick | --large]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick | --large] [--only NAME] [--ours-only]\n", argv[0]);
       return 2;
     }
   }
+  const auto wanted = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -346,6 +360,7 @@ int main(int argc, char** argv) {
   for (int side : sides)
     for (int kind : {0, 1}) {
       const std::uint64_t n = std::uint64_t(side) * side * side;
+      if (!wanted(std::string(kind ? "gyroid " : "sphere ") + std::to_string(side) + "^3")) continue;
       float* v = dalloc<float>(n);
       fill_field<<<1024, 256, 0, s>>>(v, side, kind);
       CK(cudaGetLastError());
@@ -353,7 +368,7 @@ int main(int argc, char** argv) {
       bench_volume(name, v, side, side, side, kind ? 0.0 : 0.35 * side, s, bw);
       CK(cudaFree(v));
     }
-  {
+  if (wanted("MRI 197x233x189")) {
     const auto any = winnow::io::read_volume(WINNOW_DATA_DIR "/volumes/mni152_gm.nii.gz");
     std::visit([&](const auto& vol) {
       std::vector<float> h(static_cast<std::size_t>(vol.size()));

@@ -127,21 +127,22 @@ int main(int argc, char** argv) {
         const std::string aname(to_string(a));
         if (only_conn && conn != only_conn) continue;
         if (!only_alg.empty() && aname.find(only_alg) == std::string::npos) continue;
-        LabelOptions o;
+        cuda::DeviceLabelOptions o;
         o.connectivity = conn;
         o.algorithm = a;
+        const ImageView<const std::uint8_t> mask(d_mask.get(), c.w, c.h);
         std::size_t temp_bytes = 0;
-        cuda::label(nullptr, temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), nullptr, 0, o, s);
+        cuda::label(nullptr, temp_bytes, mask, d_labels.get(), d_count.get(), nullptr, 0, o, s);
         detail::cuda::DeviceBuffer<char> d_temp(temp_bytes);
         // First run: the count, to size the statistics.
-        cuda::label(d_temp.get(), temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), nullptr, 0, o, s);
+        cuda::label(d_temp.get(), temp_bytes, mask, d_labels.get(), d_count.get(), nullptr, 0, o, s);
         std::uint32_t count = 0;
         WINNOW_CUDA_CHECK(cudaMemcpy(&count, d_count.get(), 4, cudaMemcpyDeviceToHost));
         detail::cuda::DeviceBuffer<cuda::RawComponentStats> d_stats(std::max<std::uint32_t>(count, 1));
         std::vector<float> t, t0;
         for (int r = 0; r < reps + 3; ++r) {  // without statistics: what they cost
           WINNOW_CUDA_CHECK(cudaEventRecord(e0, s));
-          cuda::label(d_temp.get(), temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), nullptr, 0, o, s);
+          cuda::label(d_temp.get(), temp_bytes, mask, d_labels.get(), d_count.get(), nullptr, 0, o, s);
           WINNOW_CUDA_CHECK(cudaEventRecord(e1, s));
           WINNOW_CUDA_CHECK(cudaEventSynchronize(e1));
           float ms;
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
         }
         for (int r = 0; r < reps + 3; ++r) {
           WINNOW_CUDA_CHECK(cudaEventRecord(e0, s));
-          cuda::label(d_temp.get(), temp_bytes, d_mask.get(), c.w, c.h, c.w, d_labels.get(), d_count.get(), d_stats.get(),
+          cuda::label(d_temp.get(), temp_bytes, mask, d_labels.get(), d_count.get(), d_stats.get(),
                       count, o, s);
           WINNOW_CUDA_CHECK(cudaEventRecord(e1, s));
           WINNOW_CUDA_CHECK(cudaEventSynchronize(e1));

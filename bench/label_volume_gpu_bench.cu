@@ -162,26 +162,27 @@ int main(int argc, char** argv) {
       CK(cudaGetLastError());
       std::vector<std::uint8_t> host;
       for (int conn : conns) {
-        LabelOptions o;
+        cuda::DeviceLabelOptions o;
         o.connectivity = conn;
         o.multilabel = images;
+        const VolumeView<const std::uint8_t> view(d_vol.p, nx, ny, nz);
         std::size_t temp_bytes = 0;
-        cuda::label_volume(nullptr, temp_bytes, d_vol.p, nx, ny, nz, nullptr, nullptr, nullptr, 0, o, s);
+        cuda::label_volume(nullptr, temp_bytes, view, nullptr, nullptr, nullptr, 0, o, s);
         Buf<char> d_temp(temp_bytes);
-        cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, nullptr, 0, o, s);
+        cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, nullptr, 0, o, s);
         std::uint32_t count = 0;
         CK(cudaMemcpy(&count, d_count.p, 4, cudaMemcpyDeviceToHost));
         Buf<cuda::RawVolumeComponentStats> d_stats(count);
         const double ms_labels = median_ms(
             [&](int) {
-              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, nullptr, 0, o, s);
+              cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, nullptr, 0, o, s);
             },
             s, reps);
         std::vector<std::uint32_t> labels_only(n);
         CK(cudaMemcpy(labels_only.data(), d_labels.p, n * 4, cudaMemcpyDeviceToHost));
         const double ms_stats = median_ms(
             [&](int) {
-              cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, d_stats.p, count, o, s);
+              cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, d_stats.p, count, o, s);
             },
             s, reps);
         std::uint32_t count2 = 0;
@@ -218,7 +219,7 @@ int main(int argc, char** argv) {
           detail::cuda::set_volume_phase_events(ev);
           std::vector<std::vector<float>> phase_ms(kEvents - 1);
           for (int r = 0; r < reps + 3; ++r) {
-            cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, nx, ny, nz, d_labels.p, d_count.p, d_stats.p, count, o, s);
+            cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, d_stats.p, count, o, s);
             CK(cudaEventSynchronize(ev[kEvents - 1]));
             for (int k = 0; r >= 3 && k + 1 < kEvents; ++k) {  // 3 warm-ups
               float ms = 0;

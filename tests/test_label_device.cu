@@ -42,7 +42,7 @@ TEST(LabelDevice, StatsCapacityStridesAlignment) {
         const Labeling want = label(ImageView<const std::uint8_t>(host.data() + s.offset, s.w, s.h, s.stride), co);
         ASSERT_GT(want.count, 0u);  // dense masks have one component: capacity 0, no record written
 
-        LabelOptions o;
+        cuda::DeviceLabelOptions o;
         o.connectivity = 8;
         o.algorithm = alg;
         const std::size_t n = static_cast<std::size_t>(s.w * s.h);
@@ -51,7 +51,8 @@ TEST(LabelDevice, StatsCapacityStridesAlignment) {
         cuda::RawComponentStats* d_stats = nullptr;
         void* d_temp = nullptr;
         std::size_t temp_bytes = 0;
-        cuda::label(nullptr, temp_bytes, nullptr, s.w, s.h, s.stride, nullptr, nullptr, nullptr, 0, o, nullptr);
+        cuda::label(nullptr, temp_bytes, ImageView<const std::uint8_t>(nullptr, s.w, s.h, s.stride), nullptr, nullptr,
+                    nullptr, 0, o, nullptr);
         CK(cudaMalloc(&d_buf, host.size()));
         CK(cudaMalloc(&d_labels, n * 4));
         CK(cudaMalloc(&d_count, 4));
@@ -61,7 +62,8 @@ TEST(LabelDevice, StatsCapacityStridesAlignment) {
         CK(cudaMemset(d_labels, 0xCD, n * 4));  // poison
         CK(cudaMemset(d_stats, 0xAB, want.count * sizeof(cuda::RawComponentStats)));
         const std::uint64_t cap = want.count / 2;
-        cuda::label(d_temp, temp_bytes, d_buf + s.offset, s.w, s.h, s.stride, d_labels, d_count, d_stats, cap, o, nullptr);
+        cuda::label(d_temp, temp_bytes, ImageView<const std::uint8_t>(d_buf + s.offset, s.w, s.h, s.stride), d_labels,
+                    d_count, d_stats, cap, o, nullptr);
         CK(cudaDeviceSynchronize());
         std::uint32_t count = 0;
         std::vector<std::uint32_t> got(n);

@@ -105,20 +105,53 @@ TEST(LabelVolume, RandomVolumesMatchTheOracle) {
         }
 }
 
+/// The CPU backend called with a request of its own (so with its own tuning), against the oracle:
+/// every label, the count and every component's sums.
+template <class T>
+void check_cpu_request(const Volume<T>& v, detail::VolumeLabelRequest<T> req, const std::string& what) {
+  Volume<std::uint32_t> labels(v.nx(), v.ny(), v.nz());
+  req.volume = v.view();
+  req.labels32 = labels.view();
+  std::vector<detail::VolumeComponentSums> sums;
+  const std::uint64_t n = detail::cpu::label_volume(req, &sums);
+  const OracleLabeling o = oracle_label_volume(req.volume, req.connectivity, req.multilabel);
+  ASSERT_EQ(n, o.components.size()) << what;
+  const auto got = labels.voxels();
+  for (std::size_t i = 0; i < o.labels.size(); ++i)
+    ASSERT_EQ(static_cast<std::uint64_t>(got[i]), o.labels[i]) << what << " at voxel " << i;
+  ASSERT_EQ(sums.size(), o.components.size()) << what;
+  for (std::size_t i = 0; i < o.components.size(); ++i) {
+    const auto& c = o.components[i];
+    const auto& s = sums[i];
+    ASSERT_EQ(s.voxels, c.voxels) << what << " label " << i + 1;
+    EXPECT_EQ(s.sum_x, c.sum_x) << what;
+    EXPECT_EQ(s.sum_y, c.sum_y) << what;
+    EXPECT_EQ(s.sum_z, c.sum_z) << what;
+    EXPECT_EQ(s.min_x, c.min_x) << what;
+    EXPECT_EQ(s.min_y, c.min_y) << what;
+    EXPECT_EQ(s.min_z, c.min_z) << what;
+    EXPECT_EQ(s.max_x, c.max_x) << what;
+    EXPECT_EQ(s.max_y, c.max_y) << what;
+    EXPECT_EQ(s.max_z, c.max_z) << what;
+    EXPECT_EQ(s.value, c.value) << what;
+  }
+}
+
 // Slices too wide for the bit-row ring find touching runs with the two-pointer scan: the same
-// volumes through that path.
+// volumes through that path, the ring's limit set to 0 on the request.
 TEST(LabelVolume, TwoPointerPathMatchesTheOracle) {
-  const double saved = detail::cpu::volume_run_bits_ring_limit;
-  detail::cpu::volume_run_bits_ring_limit = 0;
   std::uint64_t seed = 3000;
   for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
     for (double d : {0.1, 0.5, 0.9})
       for (int conn : {6, 18, 26})
         for (bool multi : {false, true}) {
           const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
-          check_volume(v, conn, multi, "two-pointer " + name(s[0], s[1], s[2], d, conn, multi));
+          detail::VolumeLabelRequest<std::uint8_t> req;
+          req.connectivity = conn;
+          req.multilabel = multi;
+          req.run_bits_ring_limit = 0;
+          check_cpu_request(v, req, "two-pointer " + name(s[0], s[1], s[2], d, conn, multi));
         }
-  detail::cpu::volume_run_bits_ring_limit = saved;
 }
 
 // 64-bit run indices (volumes whose rows could hold 2^31 runs): the same volumes, the index width
@@ -132,7 +165,7 @@ TEST(LabelVolume, WideRunIndicesMatchTheOracle) {
       for (bool multi : {false, true}) {
         const auto v = random_volume<std::uint32_t>(129, 65, 33, d, multi ? 3 : 1, seed++);
         check_volume(v, conn, multi, "64-bit runs " + name(129, 65, 33, d, conn, multi));
-        const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu}, true);
+        const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .wide_labels = true, .backend = Backend::cpu});
         expect_matches_oracle<std::uint32_t>(v.view(), r, r.labels64, conn, multi, "64-bit runs and labels");
       }
   detail::cpu::volume_narrow_run_index_limit = saved;
@@ -257,7 +290,8 @@ TEST(LabelVolume, WideLabels) {
   const auto v = random_volume<std::uint8_t>(70, 66, 61, 0.3, 1, 31);
   for (int conn : {6, 26}) {
     LabelOptions opt{.connectivity = conn, .backend = Backend::cpu};
-    const VolumeLabeling r = label(v.view(), opt, /*wide_labels=*/true);
+    opt.wide_labels = true;
+    const VolumeLabeling r = label(v.view(), opt);
     EXPECT_TRUE(r.labels.empty());
     ASSERT_FALSE(r.labels64.empty());
     expect_matches_oracle<std::uint8_t>(v.view(), r, r.labels64, conn, false, "wide " + std::to_string(conn));
@@ -541,8 +575,8 @@ TEST(LabelVolumeCuda, SameLabelsAndStatisticsAsTheCpu) {
         }
   // 64-bit labels on CUDA: one band, widened on the host.
   const auto v = random_volume<std::uint16_t>(90, 80, 70, 0.5, 1, 99);
-  const VolumeLabeling cpu = label(v.view(), LabelOptions{.backend = Backend::cpu}, /*wide_labels=*/true);
-  const VolumeLabeling gpu = label(v.view(), LabelOptions{.backend = Backend::cuda}, /*wide_labels=*/true);
+  const VolumeLabeling cpu = label(v.view(), LabelOptions{.wide_labels = true, .backend = Backend::cpu});
+  const VolumeLabeling gpu = label(v.view(), LabelOptions{.wide_labels = true, .backend = Backend::cuda});
   EXPECT_EQ(gpu.backend, Backend::cuda);
   ASSERT_TRUE(gpu.labels.empty());
   ASSERT_EQ(gpu.count, cpu.count);

@@ -49,11 +49,10 @@ DeviceResult run_device(const T* d_volume, const Dims& d, int conn, bool multila
                         std::uint64_t stats_capacity) {
   DeviceResult r;
   const auto n = static_cast<std::size_t>(d.nx * d.ny * d.nz);
-  LabelOptions o;
-  o.connectivity = conn;
-  o.multilabel = multilabel;
+  const cuda::DeviceLabelOptions o{.connectivity = conn, .multilabel = multilabel};
+  const VolumeView<const T> view(d_volume, d.nx, d.ny, d.nz);
   std::size_t temp_bytes = 0;
-  cuda::label_volume(nullptr, temp_bytes, d_volume, d.nx, d.ny, d.nz, nullptr, nullptr, nullptr, 0, o, nullptr);
+  cuda::label_volume(nullptr, temp_bytes, view, nullptr, nullptr, nullptr, 0, o, nullptr);
   EXPECT_GT(temp_bytes, 0u);
   Dev<char> d_temp(temp_bytes);
   Dev<std::uint32_t> d_labels(n), d_count(1);
@@ -62,8 +61,8 @@ DeviceResult run_device(const T* d_volume, const Dims& d, int conn, bool multila
   d_labels.poison();
   d_count.poison();
   d_stats.poison();
-  cuda::label_volume(d_temp.p, temp_bytes, d_volume, d.nx, d.ny, d.nz, d_labels.p, d_count.p,
-                     stats_records ? d_stats.p : nullptr, stats_capacity, o, nullptr);
+  cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, stats_records ? d_stats.p : nullptr,
+                     stats_capacity, o, nullptr);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   r.count = d_count.download(1)[0];
   r.labels = d_labels.download(n);
@@ -358,12 +357,13 @@ TEST(LabelVolumeDevice, StatsCapacityBelowCount) {
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(bare.labels[i], want.labels[i]);
   // Records that are not 16-byte aligned are refused before any work.
   std::size_t temp_bytes = 0;
-  cuda::label_volume(nullptr, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, nullptr, nullptr, nullptr, 0, LabelOptions{}, nullptr);
+  const VolumeView<const std::uint8_t> view(d_vol.p, d.nx, d.ny, d.nz);
+  cuda::label_volume(nullptr, temp_bytes, view, nullptr, nullptr, nullptr, 0, cuda::DeviceLabelOptions{}, nullptr);
   Dev<char> d_temp(temp_bytes), d_records((count + 1) * sizeof(RawStats));
   Dev<std::uint32_t> d_labels(host.size()), d_count(1);
   auto* misaligned = reinterpret_cast<RawStats*>(d_records.p + 8);
-  EXPECT_THROW(cuda::label_volume(d_temp.p, temp_bytes, d_vol.p, d.nx, d.ny, d.nz, d_labels.p, d_count.p, misaligned,
-                                  count, LabelOptions{}, nullptr),
+  EXPECT_THROW(cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, misaligned, count,
+                                  cuda::DeviceLabelOptions{}, nullptr),
                InputError);
 }
 
@@ -429,25 +429,30 @@ TEST(LabelVolumeDevice, HostBackendStridedViews) {
 TEST(LabelVolumeDeviceInput, RefusesBadOptionsAndSizes) {
   std::size_t temp_bytes = 0;
   const std::uint8_t* no_volume = nullptr;
-  auto call = [&](std::int64_t nx, std::int64_t ny, std::int64_t nz, LabelOptions o) {
-    cuda::label_volume(nullptr, temp_bytes, no_volume, nx, ny, nz, nullptr, nullptr, nullptr, 0, o, nullptr);
+  auto call = [&](std::int64_t nx, std::int64_t ny, std::int64_t nz, cuda::DeviceLabelOptions o) {
+    cuda::label_volume(nullptr, temp_bytes, VolumeView<const std::uint8_t>(no_volume, nx, ny, nz), nullptr, nullptr,
+                       nullptr, 0, o, nullptr);
   };
-  for (int conn : {4, 8, 5, 27, -6}) EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = conn}), InputError) << conn;
-  EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = 6, .min_area = 2}), InputError);
-  EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = 6, .largest_k = 1}), InputError);
-  EXPECT_THROW(call(8, 8, 8, LabelOptions{.connectivity = 26, .algorithm = LabelAlgorithm::block_union_find}), BackendError);
-  EXPECT_THROW(call(-1, 8, 8, LabelOptions{}), InputError);
+  for (int conn : {4, 8, 5, 27, -6})
+    EXPECT_THROW(call(8, 8, 8, cuda::DeviceLabelOptions{.connectivity = conn}), InputError) << conn;
+  EXPECT_THROW(call(8, 8, 8, cuda::DeviceLabelOptions{.connectivity = 26, .algorithm = LabelAlgorithm::block_union_find}),
+               BackendError);
+  EXPECT_THROW(call(-1, 8, 8, cuda::DeviceLabelOptions{}), InputError);
+  // Strides other than the contiguous ones.
+  EXPECT_THROW(cuda::label_volume(nullptr, temp_bytes, VolumeView<const std::uint8_t>(no_volume, 8, 8, 8, 9), nullptr,
+                                  nullptr, nullptr, 0, cuda::DeviceLabelOptions{}, nullptr),
+               InputError);
   // 2^32 voxels and more: beyond the 32-bit keys (the front end decides what to do).
   try {
-    call(65536, 65536, 1, LabelOptions{});
+    call(65536, 65536, 1, cuda::DeviceLabelOptions{});
     ADD_FAILURE() << "2^32 voxels accepted";
   } catch (const InputError&) {
     ADD_FAILURE() << "an Error, not an InputError, was expected";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("2^32"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(call(std::int64_t{1} << 31, 1, 1, LabelOptions{}), Error);
-  EXPECT_THROW(call(std::int64_t{1} << 40, std::int64_t{1} << 40, 1 << 20, LabelOptions{}), Error);  // no overflow
+  EXPECT_THROW(call(std::int64_t{1} << 31, 1, 1, cuda::DeviceLabelOptions{}), Error);
+  EXPECT_THROW(call(std::int64_t{1} << 40, std::int64_t{1} << 40, 1 << 20, cuda::DeviceLabelOptions{}), Error);  // no overflow
 }
 
 }  // namespace

@@ -58,13 +58,21 @@ Rgba8 label_colour(std::uint32_t l) {
   return {c(h), c(h >> 8), c(h >> 16), 255};
 }
 
+// --connectivity by the library's rule (winnow::resolve_connectivity), checked before the input is
+// read; its message names the file.
+int connectivity_for(const LabelCli& o, int dimensions) {
+  try {
+    return resolve_connectivity(o.connectivity, dimensions);
+  } catch (const InputError& e) {
+    throw InputError(o.input + ": " + e.what());
+  }
+}
+
 void run_image(const LabelCli& o) {
   // Checked here rather than by the parser, so the message names the file (exit status 2).
   const bool use_otsu = !o.threshold_given;
   const double threshold = use_otsu ? 0.0 : parse_threshold(o.threshold, o.input);
-  const int connectivity = o.connectivity == 0 ? 8 : o.connectivity;
-  if (connectivity != 4 && connectivity != 8)
-    throw InputError(o.input + ": connectivity " + std::to_string(connectivity) + " is not 4 or 8");
+  const int connectivity = connectivity_for(o, 2);
   if (o.multilabel)
     throw InputError(o.input + ": --multilabel labels volumes (an image is thresholded into one foreground)");
   refuse_overwriting({o.input}, {&o.out_colored, &o.out_labels, &o.stats_csv});
@@ -211,9 +219,7 @@ void run_volume(const LabelCli& o) {
     if (!plain || end != o.threshold.c_str() + o.threshold.size() || !std::isfinite(given))
       throw InputError(o.input + ": threshold '" + o.threshold + "' is not a finite number");
   }
-  const int connectivity = o.connectivity == 0 ? 26 : o.connectivity;
-  if (connectivity != 6 && connectivity != 18 && connectivity != 26)
-    throw InputError(o.input + ": connectivity " + std::to_string(connectivity) + " is not 6, 18 or 26 (a volume)");
+  const int connectivity = connectivity_for(o, 3);
   refuse_overwriting({o.input}, {&o.out_colored, &o.out_labels, &o.stats_csv});
   for (const auto* p : {&o.out_colored, &o.out_labels, &o.stats_csv})
     if (!p->empty()) io::check_writable(*p);

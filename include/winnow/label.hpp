@@ -48,6 +48,7 @@ struct LabelOptions {
   std::uint64_t largest_k = 0;
   std::uint64_t min_area = 0;      ///< components with fewer pixels are removed (set to 0) and the rest renumbered
   bool want_stats = true;          ///< fill Labeling::stats
+  bool wide_labels = false;        ///< volumes: 64-bit labels (VolumeLabeling::labels64) whatever the count
   LabelAlgorithm algorithm = LabelAlgorithm::automatic;
   Backend backend = Backend::automatic;
   /// Volumes on the CPU: called with (slab passes done, slab passes in all) as the slabs are
@@ -55,6 +56,12 @@ struct LabelOptions {
   /// the CUDA backend (seconds of CPU work are milliseconds there).
   ProgressSink progress;
 };
+
+/// The connectivity `connectivity` names for an array of `dimensions` dimensions (2: an image, 3:
+/// a volume): 4 or 8, or 6, 18 or 26, as given; 0 the densest (8, 26). Any other value is an
+/// InputError whose message starts with "connectivity". The one rule every entry point
+/// (labeling front ends, device API, command line, Python) applies.
+int resolve_connectivity(int connectivity, int dimensions);
 
 /// Statistics of one component. The centroid is the mean of the pixel coordinates (pixel
 /// centres at integer coordinates), computed from exact 64-bit integer sums.
@@ -138,7 +145,7 @@ struct VolumeLabeling {
 
 /// Labels a volume (any strides; spacing is carried to the labels). Binary (non-zero is
 /// foreground) unless options.multilabel. Instantiated for std::uint8_t, std::uint16_t,
-/// std::uint32_t, std::uint64_t. `wide_labels` asks for 64-bit labels whatever the count.
+/// std::uint32_t, std::uint64_t. `options.wide_labels` asks for 64-bit labels whatever the count.
 /// options.connectivity: 6, 18 or 26 (0: 26); InputError otherwise.
 ///
 /// Backends: the CPU labels row runs in parallel slabs of rows (`row_stripes`); CUDA (`tile_merge`,
@@ -149,11 +156,11 @@ struct VolumeLabeling {
 /// then small beside the CPU's time); otherwise the CPU. min_area and largest_k are applied on
 /// the host after the backend.
 template <class T>
-VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {}, bool wide_labels = false);
+VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {});
 template <class T>
   requires(!std::is_const_v<T>)
-VolumeLabeling label(VolumeView<T> volume, const LabelOptions& options = {}, bool wide_labels = false) {
-  return label<T>(VolumeView<const T>(volume), options, wide_labels);
+VolumeLabeling label(VolumeView<T> volume, const LabelOptions& options = {}) {
+  return label<T>(VolumeView<const T>(volume), options);
 }
 
 /// The (algorithm, backend) pairs that exist, `automatic` excluded; CUDA ones only when available.

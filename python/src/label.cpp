@@ -153,13 +153,15 @@ nb::object owning_numpy(Volume<T>&& volume) {
 
 /// Host volumes [z, y, x]: returns (labels uint32 or uint64 [z, y, x], N, cc3d's arrays of labels
 /// 1..N or None).
-nb::tuple label_volume_host(const Array& volume, const LabelOptions& options, bool wide) {
+nb::tuple label_volume_host(const Array& volume, const LabelOptions& asked, bool wide) {
   require_device(volume, false, "a");
+  LabelOptions options = asked;
+  options.wide_labels = wide;
   VolumeLabeling result = with_unsigned_of_width(volume.dtype(), volume.itemsize(), "a", [&](auto t) {
     using T = decltype(t);
     const VolumeView<const T> view = host_volume<T>(volume, "a");
     nb::gil_scoped_release unlocked;
-    return label(view, options, wide);
+    return label(view, options);
   });
   const std::int64_t nx = volume.shape(2), ny = volume.shape(1), nz = volume.shape(0);
   // Exactly one of the two is filled (64-bit when asked for or when the count needs it).
@@ -222,9 +224,10 @@ std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t vox
   return records->size();
 }
 
-/// What the device API honours of the caller's options: connectivity and multilabel.
-LabelOptions device_options(const LabelOptions& options) {
-  return LabelOptions{.connectivity = options.connectivity, .multilabel = options.multilabel, .want_stats = false};
+/// What the device API honours of the caller's options: connectivity, multilabel and algorithm.
+cuda::DeviceLabelOptions device_options(const LabelOptions& options) {
+  return cuda::DeviceLabelOptions{.connectivity = options.connectivity, .multilabel = options.multilabel,
+                                  .algorithm = options.algorithm};
 }
 
 void check_device_labels(const DeviceArray& labels, const DeviceArray& like) {
@@ -245,17 +248,13 @@ nb::tuple label_volume_device(const DeviceArray& volume, const DeviceArray& out,
   const std::size_t ndim = volume.ndim();
   if (ndim != 2 && ndim != 3) throw nb::value_error("a: expected 2 or 3 dimensions");
   const std::int64_t nz = ndim == 3 ? volume.shape[0] : 1, ny = volume.shape[ndim - 2], nx = volume.shape[ndim - 1];
-  LabelOptions honoured = device_options(options);
-  if (ndim == 2) {  // an image through the volume path, as the host API labels a multi-label image
-    const int c = options.connectivity;
-    if (c != 0 && c != 4 && c != 8)
-      throw InputError("label: connectivity must be 4 or 8 for an image, not " + std::to_string(c));
-    honoured.connectivity = c == 4 ? 6 : 26;
-  }
+  cuda::DeviceLabelOptions honoured = device_options(options);
+  if (ndim == 2)  // an image through the volume path, as the host API labels a multi-label image: 4 is 6, 8 is 26
+    honoured.connectivity = resolve_connectivity(options.connectivity, 2) == 4 ? 6 : 26;
   std::vector<cuda::RawVolumeComponentStats> records;
   const auto n = with_unsigned_of_width(volume.dtype(), volume.itemsize, "a", [&](auto t) {
     using T = decltype(t);
-    const auto* d_volume = volume.data<const T>();
+    const VolumeView<const T> d_volume(volume.data<const T>(), nx, ny, nz);
     auto* d_labels = out.data<std::uint32_t>();
     nb::gil_scoped_release unlocked;
     DeviceCall call(volume.device, volume.stream);
@@ -263,7 +262,7 @@ nb::tuple label_volume_device(const DeviceArray& volume, const DeviceArray& out,
         call, static_cast<std::uint64_t>(volume.size()), read_count, options.want_stats ? &records : nullptr,
         [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawVolumeComponentStats* d_records,
             std::uint64_t capacity) {
-          cuda::label_volume(d_temp, temp_bytes, d_volume, nx, ny, nz, d_labels, d_count, d_records, capacity, honoured,
+          cuda::label_volume(d_temp, temp_bytes, d_volume, d_labels, d_count, d_records, capacity, honoured,
                              call.stream());
         });
   });
@@ -295,11 +294,11 @@ nb::tuple label_image_device(const DeviceArray& mask, const DeviceArray& out, co
   if (width > 1 && mask.strides[1] != 1) throw nb::value_error("a: expected the pixels of a row adjacent in memory");
   const std::int64_t row_stride = height > 1 ? mask.strides[0] : width;
   if (row_stride < width) throw nb::value_error("a: expected rows at a stride of at least the width");
-  const LabelOptions honoured = device_options(options);
+  const cuda::DeviceLabelOptions honoured = device_options(options);
   std::vector<cuda::RawComponentStats> records;
   std::optional<std::uint64_t> n;
   {
-    const auto* d_mask = mask.data<const std::uint8_t>();
+    const ImageView<const std::uint8_t> d_mask(mask.data<const std::uint8_t>(), width, height, row_stride);
     auto* d_labels = out.data<std::uint32_t>();
     nb::gil_scoped_release unlocked;
     DeviceCall call(mask.device, mask.stream);
@@ -307,8 +306,7 @@ nb::tuple label_image_device(const DeviceArray& mask, const DeviceArray& out, co
         call, static_cast<std::uint64_t>(width * height), read_count, options.want_stats ? &records : nullptr,
         [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawComponentStats* d_records,
             std::uint64_t capacity) {
-          cuda::label(d_temp, temp_bytes, d_mask, width, height, row_stride, d_labels, d_count, d_records, capacity,
-                      honoured, call.stream());
+          cuda::label(d_temp, temp_bytes, d_mask, d_labels, d_count, d_records, capacity, honoured, call.stream());
         });
   }
   if (!options.want_stats) return nb::make_tuple(n, nb::none());
@@ -331,7 +329,8 @@ nb::tuple label_image_device(const DeviceArray& mask, const DeviceArray& out, co
 void bind_label(nb::module_& m) {
   nb::class_<LabelOptions>(m, "LabelOptions",
                            "winnow::LabelOptions: connectivity (0: the densest), multilabel, min_area, largest_k, "
-                           "want_stats and backend ('auto', 'cpu' or 'cuda'); validated by the library.")
+                           "want_stats and backend ('auto', 'cpu' or 'cuda'); validated by the library "
+                           "(winnow::resolve_connectivity for the connectivity).")
       .def(
           "__init__",
           [](LabelOptions* self, int connectivity, bool multilabel, std::uint64_t min_area, std::uint64_t largest_k,

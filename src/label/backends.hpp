@@ -100,6 +100,9 @@ struct VolumeLabelRequest {
   bool want_stats = true;
   StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
   const ProgressSink* progress = nullptr;  ///< CPU: told of the slab passes done (LabelOptions::progress)
+  /// CPU: the largest ring of run bit rows (bytes, per slab) the labeling keeps; wider slices find
+  /// touching runs with the two-pointer scan (a test sets 0 to take that path).
+  double run_bits_ring_limit = 16.0 * (1 << 20);
 };
 
 /// Statistics of a component of a volume (or of a part of one) as exact integer sums, so that
@@ -152,9 +155,6 @@ namespace cpu {
 /// record per label. Instantiated for std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t.
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
-/// The largest ring of run bit rows (bytes, per slab) the volume labeling keeps; wider slices
-/// find touching runs with the two-pointer scan. A variable so that tests can take either path.
-extern double volume_run_bits_ring_limit;
 /// Volumes whose rows could hold this many runs or more index their runs with 64 bits (else 32:
 /// 2^31, the numbering's flag bit leaves 31). A variable so that tests can take either path.
 extern double volume_narrow_run_index_limit;

@@ -59,11 +59,8 @@ bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {
 Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, const LabelOptions& asked_options) {
   // Multi-label images take the volume path (one slice), whose runs carry their value.
   if (asked_options.multilabel) return detail::label_image_as_volume(mask, out, asked_options);
-  if (asked_options.connectivity != 0 && asked_options.connectivity != 4 && asked_options.connectivity != 8)
-    throw InputError("label: connectivity must be 4 or 8 for an image, not " +
-                     std::to_string(asked_options.connectivity));
   LabelOptions options = asked_options;
-  if (options.connectivity == 0) options.connectivity = 8;  // the densest, as for volumes
+  options.connectivity = resolve_connectivity(options.connectivity, 2);
   if (mask.width < 0 || mask.height < 0 || (mask.size() > 0 && (!mask.data || mask.stride < mask.width)))
     throw InputError("label: invalid mask view");
   if (out.width != mask.width || out.height != mask.height || (out.size() > 0 && (!out.data || out.stride < out.width)))
@@ -170,6 +167,20 @@ std::string_view to_string(LabelAlgorithm a) {
     case LabelAlgorithm::row_stripes: return "row_stripes";
   }
   return "?";
+}
+
+int resolve_connectivity(int connectivity, int dimensions) {
+  if (dimensions == 2) {
+    if (connectivity == 0) return 8;
+    if (connectivity == 4 || connectivity == 8) return connectivity;
+    throw InputError("connectivity " + std::to_string(connectivity) + " is not 4 or 8 (an image)");
+  }
+  if (dimensions == 3) {
+    if (connectivity == 0) return 26;
+    if (connectivity == 6 || connectivity == 18 || connectivity == 26) return connectivity;
+    throw InputError("connectivity " + std::to_string(connectivity) + " is not 6, 18 or 26 (a volume)");
+  }
+  throw InputError("connectivity of an array of " + std::to_string(dimensions) + " dimensions: only 2 or 3 are labelled");
 }
 
 LabelAlgorithm parse_label_algorithm(std::string_view name) {

@@ -10,7 +10,7 @@
 // what one call cannot take (2^32 voxels and more, more than the device's memory holds, 64-bit
 // labels) in bands of layers merged on the host (label/bands.cpp).
 //
-// Labels are 64-bit when asked for (`wide_labels`) or when the count reaches 2^32; a volume of 2^32
+// Labels are 64-bit when asked for (`options.wide_labels`) or when the count reaches 2^32; a volume of 2^32
 // voxels and more is labelled into 64-bit labels and narrowed to 32 bits when the count fits.
 #include <algorithm>
 #include <chrono>
@@ -27,13 +27,6 @@ namespace winnow {
 namespace {
 
 constexpr std::uint64_t k32 = std::uint64_t{1} << 32;
-
-int volume_connectivity(int asked) {
-  if (asked == 0) return 26;
-  if (asked != 6 && asked != 18 && asked != 26)
-    throw InputError("label: connectivity must be 6, 18 or 26 for a volume, not " + std::to_string(asked));
-  return asked;
-}
 
 template <class T>
 void check_view(const VolumeView<T>& v, const char* what) {
@@ -173,9 +166,10 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
 }  // namespace
 
 template <class T>
-VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options, bool wide_labels) {
+VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   check_view(volume, "volume");
-  const int connectivity = volume_connectivity(options.connectivity);
+  const int connectivity = resolve_connectivity(options.connectivity, 3);
+  const bool wide_labels = options.wide_labels;
   VolumeLabeling result;
   // Allocated before the clock starts, as for images: the milliseconds are the labeling's.
   const bool label_wide = wide_labels || static_cast<std::uint64_t>(volume.size()) >= k32;
@@ -204,24 +198,22 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options, bo
   return result;
 }
 
-template VolumeLabeling label<std::uint8_t>(VolumeView<const std::uint8_t>, const LabelOptions&, bool);
-template VolumeLabeling label<std::uint16_t>(VolumeView<const std::uint16_t>, const LabelOptions&, bool);
-template VolumeLabeling label<std::uint32_t>(VolumeView<const std::uint32_t>, const LabelOptions&, bool);
-template VolumeLabeling label<std::uint64_t>(VolumeView<const std::uint64_t>, const LabelOptions&, bool);
+template VolumeLabeling label<std::uint8_t>(VolumeView<const std::uint8_t>, const LabelOptions&);
+template VolumeLabeling label<std::uint16_t>(VolumeView<const std::uint16_t>, const LabelOptions&);
+template VolumeLabeling label<std::uint32_t>(VolumeView<const std::uint32_t>, const LabelOptions&);
+template VolumeLabeling label<std::uint64_t>(VolumeView<const std::uint64_t>, const LabelOptions&);
 
 namespace detail {
 
 template <class T>
 Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t> labels, const LabelOptions& options) {
-  if (options.connectivity != 0 && options.connectivity != 4 && options.connectivity != 8)
-    throw InputError("label: connectivity must be 4 or 8 for an image, not " + std::to_string(options.connectivity));
+  // One slice: 4-connectivity is 6 (faces), 8 is 18 = 26 (edges; no corners in one slice).
+  const int connectivity = resolve_connectivity(options.connectivity, 2) == 4 ? 6 : 26;
   if (image.width < 0 || image.height < 0 || (image.size() > 0 && (!image.data || image.stride < image.width)))
     throw InputError("label: invalid image view");
   if (labels.width != image.width || labels.height != image.height ||
       (labels.size() > 0 && (!labels.data || labels.stride < labels.width)))
     throw InputError("label: the label image must have the image's size");
-  // One slice: 4-connectivity is 6 (faces), 8 is 18 = 26 (edges; no corners in one slice).
-  const int connectivity = options.connectivity == 4 ? 6 : 26;
   const VolumeView<const T> volume(image.data, image.width, image.height, 1, image.stride,
                                    image.stride * std::max<std::int64_t>(image.height, 1));
   const VolumeView<std::uint32_t> out(labels.data, labels.width, labels.height, 1, labels.stride,

@@ -13,7 +13,7 @@
 /// an earlier frame and call once per frame).
 ///
 /// Temporary storage, CUB style (d_temp == nullptr: only temp_bytes is set): about 5 bytes per
-/// voxel (a vertex index and an owner mask per voxel) plus 32 bytes per 256 voxels.
+/// voxel (a vertex index and an owner mask per voxel) plus 32 bytes per 128 voxels.
 ///
 /// `volume.data` is a device pointer; any strides; spacing from the view. `options.backend`,
 /// `options.max_slab_voxels` and `options.progress` are ignored (one pass over the whole volume). Triangles go to

@@ -7,11 +7,11 @@
 /// Temporary storage, CUB style: call once with d_temp == nullptr to get `temp_bytes`, allocate,
 /// call again with the same sizes and options.
 ///
-/// Limits (images): the mask is width x height with row stride `mask_stride` bytes; the label image is
-/// contiguous (stride = width). height * next_pow2(width) must be below 2^31 (one call; the host
-/// API `winnow::label` labels larger images in bands).
-/// `options.min_area` must be 0 or 1 here (filtering needs the count on the host: use
-/// winnow::label); `options.backend` is ignored.
+/// Inputs are views of device memory (an image's rows at any stride; a volume contiguous), label
+/// outputs contiguous device arrays. Filtering by size (min_area, largest_k) needs the count on
+/// the host: the host API `winnow::label` does it.
+/// Limits (images): height * next_pow2(width) must be below 2^31 (one call; the host API
+/// `winnow::label` labels larger images in bands).
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +22,18 @@ struct CUstream_st;
 using cudaStream_t = CUstream_st*;
 
 namespace winnow::cuda {
+
+/// What the device labelings honour.
+struct DeviceLabelOptions {
+  /// Images: 4 or 8; volumes: 6, 18 or 26; 0 the densest (winnow::resolve_connectivity).
+  int connectivity = 0;
+  /// Volumes: neighbours join only when their values are equal (and non-zero); else every
+  /// non-zero voxel is foreground.
+  bool multilabel = false;
+  /// Images: tile_merge or block_union_find (automatic picks the faster); volumes: automatic or
+  /// tile_merge (bricks labelled in shared memory, merged across their faces).
+  LabelAlgorithm algorithm = LabelAlgorithm::automatic;
+};
 
 /// Raw statistics accumulated on the device for one label (exact integers). Convert with
 /// `to_component_stats`. right/bottom are inclusive.
@@ -45,15 +57,14 @@ inline ComponentStats to_component_stats(const RawComponentStats& r) {
   return s;
 }
 
-/// Labels the non-zero pixels of d_mask into d_labels (width*height, contiguous); writes N to
-/// *d_count. When d_stats is not null, d_stats[l-1] receives the statistics of label l for
-/// l <= stats_capacity (a larger N leaves the rest unwritten; N itself is always exact).
-/// `options.algorithm`: tile_merge or block_union_find (automatic picks the faster).
-/// Throws InputError on bad sizes/options, BackendError on a CUDA error.
-void label(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_mask, std::int64_t width,
-           std::int64_t height, std::int64_t mask_stride, std::uint32_t* d_labels, std::uint32_t* d_count,
-           RawComponentStats* d_stats, std::uint64_t stats_capacity, const LabelOptions& options,
-           cudaStream_t stream);
+/// Labels the non-zero pixels of `mask` (device memory; its stride in bytes) into d_labels
+/// (width*height, contiguous); writes N to *d_count. When d_stats is not null, d_stats[l-1]
+/// receives the statistics of label l for l <= stats_capacity (a larger N leaves the rest
+/// unwritten; N itself is always exact). Throws InputError on bad sizes/options, BackendError on a
+/// CUDA error.
+void label(void* d_temp, std::size_t& temp_bytes, ImageView<const std::uint8_t> mask, std::uint32_t* d_labels,
+           std::uint32_t* d_count, RawComponentStats* d_stats, std::uint64_t stats_capacity,
+           const DeviceLabelOptions& options, cudaStream_t stream);
 
 // ---- volumes ------------------------------------------------------------------------------------
 
@@ -83,17 +94,14 @@ inline VolumeComponentStats to_volume_component_stats(const RawVolumeComponentSt
   return s;
 }
 
-/// Labels the volume d_volume (nx x ny x nz voxels, contiguous: x fastest, then y, then z) into
-/// d_labels (nx*ny*nz, contiguous): 0 for background, 1..N in raster order of each component's
-/// first voxel, as winnow::label numbers them. Writes N to *d_count. When d_stats is not null,
-/// d_stats[l-1] receives the statistics of label l for l <= stats_capacity (the rest stay
-/// unwritten; N itself is always exact); d_stats must be 16-byte aligned (InputError otherwise).
-/// `options.connectivity`: 6, 18 or 26 (0: 26); `options.multilabel`: neighbours join only when
-/// their values are equal (else every non-zero voxel is foreground). min_area must be 0 or 1 and
-/// largest_k 0 (both need the count on the host: use winnow::label); `options.algorithm` must be
-/// automatic or tile_merge (bricks labelled in shared memory, merged across their faces).
-/// Limit: nx*ny*nz < 2^32 and every side below 2^31 (32-bit keys; Error beyond). Throws InputError on bad sizes/options,
-/// BackendError on a CUDA error. Temporary storage CUB style (see the top of this header).
+/// Labels `volume` (device memory, contiguous: x fastest, then y, then z; InputError for other
+/// strides) into d_labels (nx*ny*nz, contiguous): 0 for background, 1..N in raster order of each
+/// component's first voxel, as winnow::label numbers them. Writes N to *d_count. When d_stats is
+/// not null, d_stats[l-1] receives the statistics of label l for l <= stats_capacity (the rest
+/// stay unwritten; N itself is always exact); d_stats must be 16-byte aligned (InputError
+/// otherwise). Limit: nx*ny*nz < 2^32 and every side below 2^31 (32-bit keys; Error beyond).
+/// Throws InputError on bad sizes/options, BackendError on a CUDA error. Temporary storage CUB
+/// style (see the top of this header).
 template <class T>
 concept VolumeVoxel = std::same_as<T, std::uint8_t> || std::same_as<T, std::uint16_t> ||
                       std::same_as<T, std::uint32_t> || std::same_as<T, std::uint64_t>;
@@ -101,8 +109,8 @@ concept VolumeVoxel = std::same_as<T, std::uint8_t> || std::same_as<T, std::uint
 /// Voxels of type T: std::uint8_t, std::uint16_t, std::uint32_t or std::uint64_t (the library
 /// instantiates these four).
 template <VolumeVoxel T>
-void label_volume(void* d_temp, std::size_t& temp_bytes, const T* d_volume, std::int64_t nx, std::int64_t ny,
-                  std::int64_t nz, std::uint32_t* d_labels, std::uint32_t* d_count, RawVolumeComponentStats* d_stats,
-                  std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream);
+void label_volume(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, std::uint32_t* d_labels,
+                  std::uint32_t* d_count, RawVolumeComponentStats* d_stats, std::uint64_t stats_capacity,
+                  const DeviceLabelOptions& options, cudaStream_t stream);
 
 }  // namespace winnow::cuda

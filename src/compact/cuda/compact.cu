@@ -46,14 +46,6 @@ void WorkspaceState::reserve(std::uint64_t words, std::size_t general, cudaStrea
   next_status = next_counter = 0;
 }
 
-int sm_count() {
-  int device = 0;
-  WINNOW_CUDA_CHECK(cudaGetDevice(&device));
-  int sms = 0;
-  WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 CompactAlgorithm automatic_algorithm(std::uint64_t /*n*/, std::size_t /*element_size*/, Order /*order*/) {
   // From bench/results/compact-gpu.md (H200, int32): unordered, single_pass (atomic tile offsets)
   // is fastest everywhere; stable, single_pass (decoupled look-back; shared-memory tiles for

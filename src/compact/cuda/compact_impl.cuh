@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <string>
 
-#include "compact/backends.hpp"
+#include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
+#include "compact/backends.hpp"
 #include "compact/cuda/compact_lookback.cuh"
 #include "compact/cuda/compact_workspace.cuh"
 #include "compact/cuda/kernels/compact_kernels.cuh"
@@ -24,7 +25,6 @@ namespace winnow::detail::cuda {
 /// offsets[i] = counts[0] + ... + counts[i-1] for i < count (CUB DeviceScan, 64-bit sums).
 void scan_counts(void* d_temp, std::size_t& temp_bytes, const std::uint32_t* d_counts, std::uint64_t* d_offsets,
                  std::uint64_t count, cudaStream_t stream);
-int sm_count();
 /// `automatic` resolved for this size and order; other algorithms are returned unchanged.
 CompactAlgorithm resolve_algorithm(CompactAlgorithm a, std::uint64_t n, std::size_t element_size, Order order);
 
@@ -46,12 +46,9 @@ inline unsigned grid_for(std::uint64_t blocks) {
 /// Blocks of a persistent kernel: as many as fit on the device at once, at most one per tile.
 template <auto Kernel>
 unsigned persistent_grid(std::uint64_t tiles) {
-  static const int per_sm = [] {
-    int b = 0;
-    WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kern::kThreads, 0));
-    return std::max(b, 1);
-  }();
-  return grid_for(std::min<std::uint64_t>(tiles, static_cast<std::uint64_t>(per_sm) * sm_count()));
+  static const int per_sm =
+      resident_blocks_per_multiprocessor(reinterpret_cast<const void*>(Kernel), kern::kThreads);
+  return grid_for(std::min<std::uint64_t>(tiles, static_cast<std::uint64_t>(per_sm) * multiprocessor_count()));
 }
 
 inline bool aligned_to(const void* p, std::size_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }

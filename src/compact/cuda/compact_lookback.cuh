@@ -192,8 +192,6 @@ struct SmemCompaction {
 /// inputs keep the one-tile kernel (SmemAnyTuningSmall), ahead there at 99 % kept.
 using RingAnyTuning = kern::RingPolicy<256, 4, 3, 3>;
 
-int sm_count();  // compact.cu
-
 template <class Pol, class Src, class Sink>
 struct RingCompaction {
   static constexpr int tile = Pol::template tile<Src::size>;
@@ -213,11 +211,10 @@ struct RingCompaction {
   static unsigned grid(std::uint64_t t) {
     static const int per_sm = [] {
       WINNOW_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-      int b = 0;
-      WINNOW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, Pol::threads, smem_bytes));
-      return std::max(b, 1);
+      return resident_blocks_per_multiprocessor(reinterpret_cast<const void*>(kernel), Pol::threads, smem_bytes);
     }();
-    return static_cast<unsigned>(std::min<std::uint64_t>(t, static_cast<std::uint64_t>(per_sm) * sm_count()));
+    return static_cast<unsigned>(
+        std::min<std::uint64_t>(t, static_cast<std::uint64_t>(per_sm) * multiprocessor_count()));
   }
   /// Resets the count (unless a workspace has it ready) and launches (n > 0). Never synchronises.
   static void launch(const Src& src, const Sink& sink, std::uint64_t n, std::uint64_t* d_count, void* /*temp*/,

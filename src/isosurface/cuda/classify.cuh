@@ -22,7 +22,7 @@ namespace {
 //   bits      otherwise: each voxel's cell case is 8 bits picked from 4 words, its crossings
 //             the differences of neighbouring bits, its triangle count the table's.
 constexpr int kPlaneRows = IsosurfaceTuning::kRowsPerBlock + 1;  // with the halo row y0 + 8
-constexpr int kPieceX = 32 * IsosurfaceTuning::kVoxelsPerLane;    // voxels of a row per warp
+constexpr int kPieceX = IsosurfaceTuning::kPieceVoxels;           // voxels of a row per warp
 
 /// A lane's 4 voxels as one aligned load.
 template <class T>
@@ -82,16 +82,20 @@ constexpr PairCounts make_pair_counts() {
 __device__ PairCounts g_pair_counts = make_pair_counts();
 
 /// info[v] (owner mask | triangle count << 4) of every voxel of the slab's layers [z0, z1] (the
-/// extra layer included); the scheme is described above.
+/// extra layer included), and sums[p] the vertex and triangle counts of piece p (a warp's voxels of
+/// a row: pieces follow raster order), sums[pieces] = 0 so that the exclusive scan of the sums
+/// ends on the totals; the scheme is described above.
 template <class T>
 __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4) classify_kernel(DeviceField<T> f, Classifier<T> classify,
                                                                       Slab s, std::int64_t layers,
-                                                                      std::uint8_t* info) {
+                                                                      std::uint8_t* info, Sums* sums) {
   __shared__ std::uint8_t planes[3][kPlaneRows][32];
   const int lane = threadIdx.x, warp = threadIdx.y;
   const std::int64_t nx = s.grid.nx, ny = s.grid.ny, nz = s.grid.nz;
-  const std::uint64_t x_blocks = static_cast<std::uint64_t>((nx + kPieceX - 1) / kPieceX);
-  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x % x_blocks) * kPieceX;
+  const std::uint64_t x_blocks = static_cast<std::uint64_t>((nx + kPieceX - 1) / kPieceX);  // = s.pieces_per_row
+  const std::uint64_t piece_column = blockIdx.x % x_blocks;
+  const std::int64_t x0 = static_cast<std::int64_t>(piece_column) * kPieceX;
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) sums[s.pieces] = Sums{0, 0};
   const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.x / x_blocks) * Tuning::kRowsPerBlock;
   const std::int64_t x = x0 + Tuning::kVoxelsPerLane * lane, y = y0 + warp;
   // The rows this warp loads: its own, and for warp 0 the halo row y0 + 8.
@@ -159,6 +163,14 @@ __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4) classify_kernel
         for (int j = 0; j < Tuning::kVoxelsPerLane; ++j)
           if (x + j < nx) info[v + j] = static_cast<std::uint8_t>(bytes >> (8 * j));
       }
+      // The piece's counts: owner bits and triangle nibbles summed over the warp (the bytes past
+      // the row's end are 0).
+      const unsigned vertices = __reduce_add_sync(0xffffffffu, static_cast<unsigned>(__popc(bytes & 0x07070707u)));
+      const unsigned triangles = __reduce_add_sync(0xffffffffu, __dp4a((bytes >> 4) & 0x0f0f0f0fu, 0x01010101u, 0u));
+      if (lane == 0)
+        sums[(static_cast<std::uint64_t>(z - s.z0) * static_cast<std::uint64_t>(ny) + static_cast<std::uint64_t>(y)) *
+                 x_blocks +
+             piece_column] = Sums{vertices, triangles};
     }
   }
 }

@@ -11,14 +11,14 @@
 //   classify  (classify.cuh) a warp per 128-voxel piece of a row (4 voxels per lane), marching
 //             layers of z: rows become "above" bits kept in shared memory for the rows around;
 //             most lanes see uniform bits and store zeros, the others take their cases and
-//             crossings from the bits; one byte per voxel: owner mask and triangle count;
-//   sums      (tiles.cuh) per tile (a piece of a row; tiles follow raster order), 8 bytes per
-//             lane, the sums of the vertex and triangle counts (16 bytes per tile);
-//   top       an exclusive scan of the tile sums (cub::DeviceScan), whose end holds the totals;
+//             crossings from the bits; one byte per voxel: owner mask and triangle count; and
+//             per piece (pieces follow raster order) the sums of its vertex and triangle counts,
+//             a warp reduction (16 bytes per piece);
+//   top       an exclusive scan of the piece sums (cub::DeviceScan), whose end holds the totals;
 //             a one-thread kernel copies them out (device, and host-mapped memory) and decides
 //             whether the outputs have room;
-//   keys      (keys.cuh) two passes over the bytes (a warp per tile, 8 voxels per lane, a warp
-//             scan): the first leaves per voxel its first vertex's number (4 bytes per voxel: how
+//   keys      (keys.cuh) two passes over the bytes (a warp per tile of two pieces, 8 voxels per
+//             lane, a warp scan; tiles.cuh): the first leaves per voxel its first vertex's number (4 bytes per voxel: how
 //             a triangle finds the vertex of an edge owned by another voxel) and writes each
 //             vertex's key (voxel, slot) into its output slot; the second writes each triangle's
 //             key (cell, rank) into its slot; tiles with nothing to number leave at once; a
@@ -55,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
 #include "common/cuda/staging.cuh"
 #include "isosurface/backends.hpp"
@@ -69,18 +70,6 @@
 namespace winnow::detail::cuda {
 namespace {
 
-/// The current device's multiprocessors (asked once per device).
-int multiprocessors() {
-  static thread_local int device = -1, count = 0;
-  int now = 0;
-  WINNOW_CUDA_CHECK(cudaGetDevice(&now));
-  if (now != device) {
-    WINNOW_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, now));
-    device = now;
-  }
-  return count;
-}
-
 /// Counts (and, where the totals fit `out`, extracts) one slab whose voxels are in `f`. With
 /// `counted`, `temp` already holds this slab's count (classification, tile offsets) and only the
 /// totals and the extraction run: the extraction kernels read it and write none of it.
@@ -93,8 +82,8 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   auto* fits = reinterpret_cast<int*>(temp + l.at_fits);
   auto* first = reinterpret_cast<std::uint32_t*>(temp + l.at_first);
   auto* info = reinterpret_cast<std::uint8_t*>(temp + l.at_masks);
-  if (!counted) {  // with `counted`, the classification and the tile offsets are in temp already
-    if (s.tiles != 0) {
+  if (!counted) {  // with `counted`, the classification and the piece offsets are in temp already
+    if (s.pieces != 0) {
       const std::int64_t layers = s.z1 - s.z0 + (s.extra_voxels != 0 ? 1 : 0);
       const dim3 columns(32, Tuning::kRowsPerBlock);
       const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kPieceX - 1) / kPieceX) *
@@ -104,18 +93,16 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
                          " voxels is too large for one grid");
       const dim3 blocks(static_cast<unsigned>(column_blocks),
                         static_cast<unsigned>(std::min<std::int64_t>(65535, (layers + Tuning::kLayersPerBlock - 1) / Tuning::kLayersPerBlock)));
-      classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info);
-      WINNOW_CUDA_CHECK_LAUNCH();
-      tile_sums_kernel<<<blocks_for<Tuning::kSumTilesPerWarp>(s.tiles), Tuning::kTileVoxels, 0, stream>>>(s, info, sums);
+      classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info, sums);
       WINNOW_CUDA_CHECK_LAUNCH();
     } else {
       WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
     }
     std::size_t scan_bytes = l.scan_bytes;
     WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp + l.at_scan, scan_bytes, sums, offsets, AddSums{},
-                                                     Sums{0, 0}, static_cast<int>(s.tiles + 1), stream));
+                                                     Sums{0, 0}, static_cast<int>(s.pieces + 1), stream));
   }
-  totals_kernel<<<1, 1, 0, stream>>>(offsets, s.own_tiles, extract ? out.vertex_capacity : 0,
+  totals_kernel<<<1, 1, 0, stream>>>(offsets, s.own_pieces, extract ? out.vertex_capacity : 0,
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
@@ -128,7 +115,7 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(
-      s.own_tiles, static_cast<unsigned>(multiprocessors()) * Tuning::kDenseBlocksPerMultiprocessor);
+      s.own_tiles, static_cast<unsigned>(multiprocessor_count()) * Tuning::kDenseBlocksPerMultiprocessor);
   vertex_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, s, offsets, fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   triangle_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base, out);

@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels) vertex_keys_kernel(Slab s
   // Past the end, nothing to number in the tile (most tiles, away from the surface), or no room:
   // the whole warp leaves.
   if (tile >= s.tiles || *fits == 0) return;
-  const Sums begin = offsets[tile], end = offsets[tile + 1];
+  const auto [begin, end] = tile_range(s, offsets, tile);
   if (end.vertices == begin.vertices) return;
   const LaneBytes b = lane_bytes(s, tile, lane);
   const unsigned long long bytes = load_bytes(info, b);
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels) triangle_keys_kernel(Slab
   const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
   if (tile >= s.own_tiles || *fits == 0) return;
-  const Sums begin = offsets[tile], end = offsets[tile + 1];
+  const auto [begin, end] = tile_range(s, offsets, tile);
   if (end.triangles == begin.triangles) return;
   const LaneBytes b = lane_bytes(s, tile, lane);
   const unsigned long long bytes = load_bytes(info, b);

@@ -33,7 +33,7 @@ template <class T>
 __global__ void __launch_bounds__(Tuning::kTileVoxels) vertex_kernel(DeviceField<T> f, Slab s, const Sums* offsets,
                                                           const int* fits, winnow::cuda::DeviceMesh out) {
   if (*fits == 0) return;
-  const std::uint64_t count = offsets[s.own_tiles].vertices;
+  const std::uint64_t count = offsets[s.own_pieces].vertices;
   for (std::uint64_t k = blockIdx.x * std::uint64_t{Tuning::kTileVoxels} + threadIdx.x; k < count;
        k += std::uint64_t{gridDim.x} * Tuning::kTileVoxels) {
     const uint3 key = reinterpret_cast<const uint3*>(out.d_vertices + 3 * k)[0];
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels) triangle_kernel(DeviceFie
                                                             const int* fits, const std::uint32_t* first_vertex,
                                                             std::uint64_t index_base, winnow::cuda::DeviceMesh out) {
   if (*fits == 0) return;
-  const std::uint64_t count = offsets[s.own_tiles].triangles;
+  const std::uint64_t count = offsets[s.own_pieces].triangles;
   const std::uint64_t nx = static_cast<std::uint64_t>(s.grid.nx), nxy = nx * static_cast<std::uint64_t>(s.grid.ny);
   const bool wide = out.d_triangles64 != nullptr;
   for (std::uint64_t k = blockIdx.x * std::uint64_t{Tuning::kTileVoxels} + threadIdx.x; k < count;

@@ -27,10 +27,13 @@ struct IsosurfaceTuning {
   static constexpr int kRowsPerBlock = 8;     ///< classification: warps per block, one row each
   static constexpr int kLayersPerBlock = 32;  ///< classification: the layers a block marches through
   static constexpr int kVoxelsPerLane = 4;    ///< classification: one aligned load of 4 voxels per lane
-  static constexpr int kSumTilesPerWarp = 4;  ///< tile sums: tiles per warp, their loads issued together
+  /// A piece: the voxels of a row one classification warp decides per layer, and whose vertex and
+  /// triangle counts it sums; the scan runs over pieces, a tile is two of them.
+  static constexpr int kPieceVoxels = 32 * kVoxelsPerLane;
   static constexpr int kKeyTilesPerWarp = 1;  ///< key passes: tiles per warp (their stores dominate)
   static constexpr int kDenseBlocksPerMultiprocessor = 8;  ///< dense passes: blocks looping over the outputs
 };
+static_assert(IsosurfaceTuning::kTileVoxels == 2 * IsosurfaceTuning::kPieceVoxels, "a tile is two pieces");
 
 namespace {
 
@@ -54,6 +57,7 @@ struct Slab {
   std::int64_t z0 = 0, z1 = 0;
   std::uint64_t own_voxels = 0, extra_voxels = 0;
   unsigned own_tiles = 0, tiles = 0, chunks = 1;  // chunks: tiles per row
+  unsigned own_pieces = 0, pieces = 0, pieces_per_row = 1;
   double level = 0;
   bool flip = false, normals = false, values = false;
 };
@@ -117,14 +121,17 @@ Slab make_slab(const iso::Grid& grid, std::int64_t z0, std::int64_t z1, double l
   s.own_voxels = layer * static_cast<std::uint64_t>(z1 - z0);
   s.extra_voxels = z1 < grid.nz ? layer : 0;
   s.chunks = static_cast<unsigned>((grid.nx + Tuning::kTileVoxels - 1) / Tuning::kTileVoxels);
+  s.pieces_per_row = static_cast<unsigned>((grid.nx + Tuning::kPieceVoxels - 1) / Tuning::kPieceVoxels);
   const std::uint64_t own_rows = static_cast<std::uint64_t>(grid.ny) * static_cast<std::uint64_t>(z1 - z0);
   const std::uint64_t rows = own_rows + (s.extra_voxels != 0 ? static_cast<std::uint64_t>(grid.ny) : 0);
   const std::uint64_t own_tiles = own_rows * s.chunks, tiles = rows * s.chunks;
-  if (tiles >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) || grid.nx >= (std::int64_t{1} << 31))
+  const std::uint64_t own_pieces = own_rows * s.pieces_per_row, pieces = rows * s.pieces_per_row;
+  if (pieces >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) || grid.nx >= (std::int64_t{1} << 31))
     throw InputError("isosurface: a slab of " + std::to_string(s.own_voxels) + " voxels is too large for one grid");
   if (grid.nx >= (std::int64_t{1} << 30) || grid.ny >= (std::int64_t{1} << 32) || grid.nz >= (std::int64_t{1} << 29))
     throw InputError("isosurface: the CUDA backend takes at most 2^30 x 2^32 x 2^29 voxels");
   s.own_tiles = static_cast<unsigned>(own_tiles), s.tiles = static_cast<unsigned>(tiles);
+  s.own_pieces = static_cast<unsigned>(own_pieces), s.pieces = static_cast<unsigned>(pieces);
   s.level = level;
   s.flip = o.flip, s.normals = o.normals, s.values = o.values;
   return s;
@@ -139,7 +146,7 @@ struct Layout {
 Layout layout_for(const Slab& s) {
   auto round = [](std::size_t b) { return (b + 255) & ~std::size_t{255}; };
   Layout l;
-  const std::size_t entries = static_cast<std::size_t>(s.tiles) + 1;
+  const std::size_t entries = static_cast<std::size_t>(s.pieces) + 1;
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(nullptr, l.scan_bytes, static_cast<const Sums*>(nullptr),
                                                    static_cast<Sums*>(nullptr), AddSums{}, Sums{0, 0},
                                                    static_cast<int>(entries)));

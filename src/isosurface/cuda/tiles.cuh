@@ -1,7 +1,8 @@
 #pragma once
-// The CUDA isosurface's second pass: the vertex and triangle counts of each tile of info bytes,
-// whose exclusive scan (cub::DeviceScan, in isosurface.cu) numbers the outputs; and the tile
-// helpers the key passes share. Part of src/isosurface/cuda/isosurface.cu, which alone includes it.
+// The CUDA isosurface's tiles: how the key passes cut the info bytes (a warp per tile of two
+// pieces, 8 bytes per lane), where a tile's outputs start and end in the exclusive scan of the
+// piece sums, and the one-thread kernel that reads the totals. Part of
+// src/isosurface/cuda/isosurface.cu, which alone includes it.
 #include <cstdint>
 #include <limits>
 
@@ -10,10 +11,8 @@
 namespace winnow::detail::cuda {
 namespace {
 
-// Tiles are pieces of rows of IsosurfaceTuning::kTileVoxels voxels, a warp each, 8 voxels (8
-// info bytes, one 8-byte load) per lane. The tile sums take several consecutive tiles per warp
-// and issue their loads together, so that each warp has loads to overlap; the key passes keep
-// one tile per warp, whose time goes to the writes of the keys.
+// Tiles are pieces of rows of IsosurfaceTuning::kTileVoxels voxels (two classification pieces),
+// a warp each, 8 voxels (8 info bytes, one 8-byte load) per lane.
 /// Blocks of Tuning::kTileVoxels for `tiles` tiles at kTilesPerWarp tiles per warp.
 template <int kTilesPerWarp>
 unsigned blocks_for(unsigned tiles) {
@@ -62,23 +61,16 @@ __device__ __forceinline__ unsigned triangles_of(unsigned long long w) {
   return __dp4a(static_cast<unsigned>(t), 0x01010101u, __dp4a(static_cast<unsigned>(t >> 32), 0x01010101u, 0u));
 }
 
-/// sums[t] = (vertices, triangles) of tile t from the bytes; sums[tiles] = 0 so the exclusive scan
-/// ends on the totals.
-__global__ void __launch_bounds__(Tuning::kTileVoxels) tile_sums_kernel(Slab s, const std::uint8_t* info, Sums* sums) {
-  const unsigned first = first_tile_of_warp<Tuning::kSumTilesPerWarp>();
-  const int lane = threadIdx.x % 32;
-  if (blockIdx.x == 0 && threadIdx.x == 0) sums[s.tiles] = Sums{0, 0};
-  if (first >= s.tiles) return;  // whole warps
-  unsigned long long bytes[Tuning::kSumTilesPerWarp];
-#pragma unroll
-  for (int r = 0; r < Tuning::kSumTilesPerWarp; ++r)
-    bytes[r] = first + r < s.tiles ? load_bytes(info, lane_bytes(s, first + r, lane)) : 0ull;
-#pragma unroll
-  for (int r = 0; r < Tuning::kSumTilesPerWarp; ++r) {
-    const unsigned vertices = __reduce_add_sync(0xffffffffu, vertices_of(bytes[r]));
-    const unsigned triangles = __reduce_add_sync(0xffffffffu, triangles_of(bytes[r]));
-    if (lane == 0 && first + r < s.tiles) sums[first + r] = Sums{vertices, triangles};
-  }
+/// The exclusive scan's offsets at the start and the end of tile `tile` (two pieces, one at the
+/// row's end).
+struct TileRange {
+  Sums begin, end;
+};
+__device__ __forceinline__ TileRange tile_range(const Slab& s, const Sums* offsets, unsigned tile) {
+  const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;
+  const unsigned first = row * s.pieces_per_row + 2 * chunk;
+  const unsigned end = row * s.pieces_per_row + min(2 * chunk + 2, s.pieces_per_row);
+  return {offsets[first], offsets[end]};
 }
 
 /// Exclusive prefix of `value` over the warp's lanes.
@@ -93,10 +85,10 @@ __device__ __forceinline__ unsigned warp_exclusive_sum(unsigned value, int lane)
 }
 
 /// The slab's own totals (the offsets at the first extra tile) out; fits = both within capacity.
-__global__ void totals_kernel(const Sums* offsets, unsigned own_tiles, std::uint64_t vertex_capacity,
+__global__ void totals_kernel(const Sums* offsets, unsigned own_pieces, std::uint64_t vertex_capacity,
                               std::uint64_t triangle_capacity, std::uint64_t* d_totals, std::uint64_t* h_totals,
                               int* fits) {
-  const Sums own = offsets[own_tiles];
+  const Sums own = offsets[own_pieces];
   d_totals[0] = own.vertices;
   d_totals[1] = own.triangles;
   if (h_totals != nullptr) {

@@ -75,7 +75,6 @@
 
 namespace winnow::detail::cpu {
 
-double volume_run_bits_ring_limit = 16.0 * (1 << 20);
 double volume_narrow_run_index_limit = 2147483648.0;  // 2^31: the flag bit leaves 31 bits
 
 namespace {
@@ -491,7 +490,7 @@ std::uint64_t label_runs_3d(const VolumeLabelRequest<T>& req, VolumeView<Label> 
 
   // The bit rows find touching runs without data-dependent loops; a ring per slab as long as it
   // stays small (very wide slices take the two-pointer scan instead).
-  const bool use_ring = RunBitsRing::bytes(nx, ny) <= volume_run_bits_ring_limit;
+  const bool use_ring = RunBitsRing::bytes(nx, ny) <= req.run_bits_ring_limit;
   const bool popcnt = cpu_has_popcnt();
   // Progress: each slab's scan (step 1) and its label rows (step 5) are one pass each.
   std::atomic<std::uint64_t> passes_done{0};

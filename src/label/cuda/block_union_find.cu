@@ -38,6 +38,7 @@ __global__ void init_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
 // 8-connectivity on 2x2 blocks: a b / c d.
 __global__ void merge8_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
   const int bx = blockIdx.x * blockDim.x + threadIdx.x;
+  const ImageForest<2> forest{P, g};
   for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
     if (bx >= g.bw) continue;
     const long long b = static_cast<long long>(by) * g.bw + bx;
@@ -45,12 +46,12 @@ __global__ void merge8_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
     const int x = bx * 2, y = by * 2;
     const bool a = fg(m, g, x, y), bb = fg(m, g, x + 1, y), c = fg(m, g, x, y + 1);
     // left block
-    if ((a || c) && (fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1))) unite<2>(P, P[b], P[b - 1], g);
+    if ((a || c) && (fg(m, g, x - 1, y) || fg(m, g, x - 1, y + 1))) unite(forest, P[b], P[b - 1]);
     if (y > 0) {
       const long long u = b - g.bw;
-      if ((a || bb) && (fg(m, g, x, y - 1) || fg(m, g, x + 1, y - 1))) unite<2>(P, P[b], P[u], g);
-      if (a && fg(m, g, x - 1, y - 1)) unite<2>(P, P[b], P[u - 1], g);
-      if (bb && fg(m, g, x + 2, y - 1)) unite<2>(P, P[b], P[u + 1], g);
+      if ((a || bb) && (fg(m, g, x, y - 1) || fg(m, g, x + 1, y - 1))) unite(forest, P[b], P[u]);
+      if (a && fg(m, g, x - 1, y - 1)) unite(forest, P[b], P[u - 1]);
+      if (bb && fg(m, g, x + 2, y - 1)) unite(forest, P[b], P[u + 1]);
     }
   }
 }
@@ -58,12 +59,13 @@ __global__ void merge8_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
 // 4-connectivity on pixels.
 __global__ void merge4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const ImageForest<1> forest{P, g};
   for (int y = blockIdx.y; y < g.H; y += gridDim.y) {
     if (x >= g.W) continue;
     const long long i = static_cast<long long>(y) * g.W + x;
     if (P[i] == kNone) continue;
-    if (x > 0 && P[i - 1] != kNone) unite<1>(P, P[i], P[i - 1], g);
-    if (y > 0 && P[i - g.W] != kNone) unite<1>(P, P[i], P[i - g.W], g);
+    if (x > 0 && P[i - 1] != kNone) unite(forest, P[i], P[i - 1]);
+    if (y > 0 && P[i - g.W] != kNone) unite(forest, P[i], P[i - g.W]);
   }
 }
 
@@ -88,7 +90,7 @@ __global__ void __launch_bounds__(kNumThreads) compress_count_kernel(std::uint32
       const std::uint32_t n = static_cast<std::uint32_t>(by * g.bw + bx);
       const std::uint32_t p = P[n];
       if (p == kNone) continue;
-      const std::uint32_t r = find_ro<B>(P, p, g);
+      const std::uint32_t r = find_root_read_only(ImageForest<B, const std::uint32_t>{P, g}, p);
       if (r != p) P[n] = r;
       else if (node_of<B>(p, g) == n) c += (B == 2 && static_cast<int>(p >> g.shift) != B * by) ? 0x10000u : 1u;
     }

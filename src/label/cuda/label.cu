@@ -74,9 +74,8 @@ int key_shift(std::int64_t W) {
 }
 std::int64_t rows_per_call(std::int64_t W) { return (std::int64_t{1} << 31) >> key_shift(W); }
 
-Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const LabelOptions& o) {
-  if (o.connectivity != 4 && o.connectivity != 8)
-    throw InputError("label: connectivity must be 4 or 8, not " + std::to_string(o.connectivity));
+// `o.connectivity` is resolved (4 or 8): the front end or the device API did it.
+Plan make_plan(std::int64_t W, std::int64_t H, std::int64_t mstride, const winnow::cuda::DeviceLabelOptions& o) {
   if (W <= 0 || H <= 0) throw InputError("label: empty image");
   const int shift = key_shift(W);
   if (H > rows_per_call(W))
@@ -181,10 +180,7 @@ std::uint64_t label_once(const LabelRequest& req, std::int64_t top, std::vector<
   auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   StageTimes times;
   auto t = clock::now();
-  LabelOptions o;
-  o.connectivity = req.connectivity;
-  o.algorithm = req.algorithm;
-  const Plan p = make_plan(W, H, W, o);
+  const Plan p = make_plan(W, H, W, {.connectivity = req.connectivity, .algorithm = req.algorithm});
   WINNOW_CUDA_CHECK(cudaFree(nullptr));  // the context, if this is the process's first CUDA call
   note_device_started();
   cudaStream_t s = nullptr;
@@ -264,13 +260,14 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats,
 
 namespace winnow::cuda {
 
-void label(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_mask, std::int64_t width, std::int64_t height,
-           std::int64_t mask_stride, std::uint32_t* d_labels, std::uint32_t* d_count, RawComponentStats* d_stats,
-           std::uint64_t stats_capacity, const LabelOptions& options, cudaStream_t stream) {
-  if (options.min_area > 1)
-    throw InputError("winnow::cuda::label: min_area needs the count on the host; use winnow::label");
-  if (mask_stride < width) throw InputError("winnow::cuda::label: mask stride smaller than the width");
-  const detail::cuda::Plan p = detail::cuda::make_plan(width, height, mask_stride, options);
+void label(void* d_temp, std::size_t& temp_bytes, ImageView<const std::uint8_t> mask, std::uint32_t* d_labels,
+           std::uint32_t* d_count, RawComponentStats* d_stats, std::uint64_t stats_capacity,
+           const DeviceLabelOptions& options, cudaStream_t stream) {
+  if (mask.stride < mask.width) throw InputError("winnow::cuda::label: mask stride smaller than the width");
+  DeviceLabelOptions resolved = options;
+  resolved.connectivity = resolve_connectivity(options.connectivity, 2);
+  const detail::cuda::Plan p = detail::cuda::make_plan(mask.width, mask.height, mask.stride, resolved);
+  const std::uint8_t* d_mask = mask.data;
   if (!d_temp) {
     temp_bytes = p.total;
     return;

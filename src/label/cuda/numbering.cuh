@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "label/cuda/union_find.cuh"
+#include "label/cuda/image_nodes.cuh"
 
 namespace winnow::detail::cuda {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
-#include "label/cuda/union_find.cuh"
+#include "label/cuda/image_nodes.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/label.hpp"
 

@@ -17,39 +17,14 @@ namespace {
 // row's horizontal runs come from one ballot and every pixel starts out pointing at its run's
 // first pixel (chains inside a row are one hop). Only vertical contacts are united, and of those
 // only the first of each overlap between a run and the run above (its left neighbour would unite
-// the same pair); finds halve paths. Then every pixel jumps to its root in rounds (s[i] = s[s[i]]
-// until no pixel changes: log2 of the depth), instead of each of the 1024 pixels walking the
-// chains of run roots a dense tile builds. Local keys are indices inside the tile and union links
-// the larger root under the smaller, so each local root is its component's raster-first pixel in
-// the tile; the kernel writes every pixel's global parent = its local root's global key, and
-// counts the local roots per (pixel row, tile column) for the numbering (border4 subtracts the
-// ones it links), so no compress pass is needed.
-
-__device__ __forceinline__ int sfind(int* s, int i) {
-  volatile int* vs = s;
-  for (;;) {
-    const int p = vs[i];
-    if (p == i) return i;
-    const int gp = vs[p];
-    if (gp != p) lower_to(s + i, gp);  // halving: an ancestor over a parent (see find)
-    i = gp;
-  }
-}
-__device__ void sunite(int* s, int a, int b) {
-  for (;;) {
-    a = sfind(s, a);
-    b = sfind(s, b);
-    if (a == b) return;
-    if (a > b) {
-      const int t = a;
-      a = b;
-      b = t;
-    }
-    const int old = atomicMin(s + b, a);
-    if (old == b) return;
-    b = old;
-  }
-}
+// the same pair), by union_find.cuh's unite over the tile's entries (finds halve paths). Then
+// every pixel jumps to its root in rounds (s[i] = s[s[i]] until no pixel changes: log2 of the
+// depth), instead of each of the 1024 pixels walking the chains of run roots a dense tile builds.
+// Local keys are indices inside the tile and union links the larger root under the smaller, so
+// each local root is its component's raster-first pixel in the tile; the kernel writes every
+// pixel's global parent = its local root's global key, and counts the local roots per (pixel row,
+// tile column) for the numbering (border4 subtracts the ones it links), so no compress pass is
+// needed.
 
 __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
   __shared__ int s[kTile * kTile];
@@ -78,7 +53,7 @@ __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::
       // (foreground tests: other threads' finds may rewrite these entries meanwhile, never to -1)
       if (!f[r] || ly == 0 || vs[i - kTile] < 0) continue;
       if (((left_fg >> r) & 1u) && vs[i - kTile - 1] >= 0) continue;  // the left neighbour unites this pair
-      sunite(s, i, i - kTile);
+      unite(ConcurrentForest<int>{s}, i, i - kTile);
     }
     // The forest is final: a store writes an ancestor over a parent, so concurrent readers see one
     // or the other and every round shortens every path.

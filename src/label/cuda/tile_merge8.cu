@@ -34,13 +34,6 @@ namespace {
 
 
 __device__ __forceinline__ std::uint32_t lnode(std::uint32_t k) { return (k >> 7) * kTB + ((k & 63u) >> 1); }
-__device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, std::uint32_t k) {
-  for (;;) {
-    const std::uint32_t p = s[lnode(k)];
-    if (p == k) return k;
-    k = p;
-  }
-}
 
 // Tile pass details: the mask is read as 16-bit words (a block's two pixels of a row in one load,
 // all rows of a thread issued before the ballots); the unions' finds halve paths (a halving store
@@ -53,32 +46,11 @@ __device__ __forceinline__ std::uint32_t lfind(const volatile std::uint32_t* s, 
 // bounding box only where they change it. The run's sums come from the row's pixel ballots
 // (population counts masked to the run), so no match / reduction is needed.
 
-__device__ __forceinline__ std::uint32_t lfind_halve(std::uint32_t* s, std::uint32_t k) {
-  volatile std::uint32_t* vs = s;
-  for (;;) {
-    const std::uint32_t n = lnode(k);
-    const std::uint32_t p = vs[n];
-    if (p == k) return k;
-    const std::uint32_t gp = vs[lnode(p)];
-    if (gp != p) lower_to(s + n, gp);
-    k = gp;
-  }
-}
-__device__ void lunite_halve(std::uint32_t* s, std::uint32_t a, std::uint32_t b) {
-  for (;;) {
-    a = lfind_halve(s, a);
-    b = lfind_halve(s, b);
-    if (a == b) return;
-    if (a > b) {
-      const std::uint32_t t = a;
-      a = b;
-      b = t;
-    }
-    const std::uint32_t old = atomicMin(s + lnode(b), a);
-    if (old == b) return;
-    b = old;
-  }
-}
+// A tile's forest in shared memory: key (y << 6) | x lies in the entry of its 2x2 block.
+struct BlockOfKey {
+  __device__ __forceinline__ std::uint32_t operator()(std::uint32_t k) const { return lnode(k); }
+};
+using TileForest = ConcurrentForest<std::uint32_t, BlockOfKey>;
 
 // The two pixels (x, y), (x + 1, y) as bits 0 and 1; x, y inside the image.
 __device__ __forceinline__ std::uint32_t pair_bits(const std::uint8_t* m, const Geo& g, int x, int y, bool v2) {
@@ -112,6 +84,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
   // the pixels around the tile (Stats): rows above / below and columns left / right of it, each
   // from -1 to 64 relative to the tile's first pixel (index + 1)
   __shared__ std::uint8_t halo[Stats ? 4 : 1][Stats ? 68 : 1];
+  const TileForest forest{s};
   const int lane = threadIdx.x, wy = threadIdx.y;
   const int tbx0 = blockIdx.x * kTB;
   const int bx = tbx0 + lane;
@@ -208,12 +181,12 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
 #pragma unroll 1
           for (int j = 0; j < 3; ++j) {
             const std::uint32_t x = j == 0 ? tu : j == 1 ? tl : tr;
-            if (x != kNone) lunite_halve(s, x, L);
+            if (x != kNone) unite(forest, x, L);
           }
         }
         if (__any_sync(kFull, u)) {  // labels back to roots for the next row
           __syncwarp();
-          if (f) Lr = lfind(s, L);
+          if (f) Lr = find_root_read_only(forest, L);
         }
       }
       pu = p;
@@ -239,9 +212,9 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       if (tr == qu || tr == ql || tr == qr) tr = kNone;
     }
     __syncthreads();
-    if (tu != kNone) lunite_halve(s, mine, tu);
-    if (tl != kNone) lunite_halve(s, mine, tl);
-    if (tr != kNone) lunite_halve(s, mine, tr);
+    if (tu != kNone) unite(forest, mine, tu);
+    if (tl != kNone) unite(forest, mine, tl);
+    if (tr != kNone) unite(forest, mine, tr);
     __syncthreads();
     // Label nodes resolve their roots (read-only finds; each writes only its own node, a root).
 #pragma unroll
@@ -249,7 +222,7 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       if ((freshbits >> r) & 1u) {
         const int i = rowof(r) * kTB + lane;
         const std::uint32_t k0 = s[i];  // only this thread writes its node
-        const std::uint32_t rt = lfind(s, k0);
+        const std::uint32_t rt = find_root_read_only(forest, k0);
         if (rt != k0) lower_to(s + i, rt);
       }
     }

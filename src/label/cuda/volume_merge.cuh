@@ -1,0 +1,306 @@
+#pragma once
+// Pass 2 of the volume labeling, merge: the voxels on brick faces unite with their backward
+// neighbours in other bricks, union-find on global memory. Every adjacent pair is seen once, from
+// its later voxel: by pass 1 when both lie in one brick, here otherwise.
+//   merge_kernel       multi-label volumes and volumes of one layer: a warp per 32 face voxels;
+//   bits_merge_kernel  binary volumes of several layers: a warp per brick, over the row words.
+// Both replace a pair by its voxels' parents (brick-local roots, the same sets) and skip the pairs
+// the warp united already: across the faces of a dense component nearly every pair is the same two
+// brick roots, and one union suffices.
+//
+// 26-connectivity drops redundant pairs: when the voxel's left neighbour joins it, every backward
+// neighbour with dx <= 0 is also a neighbour of that left voxel, so the pair is implied (by
+// induction over raster order) and only the left pair and the four dx = +1 pairs are united -- 5
+// instead of 13 in dense volumes.
+//
+// Every link takes the root it linked out of the root words (an atomic and of its bit: the
+// brick-local roots left there are the roots) and marks the root it went under, a bit per voxel in
+// words laid out as the root words (RowMarks): its component spans bricks. No pass points every
+// linked root at its root afterwards: the label pass walks the merge's chains itself (only
+// brick-local roots are on them).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "label/cuda/volume_plan.cuh"
+#include "label/cuda/volume_rows.cuh"
+
+namespace winnow::detail::cuda {
+namespace {
+
+// Marks root a (a global key) as one that others were linked under. Most links of a large
+// component go under one root: its mark is read first, and set only when it is not yet (an atomic
+// per link on one word would serialize them).
+__device__ __forceinline__ void mark_spans(RowMarks* marks, std::uint32_t a, const VolGeo& g) {
+  const std::uint32_t row_a = a / g.nx, x_a = a - row_a * g.nx;  // y + ny z
+  std::uint32_t* spans = &marks[std::size_t{row_a} * g.nbx + x_a / kBX].spans;
+  const unsigned bit = 1u << (x_a % kBX);
+  if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);
+}
+// The merge linked root b under root a: b leaves the root words, and a is marked as spanning.
+__device__ __forceinline__ void unlink_root(RowWord* rows, RowMarks* marks, std::uint32_t b, std::uint32_t a,
+                                            const VolGeo& g) {
+  const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx;  // y + ny z
+  atomicAnd(&rows[std::size_t{row_b} * g.nbx + x_b / kBX].roots, ~(1u << (x_b % kBX)));
+  mark_spans(marks, a, g);
+}
+
+// ---- merge_kernel: face slots, a warp per 32 ----------------------------------------------------
+
+// Whether the backward pair (voxel, voxel + d) is implied by 26-connectivity's left-neighbour rule.
+__device__ __forceinline__ bool implied_by_left(Offset d, int conn, bool left_joins) {
+  return conn == 26 && left_joins && d.dx <= 0 && !(d.dx == -1 && d.dy == 0 && d.dz == 0);
+}
+
+// A pair (voxel, backward neighbour) that leaves the brick crosses exactly one face slot group:
+// the slice before (z0: the neighbour's lz < 0), else the row before (y0: ly < 0), else the row
+// after in the slice before (yl: ly >= kY, 18/26 only), else the left or right column (x0, x31).
+enum Face : int { kZ0, kY0, kYL, kX0, kX31, kInside };
+template <class B>
+__host__ __device__ constexpr Face face_of(int nx, int ny, int nz) {
+  return nz < 0 ? kZ0 : ny < 0 ? kY0 : ny >= B::kY ? kYL : nx < 0 ? kX0 : nx >= B::kX ? kX31 : kInside;
+}
+// Slots per brick, in this order: z0 (lx, ly), y0 and yl (lx, lz), x0 and x31 (ly, lz); every
+// group is a multiple of 32, so a warp works on one group. 6-connectivity has no yl and no x31
+// pairs (their offsets need dx = +1 or dy = +1); a layer brick has no z0 and no yl pairs (both
+// need dz = -1).
+template <int Conn, class B>
+__host__ __device__ constexpr int face_group_slots(Face f) {
+  const bool used = f == kZ0 || f == kYL ? !B::kLayer && (f == kZ0 || Conn != 6) : f == kX31 ? Conn != 6 : true;
+  return !used ? 0 : f == kZ0 ? B::kX * B::kY : f == kY0 || f == kYL ? B::kX * B::kZ : B::kY * B::kZ;
+}
+template <int Conn, class B>
+constexpr int face_slots() {
+  int n = 0;
+  for (int f = kZ0; f < kInside; ++f) n += face_group_slots<Conn, B>(static_cast<Face>(f));
+  return n;
+}
+// Slot -> face group and brick-local voxel.
+template <int Conn, class B>
+__device__ __forceinline__ Face slot_voxel(int slot, int& lx, int& ly, int& lz) {
+#pragma unroll
+  for (int f = kZ0; f < kInside; ++f) {
+    const Face face = static_cast<Face>(f);
+    const int n = face_group_slots<Conn, B>(face);
+    if (slot >= n) {
+      slot -= n;
+      continue;
+    }
+    switch (face) {
+      case kZ0: lx = slot % B::kX, ly = slot / B::kX, lz = 0; break;
+      case kY0: lx = slot % B::kX, ly = 0, lz = slot / B::kX; break;
+      case kYL: lx = slot % B::kX, ly = B::kY - 1, lz = slot / B::kX; break;
+      default: ly = slot % B::kY, lz = slot / B::kY, lx = face == kX0 ? 0 : B::kX - 1; break;
+    }
+    return face;
+  }
+  return kInside;
+}
+
+// Whether the merge pairs voxels at backward offset k: it is in the connectivity, and a layer
+// brick has no slice before it.
+template <int Conn, class B>
+__host__ __device__ constexpr bool merge_offset_used(int k) {
+  return in_connectivity(backward_offset(k), Conn) && !(B::kLayer && backward_offset(k).dz != 0);
+}
+
+// Every slot's voxel unites with its backward neighbours across that face. A warp takes 32 slots
+// of one face group of one brick (grid-stride over all bricks' groups, so no lane idles on a
+// brick with fewer slots than the block has threads). Before a union the pair is replaced by its
+// voxels' parents (each an ancestor, so the same sets), and a pair that the same lane just
+// united, or that a lower lane of the warp holds for the same offset (__match_any_sync), is
+// skipped: across a face of a dense component nearly every pair is (brick root, brick root) of
+// the same two bricks, and one union of them is enough.
+template <class T, int Conn, class B>
+__global__ void __launch_bounds__(kThreads)
+    merge_kernel(const T* vol, std::uint32_t* P, RowWord* rows, RowMarks* marks, VolGeo g, bool multilabel) {
+  constexpr int kSlots = face_slots<Conn, B>();
+  static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
+  constexpr int kWarpsPerBrick = kSlots / 32;
+  const std::uint64_t units = std::uint64_t{brick_count<B>(g)} * kWarpsPerBrick;
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (kThreads / 32);
+  const VoxelForest forest{P};
+  for (std::uint64_t u = (blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x) / 32; u < units;
+       u += warps) {
+    const auto brick = static_cast<std::uint32_t>(u / kWarpsPerBrick);
+    const int slot = static_cast<int>(u % kWarpsPerBrick) * 32 + static_cast<int>(threadIdx.x & 31u);
+    std::uint32_t x0, y0, z0;
+    brick_origin<B>(brick, g, x0, y0, z0);
+    // Every lane of the warp reaches the __match_any_sync calls below: the voxel's checks only
+    // clear `active`.
+    int lx = 0, ly = 0, lz = 0;
+    const Face face = slot_voxel<Conn, B>(slot, lx, ly, lz);
+    const std::uint32_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
+    bool active = face != kInside && x < g.nx && y < g.ny && z < g.nz;
+    const std::uint32_t a = active ? key_of(x, y, z, g) : 0u;
+    const T v = active ? vol[a] : T{};
+    active = active && v != T{};
+    const bool left_joins = active && x > 0 && joins(v, vol[a - 1], multilabel);
+    const std::uint32_t parent_a = active ? parent_of(forest, a) : kNone;
+    // The pairs' loads are issued together, before any union (a union's atomics and volatile loads
+    // would otherwise hold back the next offset's loads): first the neighbours' values, then their
+    // parents. A parent read early is still an ancestor, so the pairs stay the same sets.
+    bool pair[13];
+    std::uint32_t b[13];
+    T vb[13];
+#pragma unroll
+    for (int k = 0; k < 13; ++k) {
+      const Offset d = backward_offset(k);
+      pair[k] = false, b[k] = 0, vb[k] = T{};
+      if (!merge_offset_used<Conn, B>(k)) continue;  // compile-time: uniform over the warp
+      const long long tx = static_cast<long long>(x) + d.dx, ty = static_cast<long long>(y) + d.dy,
+                      tz = static_cast<long long>(z) + d.dz;
+      pair[k] = active && face_of<B>(lx + d.dx, ly + d.dy, lz + d.dz) == face &&
+                !implied_by_left(d, Conn, left_joins) && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx &&
+                ty < g.ny;  // tz <= z < nz
+      if (pair[k]) {
+        b[k] = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz),
+                      g);
+        vb[k] = vol[b[k]];
+      }
+    }
+    std::uint32_t pb[13];
+#pragma unroll
+    for (int k = 0; k < 13; ++k) {
+      pair[k] = pair[k] && joins(v, vb[k], multilabel);
+      pb[k] = pair[k] ? parent_of(forest, b[k]) : 0u;
+    }
+    unsigned long long last_pair = ~0ull;
+#pragma unroll
+    for (int k = 0; k < 13; ++k) {
+      if (!merge_offset_used<Conn, B>(k)) continue;
+      const unsigned long long both = pair[k] ? (static_cast<unsigned long long>(parent_a) << 32 | pb[k]) : ~0ull;
+      const unsigned peers = __match_any_sync(kFull, both);
+      const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
+      if (pair[k] && first_in_warp && both != last_pair) {
+        unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
+              [&](std::uint32_t b, std::uint32_t a) {
+          unlink_root(rows, marks, b, a, g);
+        });
+        last_pair = both;
+      }
+    }
+  }
+}
+
+// ---- bits_merge_kernel: a brick of bit rows a warp ----------------------------------------------
+
+// Row pair t of a volume brick whose backward row (back_row q) lies in another brick: the rows
+// of the z0 face with the row below them (q 1), the rows of the y0 face with the row before them
+// (q 3), and for 18/26-connectivity the rows of the y0 or z0 face with the row (y - 1, z - 1)
+// (q 0) and those of the yl or z0 face with (y + 1, z - 1) (q 2). False past the last.
+template <int Conn>
+__device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
+  using B = VolumeBrick;
+  static_assert(B::kY == 8 && B::kZ == 8, "the groups below count rows of 8 x 8 bricks");
+  if (t < 8) return r = t, q = 1, true;                   // z0: (ly = t, lz = 0)
+  if (t < 16) return r = (t - 8) * B::kY, q = 3, true;    // y0: (0, lz)
+  if (Conn == 6) return false;
+  if (t < 31) {                                           // z0 (8 rows), then y0 with lz >= 1 (7)
+    const int i = t - 16;
+    return r = i < 8 ? i : (i - 7) * B::kY, q = 0, true;
+  }
+  if (t < 46) {                                           // z0 (8 rows), then yl with lz >= 1 (7)
+    const int i = t - 31;
+    return r = i < 8 ? i : (i - 7) * B::kY + B::kY - 1, q = 2, true;
+  }
+  return false;
+}
+
+// The merge of a binary volume: a warp per brick, reading row words. A row unites its runs with
+// those of its backward rows that lie in other bricks (TouchingRuns), and its first voxel with the
+// last voxels of the rows of the brick to its left that touch it (the x boundary: every pair across
+// it is seen once, from its right side, for each (dy, dz) of the connectivity). A pair's keys are
+// replaced by their parents first (brick-local roots), and a pair that the warp united already is
+// skipped: a table of the warp's recent pairs in shared memory (a slot per hash, swapped
+// atomically; a pair that two lanes unite at once is united twice, which is harmless).
+template <int Conn>
+__global__ void __launch_bounds__(kThreads)
+    bits_merge_kernel(RowWord* rows, std::uint32_t* P, RowMarks* marks, VolGeo g) {
+  using B = VolumeBrick;
+  constexpr int kLaneRows = B::kRows / 32;
+  constexpr int kRecent = VolumeTuning::kRecentPairs;  // slots of a warp's table of recent pairs
+  static_assert(kRecent == 64, "a pair's slot is the top 6 bits of its hash");
+  __shared__ unsigned long long recent_pairs[kThreads / 32][kRecent];
+  unsigned long long* recent = recent_pairs[threadIdx.x / 32];
+  const VoxelForest forest{P};
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
+  __syncwarp();
+  for_each_brick_of_warp<B, kThreads>(
+      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+    const std::uint32_t bx = x0 / kBX;
+    auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
+      const unsigned long long both =
+          static_cast<unsigned long long>(parent_of(forest, ka)) << 32 | parent_of(forest, kb);
+      if (atomicExch(&recent[(both * 0x9E3779B97F4A7C15ull) >> 58], both) == both) return;  // united already
+      unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
+            [&](std::uint32_t b, std::uint32_t a) { unlink_root(rows, marks, b, a, g); });
+    };
+    unsigned row_word[kLaneRows];
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      row_word[j] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
+    }
+    // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
+    // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
+    // have such pairs).
+    std::uint32_t row_key = 0, row2_key = 0;
+    unsigned m = 0, m2 = 0;
+    unite_in_lockstep<2>(
+        [&](int i, TouchingRuns& runs) {
+          int r = 0, q = 0;
+          if (!outside_row_pair<Conn>(lane + 32 * i, r, q)) return false;
+          const BackRow b = back_row(q, Conn);
+          const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+          const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
+          if (y >= g.ny || z >= g.nz || ty < 0 || ty >= g.ny || tz < 0) return false;
+          const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
+          m = rows[word_index(bx, y, z, g)].fg;
+          m2 = rows[word_index(bx, uy, uz, g)].fg;
+          row_key = key_of(x0, y, z, g);
+          row2_key = key_of(x0, uy, uz, g);
+          runs = TouchingRuns(m, m2, b.ext, true);
+          return true;
+        },
+        [&](int a, int c) { unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c)); });
+    // The x boundary: each row's first voxel and the last voxels of the left brick's rows
+    // (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
+    // lane's rows j), then united one per round.
+    unsigned long long across = 0;
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      if (bx == 0 || !(row_word[j] & 1u)) continue;
+#pragma unroll
+      for (int dz = -1; dz <= 1; ++dz)
+#pragma unroll
+        for (int dy = -1; dy <= 1; ++dy) {
+          if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
+          const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
+          if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
+          const unsigned left =
+              rows[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)].fg;
+          across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
+        }
+    }
+    while (__any_sync(kFull, across != 0)) {
+      if (across) {
+        const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
+        across &= across - 1;
+        const int r = lane + 32 * j;
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
+        const unsigned left = rows[word_index(bx - 1, uy, uz, g)].fg;
+        unite_keys(key_of(x0, y, z, g), key_of(x0 - kBX, uy, uz, g) + run_start_bit(left, 31));
+      }
+      __syncwarp();  // reconverge before the vote
+    }
+  });
+}
+
+}  // namespace
+}  // namespace winnow::detail::cuda

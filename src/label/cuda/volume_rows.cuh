@@ -1,0 +1,152 @@
+#pragma once
+// Rows and their neighbours, shared by the passes of the volume labeling: a voxel's backward
+// neighbours and the backward rows of a row (the pairs a pass unites), and the x-runs of a row
+// held as a bit word -- where they start, which run holds a bit, which runs of two rows touch --
+// with the warp-wide loop that unites touching runs one pair a lane at a time.
+#include <cuda_runtime.h>
+
+#include "label/cuda/volume_plan.cuh"
+
+namespace winnow::detail::cuda {
+namespace {
+
+// ---- neighbours ---------------------------------------------------------------------------------
+//
+// Backward neighbours are those before a voxel in raster order (3, 9, 13 of them for 6-, 18- and
+// 26-connectivity): every adjacent pair is seen once, from its later voxel.
+
+// The k-th backward neighbour (k < 13): the nine of the slice before, the three of the row
+// before, the voxel to the left. Its number of moving axes decides the connectivity it needs.
+struct Offset {
+  int dx, dy, dz;
+};
+__host__ __device__ constexpr Offset backward_offset(int k) {
+  return k < 9 ? Offset{k % 3 - 1, k / 3 - 1, -1} : k < 12 ? Offset{k - 10, -1, 0} : Offset{-1, 0, 0};
+}
+__host__ __device__ constexpr bool in_connectivity(Offset d, int conn) {
+  const int axes = (d.dx != 0) + (d.dy != 0) + (d.dz != 0);
+  return axes <= (conn == 6 ? 1 : conn == 18 ? 2 : 3);
+}
+
+// Whether a foreground voxel of value a joins a neighbour of value b.
+template <class T>
+__device__ __forceinline__ bool joins(T a, T b, bool multilabel) {
+  return multilabel ? a == b : b != T{};
+}
+
+// A backward row of the row (y, z): the row (y + dy, z + dz) and how far a run's window reaches
+// past its ends there (1 when the diagonal dx = +-1 neighbours count for Conn, else 0).
+struct BackRow {
+  int dy, dz, ext;
+};
+// The four candidate rows, in the order of backward_offset: (y-1, z-1), (y, z-1), (y+1, z-1), (y-1, z).
+__host__ __device__ constexpr BackRow back_row(int r, int conn) {
+  return r == 0 ? BackRow{-1, -1, conn == 26 ? 1 : 0}
+       : r == 1 ? BackRow{0, -1, conn == 6 ? 0 : 1}
+       : r == 2 ? BackRow{1, -1, conn == 26 ? 1 : 0}
+                : BackRow{-1, 0, conn == 6 ? 0 : 1};
+}
+// Whether the row reaches the voxel at all: (dy, dz) both moving needs 18 or 26.
+__host__ __device__ constexpr bool back_row_used(int r, int conn) { return conn != 6 || r == 1 || r == 3; }
+
+// ---- x-runs of bit rows -------------------------------------------------------------------------
+//
+// A row's 32 columns as a word (bit l: column x0 + l is foreground): everything a run needs -- its
+// start, its number within the row, the runs of a neighbouring row it touches -- is bit arithmetic
+// on two words.
+
+// The first bit of each run of row word m.
+__device__ __forceinline__ unsigned run_starts(unsigned m) { return m & ~(m << 1); }
+// The number of the run holding bit b of row word m, counted from 0 within the row.
+__device__ __forceinline__ int run_index(unsigned m, int b) { return __popc(run_starts(m) & (kFull >> (31 - b))) - 1; }
+// The first bit of the run holding bit b.
+__device__ __forceinline__ int run_start_bit(unsigned m, int b) {
+  return 31 - __clz(run_starts(m) & (kFull >> (31 - b)));
+}
+// The lowest bit of m among b - 1, b, b + 1 (one of them is set).
+__device__ __forceinline__ int nearest_bit(unsigned m, int b) { return __ffs(m & (b == 0 ? 3u : 7u << (b - 1))) - 1; }
+
+// Run pairs of two rows m (the later) and m2 (a backward row): with ext 0 (the rows' voxels meet
+// face to face) every stretch of m & m2 lies in one run of each, and every touching pair of runs
+// shares one: a union per stretch. With ext 1 (diagonal neighbours count too) a stretch of
+// m2 & dilate(m) lies in one run of m2 but may touch several runs of m, and the converse holds for
+// m & dilate(m2); uniting the first voxel of each stretch of both with the run of the other row
+// that is nearest to it (its lowest neighbour) joins exactly the sets that all touching pairs join
+// (checked exhaustively over all pairs of 12-bit rows, also with the second kind's pairs left out
+// where the first kind joins the same two runs).
+//
+// The unions that join the touching runs of rows m and m2, handed out one at a time (next: a bit
+// of m and a bit of m2 in the two runs). The lanes of a warp take their next pairs together and
+// unite them at one call site (unite_in_lockstep): lanes that each loop over their own pairs and
+// unite inside the loop diverge, and the warp then runs their unions one lane after another.
+struct TouchingRuns {
+  unsigned m, m2, first, second;  // first: stretch starts of m2 & dilate(m) (or of m & m2, ext 0)
+  int ext;
+  // leave_out_repeats: leave out a pair of the second kind when the first kind unites the same two
+  // runs (c lies in a stretch of m2 & dilate(m) whose first voxel's nearest run of m is a's run).
+  // Worth its bit arithmetic where a union is dear (global memory); in shared memory a repeated
+  // union, which finds one root twice, costs about as much as the test.
+  __device__ TouchingRuns(unsigned m_, unsigned m2_, int ext_, bool leave_out_repeats = false)
+      : m(m_), m2(m2_), first(0), second(0), ext(ext_) {
+    if (!ext) {
+      first = run_starts(m & m2);
+      return;
+    }
+    const unsigned touched = m2 & (m | m << 1 | m >> 1);
+    first = run_starts(touched);
+    const unsigned second_kind = run_starts(m & (m2 | m2 << 1 | m2 >> 1));
+    if (!leave_out_repeats) {
+      second = second_kind;
+      return;
+    }
+    for (unsigned t = second_kind; t; t &= t - 1) {
+      const int a = __ffs(t) - 1, c = nearest_bit(m2, a);
+      const int a1 = nearest_bit(m, run_start_bit(touched, c));
+      const int lo = min(a, a1), hi = max(a, a1);
+      const unsigned between = (kFull >> (31 - hi)) & (kFull << lo);
+      if ((m & between) != between) second |= 1u << a;  // a gap of m: another run
+    }
+  }
+  __device__ bool empty() const { return !(first | second); }
+  __device__ bool next(int& a, int& c) {
+    if (first) {
+      c = __ffs(first) - 1;
+      first &= first - 1;
+      a = ext ? nearest_bit(m, c) : c;
+      return true;
+    }
+    if (second) {
+      a = __ffs(second) - 1;
+      second &= second - 1;
+      c = nearest_bit(m2, a);
+      return true;
+    }
+    return false;
+  }
+};
+
+// A lane's pairs over several row pairs, as one stream: the lanes of a warp take a pair each per
+// round until every lane's stream is dry, so a lane with few pairs in one row pair goes on to its
+// next row pair instead of idling until the warp's busiest lane finishes the first.
+// open(i, runs) sets up the lane's row pair i < kPairs in runs (false: the lane has no such pair).
+template <int kPairs, class Open, class UnitePair>
+__device__ __forceinline__ void unite_in_lockstep(Open open, UnitePair unite_pair) {
+  TouchingRuns runs(0u, 0u, 0);
+  int i = 0;  // the next row pair to open
+  auto refill = [&] {
+    while (runs.empty() && i < kPairs)
+      if (!open(i++, runs)) runs = TouchingRuns(0u, 0u, 0);
+  };
+  refill();
+  while (__any_sync(kFull, !runs.empty())) {
+    int a = 0, c = 0;
+    if (runs.next(a, c)) {
+      unite_pair(a, c);
+      refill();
+    }
+    __syncwarp();  // the lanes' unions end at different times: reconverge before the vote
+  }
+}
+
+}  // namespace
+}  // namespace winnow::detail::cuda

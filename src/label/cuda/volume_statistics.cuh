@@ -1,0 +1,319 @@
+#pragma once
+// Pass 5 of the volume labeling, statistics (when asked for), after the labels: each label's voxel
+// count, coordinate sums, bounding box and value, in records of RawVolumeComponentStats for the
+// labels up to the caller's capacity. A coalesced fill writes the records' starting values first
+// (init_records_kernel, and root_values_kernel for a multi-label volume's values); then a warp per
+// brick adds up the brick's runs per label in shared memory and flushes each label once per brick,
+// with a per-warp carry of its dominant label across bricks (brick_stats_kernel); a component that
+// one brick holds whole (its root unmarked by the merge) is written by plain stores.
+#include <cuda_runtime.h>
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "label/cuda/volume_plan.cuh"
+#include "label/cuda/volume_rows.cuh"
+
+namespace winnow::detail::cuda {
+namespace {
+
+// The statistics records' starting values (sums 0, minima all ones, maxima 0; value 1 in a binary
+// volume, a multi-label one's root_values_kernel writes the root's), as consecutive 8-byte words
+// of the record array: coalesced stores (a record per root would scatter them).
+__global__ void __launch_bounds__(kThreads) init_records_kernel(RawVolumeComponentStats* st, std::uint64_t cap,
+                                                                const std::uint32_t* d_count, bool multilabel) {
+  static_assert(sizeof(RawVolumeComponentStats) == 64 && offsetof(RawVolumeComponentStats, min_x) == 32 &&
+                    offsetof(RawVolumeComponentStats, value) == 56,
+                "the record's words below");
+  const std::uint64_t records = min(cap, std::uint64_t{*d_count});
+  auto* words = reinterpret_cast<unsigned long long*>(st);
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; i < records * 8;
+       i += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
+    const unsigned word = static_cast<unsigned>(i % 8);
+    // word 4: min_x, min_y; 5: min_z, max_x; 6: max_y, max_z; 7: value (little-endian halves)
+    words[i] = word == 4 ? ~0ull : word == 5 ? 0xFFFFFFFFull : word == 7 && !multilabel ? 1ull : 0ull;
+  }
+}
+
+// A multi-label volume's records take their root's value: a thread per root word.
+template <class T>
+__global__ void __launch_bounds__(kThreads) root_values_kernel(const T* vol, const RowWord* rows,
+                                                               const std::uint32_t* offsets, VolGeo g,
+                                                               RawVolumeComponentStats* st, std::uint64_t cap) {
+  const std::uint64_t words = std::uint64_t{g.nbx} * g.ny * g.nz;
+  for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; w < words;
+       w += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
+    std::uint32_t number = offsets[w] + 1;
+    const std::uint32_t row_key =
+        static_cast<std::uint32_t>(w / g.nbx) * g.nx + static_cast<std::uint32_t>(w % g.nbx) * kBX;
+    for (unsigned bits = rows[w].roots; bits && number <= cap; bits &= bits - 1, ++number)
+      st[number - 1].value = static_cast<std::uint64_t>(vol[row_key + static_cast<std::uint32_t>(__ffs(bits) - 1)]);
+  }
+}
+
+// Sums of part of a component (exact integers).
+struct Acc {
+  std::uint64_t voxels = 0, sx = 0, sy = 0, sz = 0;
+  std::uint32_t mnx = 0xFFFFFFFFu, mny = 0xFFFFFFFFu, mnz = 0xFFFFFFFFu, mxx = 0, mxy = 0, mxz = 0;
+};
+
+__device__ void add_to_record(RawVolumeComponentStats& s, const Acc& a) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.voxels), static_cast<unsigned long long>(a.voxels));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_x), static_cast<unsigned long long>(a.sx));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_y), static_cast<unsigned long long>(a.sy));
+  atomicAdd(reinterpret_cast<unsigned long long*>(&s.sum_z), static_cast<unsigned long long>(a.sz));
+  atomicMin(&s.min_x, a.mnx);
+  atomicMin(&s.min_y, a.mny);
+  atomicMin(&s.min_z, a.mnz);
+  atomicMax(&s.max_x, a.mxx);
+  atomicMax(&s.max_y, a.mxy);
+  atomicMax(&s.max_z, a.mxz);
+}
+
+__device__ __forceinline__ void merge_acc(Acc& c, const Acc& a) {
+  c.voxels += a.voxels, c.sx += a.sx, c.sy += a.sy, c.sz += a.sz;
+  c.mnx = min(c.mnx, a.mnx), c.mny = min(c.mny, a.mny), c.mnz = min(c.mnz, a.mnz);
+  c.mxx = max(c.mxx, a.mxx), c.mxy = max(c.mxy, a.mxy), c.mxz = max(c.mxz, a.mxz);
+}
+
+// Writes a whole record with plain 16-byte stores (the record is 16-byte aligned), all but its value:
+// a binary volume's is 1 from init_records_kernel, a multi-label one's from root_values_kernel.
+__device__ __forceinline__ void write_record(RawVolumeComponentStats& s, const Acc& a) {
+  auto* q = reinterpret_cast<ulonglong2*>(&s);
+  q[0] = ulonglong2{a.voxels, a.sx};
+  q[1] = ulonglong2{a.sy, a.sz};
+  q[2] = ulonglong2{a.mnx | static_cast<unsigned long long>(a.mny) << 32,
+                    a.mnz | static_cast<unsigned long long>(a.mxx) << 32};
+  reinterpret_cast<unsigned long long*>(q + 3)[0] = a.mxy | static_cast<unsigned long long>(a.mxz) << 32;
+}
+
+// Statistics, after the labels: a warp per brick adds up its runs per label in a table in shared
+// memory and flushes each label once per brick, so a component costs a flush per brick it touches
+// (a voxel-by-voxel pass over a volume of many small components spends most of its time in the
+// flushes of single voxels). The runs: in a binary volume of several layers, the stretches of
+// foreground of the row words; otherwise the stretches of one label, from the labels themselves,
+// read a row at a time by the warp (in a multi-label volume two touching voxels of different
+// values are different components, so a stretch of foreground may hold several runs). A run's
+// label is read at its first voxel.
+// A table slot: the label, the run sums packed in one 64-bit word (voxel count and the sums of
+// x, y, z relative to the brick's origin, fields wide enough for a whole brick: no carries across
+// them), and the columns, rows and layers it covers as bit masks in another; a lane adds a run with
+// one 64-bit atomic add and one 64-bit atomic or. These memory operations bound the pass, so the
+// packing cuts them, and a component that the brick holds whole (its root is in the brick and no
+// merge united it with another brick's) is written with four plain stores instead of ten atomics.
+// A run that finds no free slot within kProbes (a brick of more labels than the table holds) is
+// flushed alone, by atomics. A component that spans many bricks would still take a flush per
+// brick, all onto one record: the warp keeps a carry label (the largest spanning one of a brick
+// where the carry is absent) whose records it adds up in registers, in the lane of its slot, and
+// flushes when the carry changes and at the end.
+constexpr int kStatsWarps = VolumeTuning::kStatsWarps, kStatsSlots = VolumeTuning::kStatsSlots;
+constexpr int kProbes = VolumeTuning::kStatsProbes;
+struct BrickRecords {
+  unsigned long long sums[kStatsSlots];   // RunSums<B>
+  unsigned long long cover[kStatsSlots];  // bit x - x0; bit 32 + y - y0 and 32 + kY + z - z0
+  std::uint32_t label[kStatsSlots];
+  unsigned whole[kStatsSlots / 32];       // bit i % 32 of word i / 32: the brick holds slot i's component whole
+};
+
+// The fields of a brick's packed run sums: each as wide as its largest sum over a whole brick.
+template <class B>
+struct RunSums {
+  static constexpr int kN = std::bit_width(static_cast<unsigned>(B::kVoxels));
+  static constexpr int kX = std::bit_width(static_cast<unsigned>(B::kRows * (kBX - 1) * kBX / 2));
+  static constexpr int kY = std::bit_width(static_cast<unsigned>(B::kVoxels * (B::kY - 1)));
+  static constexpr int kZ = std::bit_width(static_cast<unsigned>(B::kVoxels * (B::kZ - 1)));
+  static_assert(kN + kX + kY + kZ <= 64, "a brick's sums fit one word");
+  __device__ static unsigned long long pack(std::uint32_t n, std::uint32_t sx, std::uint32_t sy, std::uint32_t sz) {
+    return n | static_cast<unsigned long long>(sx) << kN | static_cast<unsigned long long>(sy) << (kN + kX) |
+           static_cast<unsigned long long>(sz) << (kN + kX + kY);
+  }
+  __device__ static std::uint32_t field(unsigned long long w, int shift, int bits) {
+    return static_cast<std::uint32_t>(w >> shift) & ((1u << bits) - 1u);
+  }
+  __device__ static std::uint32_t n(unsigned long long w) { return field(w, 0, kN); }
+  __device__ static std::uint32_t x(unsigned long long w) { return field(w, kN, kX); }
+  __device__ static std::uint32_t y(unsigned long long w) { return kY ? field(w, kN + kX, kY) : 0u; }
+  __device__ static std::uint32_t z(unsigned long long w) { return kZ ? field(w, kN + kX + kY, kZ) : 0u; }
+};
+
+// A slot (packed sums relative to the brick's origin, coverage masks) as global sums and ranges.
+template <class B>
+__device__ __forceinline__ Acc brick_acc(unsigned long long sums, unsigned long long cover, std::uint32_t x0,
+                                         std::uint32_t y0, std::uint32_t z0) {
+  static_assert(B::kY + (B::kZ > 1 ? B::kZ : 0) <= 32, "rows and layers share the cover's upper word");
+  using S = RunSums<B>;
+  constexpr unsigned kRowBits = B::kY == 32 ? kFull : (1u << B::kY) - 1;
+  const auto columns = static_cast<unsigned>(cover), rows_layers = static_cast<unsigned>(cover >> 32);
+  const std::uint32_t n = S::n(sums);
+  Acc a;
+  a.voxels = n;
+  a.sx = S::x(sums) + std::uint64_t{n} * x0, a.sy = S::y(sums) + std::uint64_t{n} * y0;
+  a.sz = S::z(sums) + std::uint64_t{n} * z0;
+  a.mnx = x0 + __ffs(columns) - 1, a.mxx = x0 + 31 - __clz(columns);
+  a.mny = y0 + __ffs(rows_layers & kRowBits) - 1, a.mxy = y0 + 31 - __clz(rows_layers & kRowBits);
+  if constexpr (B::kZ > 1)
+    a.mnz = z0 + __ffs(rows_layers >> B::kY) - 1, a.mxz = z0 + 31 - __clz(rows_layers >> B::kY);
+  else
+    a.mnz = a.mxz = z0;
+  return a;
+}
+
+// kRowWords: the runs from the row words (binary volumes of several layers), else from the labels.
+template <class B, bool kRowWords>
+__global__ void __launch_bounds__(kStatsWarps * 32)
+    brick_stats_kernel(const RowWord* rows, const RowMarks* marks, const std::uint32_t* labels, VolGeo g,
+                       RawVolumeComponentStats* st, std::uint64_t cap) {
+  static_assert(B::kRows % 32 == 0, "a lane takes whole rows");
+  constexpr int kLaneRows = B::kRows / 32;
+  using S = RunSums<B>;
+  __shared__ BrickRecords tables[kStatsWarps];
+  BrickRecords& t = tables[threadIdx.x / 32];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int i = lane; i < kStatsSlots; i += 32) t.label[i] = 0, t.sums[i] = 0, t.cover[i] = 0;
+  if (lane < kStatsSlots / 32) t.whole[lane] = 0;
+  std::uint32_t carry_label = 0;  // the warp's
+  Acc carry;                      // this lane's part of the carry's record
+  for_each_brick_of_warp<B, kStatsWarps * 32>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+    __syncwarp();  // the table is empty (the previous brick's flush cleared it)
+    // Lane l holds rows l + 32 j: m (foreground), starts (first voxels of runs), stops (bit b:
+    // the run holding b - 1 ends there, at a new run or a gap) and whole (roots of components
+    // that the brick holds whole).
+    unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows], whole[kLaneRows];
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      const bool in = y < g.ny && z < g.nz;
+      const std::size_t w = in ? word_index(x0 / kBX, y, z, g) : 0;
+      const RowWord row = in ? rows[w] : RowWord{0u, 0u};
+      whole[j] = in ? row.roots & ~marks[w].spans : 0u;
+      if constexpr (kRowWords) m[j] = row.fg, starts[j] = run_starts(row.fg);
+    }
+    if constexpr (!kRowWords) {
+      // The warp reads each row's labels (coalesced) and ballots its foreground and run starts;
+      // lane r % 32 keeps row r's.
+      const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
+#pragma unroll 8
+      for (int r = 0; r < B::kRows; ++r) {
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        const std::uint32_t label = x < g.nx && y < g.ny && z < g.nz ? __ldg(labels + key_of(x, y, z, g)) : 0u;
+        const std::uint32_t left = __shfl_up_sync(kFull, label, 1);
+        const unsigned fg = __ballot_sync(kFull, label != 0);
+        const unsigned first = __ballot_sync(kFull, label != 0 && (lane == 0 || label != left));
+#pragma unroll
+        for (int j = 0; j < kLaneRows; ++j)
+          if (r == lane + 32 * j) m[j] = fg, starts[j] = first;
+      }
+    }
+    // A run goes into the table by a 64-bit add of the packed sums and a 64-bit or of the cover
+    // (or alone, by atomics, when the table is crowded).
+    auto insert = [&](std::uint32_t label, unsigned long long sums, unsigned long long cover, bool is_whole) {
+      int slot = static_cast<int>((label * 0x9E3779B9u) >> 24) % kStatsSlots, probe = 0;
+      for (; probe < kProbes; ++probe, slot = (slot + 1) % kStatsSlots) {
+        const std::uint32_t held = atomicCAS(&t.label[slot], 0u, label);
+        if (held == 0u || held == label) break;
+      }
+      if (probe == kProbes) {  // the table is crowded: this part goes out alone
+        add_to_record(st[label - 1], brick_acc<B>(sums, cover, x0, y0, z0));
+        return;
+      }
+      atomicAdd(&t.sums[slot], sums);
+      atomicOr(&t.cover[slot], cover);
+      if (is_whole) atomicOr(&t.whole[slot / 32], 1u << (slot % 32));
+    };
+    // Each lane walks its own runs and adds up consecutive runs of one label in registers (a dense
+    // component's rows: one label), inserting when the label changes; at the end the lanes' last
+    // labels are added up across the warp (__match_any_sync and reductions) and inserted once
+    // each, so the lanes of one component do not meet on its slot's atomics.
+    std::uint32_t acc_label = 0;
+    unsigned long long acc_sums = 0, acc_cover = 0;
+    bool acc_whole = false;
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      stops[j] = starts[j] | ~m[j];
+      const int r = lane + 32 * j, ly = r % B::kY, lz = r / B::kY;
+      const std::uint32_t row_key = key_of(x0, y0 + ly, z0 + lz, g);
+      // The labels of kAhead runs are loaded together (independent loads in flight at once).
+      constexpr int kAhead = VolumeTuning::kStatsLabelsAhead;
+      std::uint32_t ahead[kAhead];
+      unsigned fetched = starts[j];
+#pragma unroll
+      for (int k = 0; k < kAhead; ++k) {
+        ahead[k] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
+        fetched &= fetched - 1;
+      }
+      int k = 0;
+      for (unsigned left = starts[j]; left; left &= left - 1, k = (k + 1) % kAhead) {
+        const int first = __ffs(left) - 1;
+        const unsigned after = first < 31 ? stops[j] & (kFull << (first + 1)) : 0u;
+        const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
+        std::uint32_t label = 0;
+#pragma unroll
+        for (int q = 0; q < kAhead; ++q)
+          if (q == k) {  // registers, not a local array: a constant index after unrolling
+            label = ahead[q];
+            ahead[q] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
+          }
+        fetched &= fetched - 1;
+        if (label > cap) continue;  // no record
+        if (label != acc_label) {
+          if (acc_label) insert(acc_label, acc_sums, acc_cover, acc_whole);
+          acc_label = label, acc_sums = 0, acc_cover = 0, acc_whole = false;
+        }
+        const auto n = static_cast<std::uint32_t>(last - first + 1);
+        acc_sums += S::pack(n, n * static_cast<std::uint32_t>(first) + n * (n - 1) / 2,
+                            n * static_cast<std::uint32_t>(ly), n * static_cast<std::uint32_t>(lz));
+        const unsigned columns = (kFull >> (31 - last)) & (kFull << first);
+        const unsigned rows_layers = 1u << ly | (B::kZ > 1 ? 1u << (B::kY + lz) : 0u);
+        acc_cover |= columns | static_cast<unsigned long long>(rows_layers) << 32;
+        acc_whole = acc_whole || (whole[j] >> first & 1u);  // the component's root run
+      }
+    }
+    {
+      const unsigned peers = __match_any_sync(kFull, acc_label);
+      const std::uint32_t n = __reduce_add_sync(peers, S::n(acc_sums)), sx = __reduce_add_sync(peers, S::x(acc_sums)),
+                          sy = __reduce_add_sync(peers, S::y(acc_sums)), sz = __reduce_add_sync(peers, S::z(acc_sums));
+      const unsigned columns = __reduce_or_sync(peers, static_cast<unsigned>(acc_cover)),
+                     rows_layers = __reduce_or_sync(peers, static_cast<unsigned>(acc_cover >> 32));
+      const bool is_whole = __reduce_or_sync(peers, acc_whole ? 1u : 0u) != 0;
+      if (acc_label && lane == __ffs(peers) - 1)
+        insert(acc_label, S::pack(n, sx, sy, sz), columns | static_cast<unsigned long long>(rows_layers) << 32,
+               is_whole);
+    }
+    __syncwarp();
+    // A new carry when the carry is absent from this brick: the brick's largest spanning label.
+    bool present = false;
+    unsigned best = 0;  // voxels << 8 | slot
+    for (int i = lane; i < kStatsSlots; i += 32) {
+      const std::uint32_t label = t.label[i];
+      present = present || (carry_label && label == carry_label);
+      if (label && !(t.whole[i / 32] >> (i % 32) & 1u))
+        best = max(best, S::n(t.sums[i]) << 8 | static_cast<unsigned>(i));
+    }
+    if (!__any_sync(kFull, present)) {
+      if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
+      carry = Acc{};
+      best = __reduce_max_sync(kFull, best);
+      carry_label = best ? t.label[best & 0xFFu] : 0u;
+    }
+    __syncwarp();  // every lane has read the carry's slot before its owner clears it
+    // One flush per label of the brick (the carry's into registers, a whole component's by plain
+    // stores); the slots are cleared for the next brick.
+    for (int i = lane; i < kStatsSlots; i += 32) {
+      const std::uint32_t label = t.label[i];
+      if (!label) continue;
+      const Acc a = brick_acc<B>(t.sums[i], t.cover[i], x0, y0, z0);
+      if (t.whole[i / 32] >> (i % 32) & 1u) write_record(st[label - 1], a);
+      else if (label == carry_label) merge_acc(carry, a);
+      else add_to_record(st[label - 1], a);
+      t.label[i] = 0, t.sums[i] = 0, t.cover[i] = 0;
+    }
+    __syncwarp();  // every lane has read the whole-component bits
+    if (lane < kStatsSlots / 32) t.whole[lane] = 0;
+  });
+  if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
+}
+
+}  // namespace
+}  // namespace winnow::detail::cuda
