@@ -21,8 +21,8 @@ import argparse
 import numpy as np
 
 import winnow
-from bench_common import synced_median
 from winnow import _winnow
+from bench_common import synced_median
 
 
 def median_us(call, sync, reps):

@@ -107,8 +107,8 @@ def main():
         row("select 2^26 int32 50 %", ours, peers, None)
         mask = a > threshold
         ours = median_ms(lambda: winnow.compact(a, mask), sync, args.reps)
-        row("compact 2^26 int32 50 % (mask given)", ours, [("cupy a[mask]", median_ms(lambda: a[mask], sync, args.reps))],
-            None)
+        row("compact 2^26 int32 50 % (mask given)", ours,
+            [("cupy a[mask]", median_ms(lambda: a[mask], sync, args.reps))], None)
         if torch is not None:
             t = torch.from_numpy(values).cuda()
             tmask = t > threshold

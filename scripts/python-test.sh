@@ -4,8 +4,9 @@
 #   scripts/python-test.sh BUILD [--offline]
 # The venv is BUILD/python-venv; CMake's build folder BUILD/python-build is kept between runs,
 # so a second run rebuilds only what changed. Test and build dependencies come from PyPI (numpy,
-# scipy, scikit-image, connected-components-3d, nibabel, pytest, nanobind, scikit-build-core);
-# tests that need nibabel skip where it is missing (an --offline host without it).
+# scipy, scikit-image, connected-components-3d, nibabel, trimesh, pytest, ruff, nanobind,
+# scikit-build-core); tests that need nibabel or trimesh skip where they are missing (an
+# --offline host without them), and so does the lint step (`ruff check`) without ruff.
 # --offline (a GPU host without network): the venv sees the system's site packages, which must
 # hold those (cupy and torch too, for the device tests), and nothing is downloaded.
 # CMAKE_ARGS passes CMake settings through (e.g. CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=90).
@@ -32,7 +33,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 if [ "$offline" != --offline ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind scikit-build-core numpy scipy \
-    scikit-image connected-components-3d nibabel pytest
+    scikit-image connected-components-3d nibabel trimesh pytest ruff
 fi
 if [ "$offline" != --offline ]; then  # winnow.dask's: the dask extra (pyproject.toml)
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "dask[array]" distributed zarr
@@ -40,6 +41,12 @@ fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
   --config-settings=build-dir="$build/python-build" --config-settings=build.tool-args="-j${JOBS:-$(nproc)}" "$root"
 cd "$root"
+# The lint rules of pyproject.toml over the package, its tests and the Python benchmarks.
+if "$venv/bin/python" -m ruff --version > /dev/null 2>&1; then
+  "$venv/bin/python" -m ruff check --quiet .
+else
+  echo "ruff is not installed: lint step skipped" >&2
+fi
 # The command line of the same build, for the tests that run it (they skip without it).
 if [ -x "$build/apps/winnow/winnow" ]; then export WINNOW_CLI="$build/apps/winnow/winnow"; fi
 # The suite, and the examples in the docstrings of the installed package.

@@ -9,6 +9,7 @@
 #include "winnow/image_compact.hpp"
 #include "winnow/io.hpp"
 #include "winnow/label.hpp"
+#include "winnow/label_statistics.hpp"
 #include "winnow/mesh_io.hpp"
 #include "winnow/progress.hpp"
 #include "winnow/puzzle.hpp"

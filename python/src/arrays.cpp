@@ -1,5 +1,9 @@
-// The argument checks shared by the extension's functions (see arrays.hpp).
+// The argument checks shared by the extension's functions, and the device array's description
+// (see arrays.hpp).
 #include "arrays.hpp"
+
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
 
 namespace winnow::python {
 
@@ -72,5 +76,44 @@ nb::dlpack::dtype dtype_of(std::string_view kind, std::size_t itemsize) {
 Backend backend_from(std::string_view name) { return parse_backend(name); }
 
 cudaStream_t stream_from(std::uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }
+
+std::int64_t DeviceArray::size() const {
+  std::int64_t n = 1;
+  for (const std::int64_t s : shape) n *= s;
+  return n;
+}
+
+bool DeviceArray::c_contiguous() const {
+  std::int64_t expected = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+nb::dlpack::dtype DeviceArray::dtype() const { return dtype_of(std::string_view(&kind, 1), itemsize); }
+
+void bind_arrays(nb::module_& m) {
+  nb::class_<DeviceArray>(m, "DeviceArray",
+                          "A CUDA array by pointer: its first element, dtype kind and item size, shape, strides in "
+                          "elements, and the device and stream of the call.")
+      .def(
+          "__init__",
+          [](DeviceArray* self, std::uintptr_t pointer, std::string_view kind, std::size_t itemsize,
+             std::vector<std::int64_t> shape, std::vector<std::int64_t> strides, int device, std::uintptr_t stream) {
+            if (kind.size() != 1) throw nb::value_error("kind: expected one character");
+            if (strides.size() != shape.size()) throw nb::value_error("strides: expected one per axis");
+            new (self) DeviceArray{pointer, kind[0], itemsize, std::move(shape), std::move(strides), device, stream};
+          },
+          nb::arg("pointer"), nb::arg("kind"), nb::arg("itemsize"), nb::arg("shape"), nb::arg("strides"),
+          nb::arg("device"), nb::arg("stream"))
+      .def_ro("pointer", &DeviceArray::pointer)
+      .def_ro("itemsize", &DeviceArray::itemsize)
+      .def_ro("shape", &DeviceArray::shape)
+      .def_ro("strides", &DeviceArray::strides)
+      .def_ro("device", &DeviceArray::device)
+      .def_ro("stream", &DeviceArray::stream);
+}
 
 }  // namespace winnow::python

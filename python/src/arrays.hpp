@@ -16,6 +16,7 @@
 
 #include "winnow/backend.hpp"
 #include "winnow/image.hpp"
+#include "winnow/volume.hpp"
 
 struct CUstream_st;
 using cudaStream_t = CUstream_st*;
@@ -44,6 +45,29 @@ void require_byte_mask(const Array& a, const char* what);
 /// TypeError unless `a` holds integers of `bytes` bytes (signed or not: a count or label that
 /// fits either; PyTorch has no unsigned 32- and 64-bit tensors everywhere).
 void require_integer_bytes(const OutArray& a, std::size_t bytes, const char* what);
+
+/// A CUDA array by pointer, as the Python layer describes it after its checks (DLPack exporters in
+/// CuPy and PyTorch do stream bookkeeping in Python on each export, which costs more than small
+/// kernels): its first element, NumPy's dtype kind ('b', 'i', 'u', 'f') and item size, shape and
+/// strides in elements (C order: the last axis fastest), and the device and stream the call runs
+/// on (the caller's current stream, as a raw handle). winnow._winnow.DeviceArray in Python.
+struct DeviceArray {
+  std::uintptr_t pointer = 0;
+  char kind = 'u';
+  std::size_t itemsize = 1;
+  std::vector<std::int64_t> shape, strides;
+  int device = 0;
+  std::uintptr_t stream = 0;
+
+  [[nodiscard]] std::size_t ndim() const { return shape.size(); }
+  [[nodiscard]] std::int64_t size() const;
+  [[nodiscard]] bool c_contiguous() const;
+  [[nodiscard]] nb::dlpack::dtype dtype() const;
+  template <class T>
+  [[nodiscard]] T* data() const {
+    return reinterpret_cast<T*>(pointer);
+  }
+};
 
 /// "auto", "cpu" or "cuda" (InputError otherwise, a ValueError in Python).
 Backend backend_from(std::string_view name);
@@ -91,6 +115,37 @@ decltype(auto) with_numeric_type(const Array& a, bool allow_small_signed, const 
   return with_numeric_type(a.dtype(), allow_small_signed, what, std::forward<F>(f));
 }
 
+/// A host volume [z, y, x] with x adjacent and non-negative strides, as a view (the Python layer
+/// copies other layouts first; ValueError naming `what` otherwise).
+template <class T>
+VolumeView<const T> host_volume(const Array& a, const char* what) {
+  if (a.ndim() != 3) throw nb::value_error((std::string(what) + ": expected 3 dimensions").c_str());
+  const auto nz = static_cast<std::int64_t>(a.shape(0)), ny = static_cast<std::int64_t>(a.shape(1)),
+             nx = static_cast<std::int64_t>(a.shape(2));
+  if (nx > 1 && a.stride(2) != 1)
+    throw nb::value_error((std::string(what) + ": expected x (the last axis) adjacent in memory").c_str());
+  // A dimension of one element may report any stride; give it the one a contiguous volume has.
+  const std::int64_t rs = ny > 1 ? a.stride(1) : nx, ss = nz > 1 ? a.stride(0) : rs * ny;
+  if (rs < 0 || ss < 0) throw nb::value_error((std::string(what) + ": expected non-negative strides").c_str());
+  return VolumeView<const T>(static_cast<const T*>(a.data()), nx, ny, nz, rs, ss);
+}
+
+/// Calls f(T{}) with T the integer type (signed or not) of the elements' dtype; bool is uint8.
+template <class F>
+decltype(auto) with_integer_type(nb::dlpack::dtype dt, const char* what, F&& f) {
+  const auto code = dt.code;
+  const bool is_signed = code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+  const bool integer = is_signed || code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ||
+                       code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool);
+  if (integer) switch (dt.bits) {
+      case 8: return is_signed ? f(std::int8_t{}) : f(std::uint8_t{});
+      case 16: return is_signed ? f(std::int16_t{}) : f(std::uint16_t{});
+      case 32: return is_signed ? f(std::int32_t{}) : f(std::uint32_t{});
+      case 64: return is_signed ? f(std::int64_t{}) : f(std::uint64_t{});
+    }
+  throw nb::type_error((std::string(what) + ": expected an integer dtype").c_str());
+}
+
 /// A NumPy array that owns `values` (moved, not copied), of the given shape.
 template <class T>
 nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& values, std::initializer_list<std::size_t> shape) {
@@ -99,7 +154,10 @@ nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& values, std::initializer_lis
   return nb::ndarray<nb::numpy, T>(owner->data(), shape.size(), shape.begin(), release);
 }
 
+void bind_arrays(nb::module_& m);
 void bind_compact(nb::module_& m);
+void bind_statistics(nb::module_& m);
+void bind_io(nb::module_& m);
 void bind_label(nb::module_& m);
 void bind_voxels(nb::module_& m);
 void bind_puzzle(nb::module_& m);

@@ -5,6 +5,7 @@
 // of the (device, stream) kept by the extension (device_calls.hpp).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <span>
@@ -15,6 +16,12 @@
 #include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 #if WINNOW_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 #include "winnow/cuda/compact.hpp"
 #endif
 
@@ -203,9 +210,56 @@ std::optional<std::uint64_t> flatnonzero_device(std::uintptr_t a, std::string_vi
 #endif
 }
 
+/// For bench/python_flagged.py: the C++ device API's flagged compaction of the same arrays
+/// winnow.compact is given, timed from C++ (no Python in the loop): `repetitions` calls, each the
+/// call plus the count read back (a wait for the stream, as every caller needs the count), as
+/// wall milliseconds per call, and the CUDA-event time of the call alone.
+nb::tuple time_compact_flagged_device(const DeviceArray& a, const DeviceArray& mask, const DeviceArray& out,
+                                      int repetitions) {
+#if WINNOW_HAVE_CUDA
+  if (!a.c_contiguous() || !mask.c_contiguous() || !out.c_contiguous() || mask.itemsize != 1 ||
+      mask.size() != a.size() || out.size() < a.size() || out.itemsize != a.itemsize)
+    throw nb::value_error("expected contiguous a, a byte mask of its size and an out of its dtype and size");
+  const auto n = static_cast<std::uint64_t>(a.size());
+  std::vector<double> wall, device;
+  with_element_size(a.itemsize, "a", [&](auto e) {
+    using T = decltype(e);
+    nb::gil_scoped_release unlocked;
+    DeviceCall call(a.device, a.stream);
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    const CompactOptions options = options_for(true, "cuda");
+    for (int r = 0; r < repetitions; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      cudaEventRecord(start, call.stream());
+      cuda::compact_flagged(call.compaction(), a.data<const T>(), mask.data<const std::uint8_t>(), n, out.data<T>(),
+                            static_cast<std::uint64_t*>(call.count()), options, call.stream());
+      cudaEventRecord(stop, call.stream());
+      (void)call.read_count(true, 8);
+      wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      device.push_back(ms);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return 0;
+  });
+  return nb::make_tuple(wall, device);
+#else
+  (void)a, (void)mask, (void)out, (void)repetitions;
+  throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
+#endif
+}
+
 }  // namespace
 
 void bind_compact(nb::module_& m) {
+  m.def("_time_compact_flagged_device", &time_compact_flagged_device, nb::arg("a"), nb::arg("mask"), nb::arg("out"),
+        nb::arg("repetitions"),
+        "Benchmark helper: the C++ device API's flagged compaction timed from C++ (wall ms per call with the count "
+        "read back, and CUDA-event ms of the call).");
   m.def("compact_host", &compact_host, nb::arg("a"), nb::arg("mask"), nb::arg("out"), nb::arg("stable"),
         nb::arg("backend"), "Writes a[mask != 0] to out; returns the number kept.");
   m.def("select_host", &select_host, nb::arg("a"), nb::arg("op"), nb::arg("threshold"), nb::arg("out"),

@@ -1,24 +1,31 @@
-// Connected-component labeling for Python (winnow.label, winnow.statistics).
+// Connected-component labeling for Python (winnow.label). The options travel as the library's
+// LabelOptions (bound as winnow._winnow.LabelOptions), device arrays as DeviceArray views; the
+// library's front end validates them (InputError: ValueError in Python).
 // - Binary 2D masks: host arrays through winnow::label_into (any backend; labels written into the
-//   caller's array, statistics on request), CUDA arrays through winnow::cuda::label (statistics
-//   on request too, their records brought to the host).
+//   caller's array), CUDA arrays through winnow::cuda::label.
 // - Volumes and multi-label images (a 2D image is a volume of one slice): host arrays through
 //   winnow::label(VolumeView), whose label volume becomes the NumPy result without a copy; CUDA
 //   arrays through winnow::cuda::label_volume. Signed integers are read as the unsigned type of
 //   their width (equal values stay equal, zero stays zero).
-// - statistics_host: cc3d.statistics' sums over any integer label array, one pass, exact integers.
-// Device calls run on the caller's stream, into labels the Python layer allocated with the
-// caller's library, with temporary storage and count kept per (device, stream) by the extension.
+// With `want_stats`, the statistics of labels 1..N come back as cc3d.statistics' arrays
+// (statistics.hpp: counts, boxes, centroids) with a row 0 left for the background, which the
+// Python layer fills from label_statistics of the labels (after its own filtering of device
+// labelings). Device calls run on the caller's stream, into labels the Python layer allocated
+// with the caller's library, with temporary storage and count kept per (device, stream) by the
+// extension (device_calls.hpp).
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <string>
 #include <type_traits>
 
 #include "arrays.hpp"
 #include "device_calls.hpp"
+#include "statistics.hpp"
 #include "winnow/error.hpp"
 #include "winnow/label.hpp"
 #if WINNOW_HAVE_CUDA
@@ -28,78 +35,12 @@
 namespace winnow::python {
 namespace {
 
-/// The mask's rows: 2-D, bytes, pixels adjacent in a row, rows at a non-negative stride.
-void check_mask(const Array& mask, bool cuda) {
-  require_device(mask, cuda, "a");
-  require_ndim(mask, 2, "a");
-  require_byte_mask(mask, "a");
-  if (mask.shape(1) > 1 && mask.stride(1) != 1)
-    throw nb::value_error("a: expected the pixels of a row adjacent in memory");
-  if (mask.shape(0) > 1 && mask.stride(0) < static_cast<std::int64_t>(mask.shape(1)))
-    throw nb::value_error("a: expected rows at a stride of at least the width");
-}
-
-void check_labels(const Array& mask, const OutArray& labels, bool cuda) {
-  require_device(labels, cuda, "out");
+void check_labels(const Array& mask, const OutArray& labels) {
+  require_device(labels, false, "out");
   require_integer_bytes(labels, 4, "out");
   if (labels.ndim() != 2 || labels.shape(0) != mask.shape(0) || labels.shape(1) != mask.shape(1))
     throw nb::value_error("out: expected the shape of a");
   require_c_contiguous(labels, "out");
-}
-
-std::int64_t row_stride(const Array& mask) {
-  return mask.shape(0) > 1 ? mask.stride(0) : static_cast<std::int64_t>(mask.shape(1));
-}
-
-/// The image labeling's statistics of labels 1..N as (int64 [N, 5] area, left, top, width,
-/// height; float64 [N, 2] centroid x, y): what the Python layer reads, from either backend.
-nb::tuple image_stats_rows(const std::vector<ComponentStats>& stats) {
-  const std::size_t n = stats.size();
-  std::vector<std::int64_t> boxes(n * 5);
-  std::vector<double> centroids(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    const ComponentStats& s = stats[i];
-    const std::int64_t row[5] = {static_cast<std::int64_t>(s.area), s.left, s.top, s.width, s.height};
-    std::copy(row, row + 5, boxes.begin() + i * 5);
-    centroids[i * 2] = s.cx;
-    centroids[i * 2 + 1] = s.cy;
-  }
-  return nb::make_tuple(to_numpy(std::move(boxes), {n, 5}), to_numpy(std::move(centroids), {n, 2}));
-}
-
-/// The volume labeling's statistics of labels 1..N as (int64 [N, 7] voxels, x, y, z, width,
-/// height, depth; float64 [N, 3] centroid x, y, z), from either backend.
-nb::tuple volume_stats_rows(const std::vector<VolumeComponentStats>& stats) {
-  const std::size_t n = stats.size();
-  std::vector<std::int64_t> boxes(n * 7);
-  std::vector<double> centroids(n * 3);
-  for (std::size_t i = 0; i < n; ++i) {
-    const VolumeComponentStats& s = stats[i];
-    const std::int64_t row[7] = {static_cast<std::int64_t>(s.voxels), s.x, s.y, s.z, s.width, s.height, s.depth};
-    std::copy(row, row + 7, boxes.begin() + i * 7);
-    centroids[i * 3] = s.cx, centroids[i * 3 + 1] = s.cy, centroids[i * 3 + 2] = s.cz;
-  }
-  return nb::make_tuple(to_numpy(std::move(boxes), {n, 7}), to_numpy(std::move(centroids), {n, 3}));
-}
-
-/// Returns (count, stats): stats None, or (int64 [N, 5] area, left, top, width, height;
-/// float64 [N, 2] centroid x, y) of labels 1..N.
-nb::tuple label_host(const Array& mask, const OutArray& labels, int connectivity, std::uint64_t min_area,
-                     std::uint64_t largest_k, bool want_stats, std::string_view backend) {
-  check_mask(mask, false);
-  check_labels(mask, labels, false);
-  LabelOptions options{.connectivity = connectivity, .largest_k = largest_k, .min_area = min_area,
-                       .want_stats = want_stats, .backend = backend_from(backend)};
-  const std::int64_t width = mask.shape(1), height = mask.shape(0);
-  ImageView<const std::uint8_t> in(static_cast<const std::uint8_t*>(mask.data()), width, height, row_stride(mask));
-  ImageView<std::uint32_t> out(static_cast<std::uint32_t*>(labels.data()), width, height, width);
-  Labeling result;
-  {
-    nb::gil_scoped_release unlocked;
-    result = label_into(in, out, options);
-  }
-  if (!want_stats) return nb::make_tuple(result.count, nb::none());
-  return nb::make_tuple(result.count, image_stats_rows(result.stats));
 }
 
 /// Calls f(T{}) with T the unsigned type of the integer (or bool) elements' width.
@@ -117,22 +58,87 @@ decltype(auto) with_unsigned_of_width(nb::dlpack::dtype dt, std::size_t itemsize
     }
   throw nb::type_error((std::string(what) + ": expected bool or integers of 8, 16, 32 or 64 bits").c_str());
 }
-template <class F>
-decltype(auto) with_unsigned_of_width(const Array& a, const char* what, F&& f) {
-  return with_unsigned_of_width(a.dtype(), a.itemsize(), what, std::forward<F>(f));
+
+/// Rows 1..n of cc3d's arrays from per-component records (`row(i, count, lower, upper, centroid)`
+/// fills component i + 1); row 0 stays empty for the background.
+template <class Fill>
+nb::tuple cc3d_rows(std::size_t n, std::size_t ndim, std::uint64_t voxels, std::int64_t side, Fill&& fill) {
+  Cc3dArrays arrays(n + 1, ndim, voxels, side);
+  {
+    nb::gil_scoped_release unlocked;
+    arrays.set(0, 0, {}, {}, {});
+    const auto rows = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) if (rows > (1 << 16))
+    for (std::int64_t i = 0; i < rows; ++i) fill(arrays, static_cast<std::size_t>(i));
+  }
+  return arrays.release();
 }
 
-/// A volume [z, y, x] with x adjacent and non-negative strides (the Python layer copies otherwise).
-template <class T, class A>
-VolumeView<const T> volume_view(const A& a, const char* what) {
-  if (a.ndim() != 3) throw nb::value_error((std::string(what) + ": expected 3 dimensions").c_str());
-  const auto nz = static_cast<std::int64_t>(a.shape(0)), ny = static_cast<std::int64_t>(a.shape(1)),
-             nx = static_cast<std::int64_t>(a.shape(2));
-  if (nx > 1 && a.stride(2) != 1)
-    throw nb::value_error((std::string(what) + ": expected x (the last axis) adjacent in memory").c_str());
-  const std::int64_t rs = ny > 1 ? a.stride(1) : nx, ss = nz > 1 ? a.stride(0) : rs * ny;
-  if (rs < 0 || ss < 0) throw nb::value_error((std::string(what) + ": expected non-negative strides").c_str());
-  return VolumeView<const T>(static_cast<const T*>(a.data()), nx, ny, nz, rs, ss);
+nb::tuple image_rows(const std::vector<ComponentStats>& stats, std::int64_t width, std::int64_t height) {
+  return cc3d_rows(stats.size(), 2, static_cast<std::uint64_t>(width * height), largest_side(width, height, 1),
+                   [&](Cc3dArrays& a, std::size_t i) {
+                     const ComponentStats& s = stats[i];
+                     a.set(i + 1, s.area, {s.left, s.top, 0}, {s.left + s.width - 1, s.top + s.height - 1, 0},
+                           {s.cx, s.cy, 0});
+                   });
+}
+
+nb::tuple volume_rows(const std::vector<VolumeComponentStats>& stats, std::size_t ndim, std::int64_t nx,
+                      std::int64_t ny, std::int64_t nz) {
+  return cc3d_rows(stats.size(), ndim, static_cast<std::uint64_t>(nx * ny * nz),
+                   ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1), [&](Cc3dArrays& a, std::size_t i) {
+                     const VolumeComponentStats& s = stats[i];
+                     a.set(i + 1, s.voxels, {s.x, s.y, s.z},
+                           {s.x + s.width - 1, s.y + s.height - 1, s.z + s.depth - 1}, {s.cx, s.cy, s.cz});
+                   });
+}
+
+/// A NumPy array [height, width] that owns the library's label image (moved, not copied).
+nb::object owning_numpy(Image<std::uint32_t>&& image) {
+  auto* owner = new Image<std::uint32_t>(std::move(image));
+  nb::capsule release(owner, [](void* p) noexcept { delete static_cast<Image<std::uint32_t>*>(p); });
+  const std::size_t shape[2] = {static_cast<std::size_t>(owner->height()), static_cast<std::size_t>(owner->width())};
+  return nb::cast(nb::ndarray<nb::numpy, std::uint32_t>(owner->data(), 2, shape, release));
+}
+
+/// Host images [height, width] (pixels adjacent, rows at any stride of at least the width), binary
+/// or multi-label (options.multilabel), of integers or bool: byte images are labelled into `out`
+/// (uint32, C-contiguous, required for them), 16-, 32- and 64-bit ones into a new label image.
+/// Returns (labels: out or the new array, N, cc3d's arrays of labels 1..N or None).
+nb::tuple label_image_host(const Array& image, std::optional<OutArray> out, const LabelOptions& options) {
+  require_device(image, false, "a");
+  require_ndim(image, 2, "a");
+  const std::int64_t width = image.shape(1), height = image.shape(0);
+  if (width > 1 && image.stride(1) != 1) throw nb::value_error("a: expected the pixels of a row adjacent in memory");
+  const std::int64_t stride = height > 1 ? image.stride(0) : width;
+  if (stride < width) throw nb::value_error("a: expected rows at a stride of at least the width");
+  Labeling result;
+  nb::object labels;
+  if (image.itemsize() == 1) {
+    if (!out) throw nb::value_error("out: required for a byte image");
+    check_labels(image, *out);
+    ImageView<const std::uint8_t> in(static_cast<const std::uint8_t*>(image.data()), width, height, stride);
+    ImageView<std::uint32_t> into(static_cast<std::uint32_t*>(out->data()), width, height, width);
+    {
+      nb::gil_scoped_release unlocked;
+      result = label_into(in, into, options);
+    }
+    labels = nb::cast(*out);
+  } else {
+    result = with_unsigned_of_width(image.dtype(), image.itemsize(), "a", [&](auto t) -> Labeling {
+      using T = decltype(t);
+      if constexpr (sizeof(T) == 1) {
+        return {};  // bytes: above
+      } else {
+        ImageView<const T> in(static_cast<const T*>(image.data()), width, height, stride);
+        nb::gil_scoped_release unlocked;
+        return label(in, options);
+      }
+    });
+    labels = owning_numpy(std::move(result.labels));
+  }
+  if (!options.want_stats) return nb::make_tuple(labels, result.count, nb::none());
+  return nb::make_tuple(labels, result.count, image_rows(result.stats, width, height));
 }
 
 /// A NumPy array [z, y, x] that owns the library's label volume (moved, not copied).
@@ -145,109 +151,34 @@ nb::object owning_numpy(Volume<T>&& volume) {
   return nb::cast(nb::ndarray<nb::numpy, T>(owner->data(), 3, shape, release));
 }
 
-/// Host volumes [z, y, x]: returns (labels uint32 or uint64 [z, y, x], count, stats), stats None or
-/// (int64 [N, 7] voxels, x, y, z, width, height, depth; float64 [N, 3] centroid x, y, z) of labels 1..N.
-nb::tuple label_volume_host(const Array& volume, int connectivity, bool multilabel, std::uint64_t min_area,
-                            std::uint64_t largest_k, bool want_stats, bool wide, std::string_view backend) {
+/// Host volumes [z, y, x]: returns (labels uint32 or uint64 [z, y, x], N, cc3d's arrays of labels
+/// 1..N or None).
+nb::tuple label_volume_host(const Array& volume, const LabelOptions& asked, bool wide) {
   require_device(volume, false, "a");
-  const LabelOptions options{.connectivity = connectivity, .multilabel = multilabel, .largest_k = largest_k,
-                             .min_area = min_area, .want_stats = want_stats, .wide_labels = wide,
-                             .backend = backend_from(backend)};
-  VolumeLabeling result = with_unsigned_of_width(volume, "a", [&](auto t) {
+  LabelOptions options = asked;
+  options.wide_labels = wide;
+  VolumeLabeling result = with_unsigned_of_width(volume.dtype(), volume.itemsize(), "a", [&](auto t) {
     using T = decltype(t);
-    const VolumeView<const T> view = volume_view<T>(volume, "a");
+    const VolumeView<const T> view = host_volume<T>(volume, "a");
     nb::gil_scoped_release unlocked;
     return label(view, options);
   });
+  const std::int64_t nx = volume.shape(2), ny = volume.shape(1), nz = volume.shape(0);
   // Exactly one of the two is filled (64-bit when asked for or when the count needs it).
   nb::object labels = result.labels64.empty() && !(wide && result.labels.empty())
                           ? owning_numpy(std::move(result.labels))
                           : owning_numpy(std::move(result.labels64));
-  if (!want_stats) return nb::make_tuple(labels, result.count, nb::none());
-  return nb::make_tuple(labels, result.count, volume_stats_rows(result.stats));
+  if (!options.want_stats) return nb::make_tuple(labels, result.count, nb::none());
+  return nb::make_tuple(labels, result.count, volume_rows(result.stats, 3, nx, ny, nz));
 }
 
-/// cc3d.statistics' sums of a label volume [z, y, x] (any integer dtype; a 2D image is one slice):
-/// returns (counts uint64 [M], lower int64 [M, 3], upper int64 [M, 3] inclusive, centroids
-/// float64 [M, 3]), axes in array-index order (z, y, x), M = the largest label + 1 (1 when
-/// background_only: the background's alone). A label without voxels has count 0, lower > upper.
-nb::tuple statistics_host(const Array& labels, bool background_only) {
-  require_device(labels, false, "labels");
-  const auto code = labels.dtype().code;
-  if (code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int)) {
-    with_unsigned_of_width(labels, "labels", [&](auto t) {
-      using T = decltype(t);
-      using Signed = std::make_signed_t<T>;
-      const VolumeView<const T> view = volume_view<T>(labels, "labels");
-      for (std::int64_t z = 0; z < view.nz; ++z)
-        for (std::int64_t y = 0; y < view.ny; ++y) {
-          const T* row = view.row(y, z);
-          for (std::int64_t x = 0; x < view.nx; ++x)
-            if (static_cast<Signed>(row[x]) < 0) throw nb::value_error("labels: expected non-negative labels");
-        }
-      return 0;
-    });
-  }
-  struct Sums {
-    std::uint64_t count = 0, sum[3] = {0, 0, 0};
-    std::int64_t lower[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, upper[3] = {-1, -1, -1};
-  };
-  std::vector<Sums> sums;
-  with_unsigned_of_width(labels, "labels", [&](auto t) {
-    using T = decltype(t);
-    const VolumeView<const T> view = volume_view<T>(labels, "labels");
-    nb::gil_scoped_release unlocked;
-    T largest = 0;
-    if (!background_only)
-      for (std::int64_t z = 0; z < view.nz; ++z)
-        for (std::int64_t y = 0; y < view.ny; ++y) {
-          const T* row = view.row(y, z);
-          for (std::int64_t x = 0; x < view.nx; ++x) largest = std::max(largest, row[x]);
-        }
-    if (static_cast<std::uint64_t>(largest) >= static_cast<std::uint64_t>(view.size()) + (1u << 20))
-      throw InputError("labels: the largest label " + std::to_string(largest) +
-                       " exceeds the number of voxels (expected labels 0..N as labeling gives them)");
-    sums.resize(static_cast<std::size_t>(largest) + 1);
-    for (std::int64_t z = 0; z < view.nz; ++z)
-      for (std::int64_t y = 0; y < view.ny; ++y) {
-        const T* row = view.row(y, z);
-        for (std::int64_t x = 0; x < view.nx; ++x) {
-          if (background_only && row[x] != 0) continue;
-          Sums& s = sums[row[x]];
-          const std::int64_t at[3] = {z, y, x};
-          ++s.count;
-          for (int d = 0; d < 3; ++d) {
-            s.sum[d] += static_cast<std::uint64_t>(at[d]);
-            s.lower[d] = std::min(s.lower[d], at[d]);
-            s.upper[d] = std::max(s.upper[d], at[d]);
-          }
-        }
-      }
-    return 0;
-  });
-  const std::size_t m = sums.size();
-  std::vector<std::uint64_t> counts(m);
-  std::vector<std::int64_t> lower(m * 3), upper(m * 3);
-  std::vector<double> centroids(m * 3);
-  for (std::size_t i = 0; i < m; ++i) {
-    counts[i] = sums[i].count;
-    for (int d = 0; d < 3; ++d) {
-      lower[i * 3 + d] = sums[i].lower[d];
-      upper[i * 3 + d] = sums[i].upper[d];
-      centroids[i * 3 + d] = sums[i].count ? static_cast<double>(sums[i].sum[d]) / static_cast<double>(sums[i].count)
-                                           : std::numeric_limits<double>::quiet_NaN();
-    }
-  }
-  return nb::make_tuple(to_numpy(std::move(counts), {m}), to_numpy(std::move(lower), {m, 3}),
-                        to_numpy(std::move(upper), {m, 3}), to_numpy(std::move(centroids), {m, 3}));
-}
-
-// CUDA arrays, by pointer (the Python layer has checked them and reads pointers without
-// DLPack; see compact.cpp): one call each, the temporary storage and the count kept per
-// (device, stream) by the extension (device_calls.hpp). N comes back (a small copy and a wait
-// for the stream) only when `read_count` asks: winnow.label needs it for return_N and the
-// filters, not for the labels alone. The *_statistics variants also bring the per-component
-// records of the device API to the host (N records: N is read anyway).
+// CUDA arrays, as DeviceArray views (the Python layer has checked them and reads pointers without
+// DLPack; see arrays.hpp): one call each, the temporary storage and the count kept per (device,
+// stream) by the extension (device_calls.hpp). N comes back (a small copy and a wait for the
+// stream) only when `read_count` asks: winnow.label needs it for return_N and the filters, not for
+// the labels alone. With options.want_stats the per-component records of the device API come to
+// the host too (N records: N is read anyway). The device API filters nothing: min_area and
+// largest_k are the Python layer's, on the device, by the library's survivor rule.
 
 #if WINNOW_HAVE_CUDA
 /// Records the stream's storage holds at first (grown to N when a labeling has more).
@@ -274,149 +205,163 @@ std::vector<Raw> labeling_records(DeviceCall& call, std::uint64_t voxels, Run&& 
 }
 
 /// The device labelings' common body: `label(d_temp, temp_bytes, d_count, d_records, capacity)`
-/// calls the device API (with no storage it sizes it); N or None (read_count), or with `stats`
-/// N always and the records of labels 1..N, each converted by `convert`, in *stats.
-template <class Raw, class Stats, class Label, class Convert>
+/// calls the device API (with no storage it sizes it). Returns N or None (read_count), or with
+/// `records` N always and the records of labels 1..N in *records.
+template <class Raw, class Label>
 std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t voxels, bool read_count,
-                                             std::vector<Stats>* stats, Label label, Convert convert) {
+                                             std::vector<Raw>* records, Label label) {
   std::size_t temp_bytes = 0;
   label(nullptr, temp_bytes, nullptr, nullptr, 0);
   void* d_temp = call.scratch(temp_bytes);
   auto run = [&](Raw* d_records, std::uint64_t capacity) {
     label(d_temp, temp_bytes, static_cast<std::uint32_t*>(call.count()), d_records, capacity);
   };
-  if (!stats) {
+  if (!records) {
     run(nullptr, 0);
     return call.read_count(read_count, 4);
   }
-  const auto records = labeling_records<Raw>(call, voxels, run);
-  stats->resize(records.size());
-  std::transform(records.begin(), records.end(), stats->begin(), convert);
-  return records.size();
+  *records = labeling_records<Raw>(call, voxels, run);
+  return records->size();
+}
+
+/// What the device API honours of the caller's options: connectivity, multilabel and algorithm.
+cuda::DeviceLabelOptions device_options(const LabelOptions& options) {
+  return cuda::DeviceLabelOptions{.connectivity = options.connectivity, .multilabel = options.multilabel,
+                                  .algorithm = options.algorithm};
+}
+
+void check_device_labels(const DeviceArray& labels, const DeviceArray& like) {
+  if ((labels.kind != 'i' && labels.kind != 'u') || labels.itemsize != 4)
+    throw nb::type_error("out: expected 32-bit integers");
+  if (labels.shape != like.shape) throw nb::value_error("out: expected the shape of a");
+  if (!labels.c_contiguous()) throw nb::value_error("out: expected a C-contiguous array");
 }
 #endif
 
-/// CUDA volumes [z, y, x] of unsigned integers of `itemsize` bytes (contiguous): 32-bit labels
-/// (contiguous) into `labels`; returns N or None. With `stats`, N always, and the statistics of
-/// labels 1..N into *stats.
-std::optional<std::uint64_t> run_label_volume_device(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
-                                                     std::int64_t ny, std::int64_t nz, std::uintptr_t labels,
-                                                     int connectivity, bool multilabel, int device,
-                                                     std::uintptr_t stream, bool read_count,
-                                                     std::vector<VolumeComponentStats>* stats) {
+/// CUDA volumes [z, y, x] (2D: one slice; contiguous) of unsigned integers: 32-bit labels
+/// (contiguous) into `out`; returns (N or None, cc3d's arrays of labels 1..N or None).
+nb::tuple label_volume_device(const DeviceArray& volume, const DeviceArray& out, const LabelOptions& options,
+                              bool read_count) {
 #if WINNOW_HAVE_CUDA
-  const cuda::DeviceLabelOptions options{.connectivity = connectivity, .multilabel = multilabel};
-  return with_unsigned_of_width(dtype_of("u", itemsize), itemsize, "a", [&](auto t) -> std::optional<std::uint64_t> {
+  check_device_labels(out, volume);
+  if (!volume.c_contiguous()) throw nb::value_error("a: expected a C-contiguous array");
+  const std::size_t ndim = volume.ndim();
+  if (ndim != 2 && ndim != 3) throw nb::value_error("a: expected 2 or 3 dimensions");
+  const std::int64_t nz = ndim == 3 ? volume.shape[0] : 1, ny = volume.shape[ndim - 2], nx = volume.shape[ndim - 1];
+  cuda::DeviceLabelOptions honoured = device_options(options);
+  if (ndim == 2)  // an image through the volume path, as the host API labels a multi-label image: 4 is 6, 8 is 26
+    honoured.connectivity = resolve_connectivity(options.connectivity, 2) == 4 ? 6 : 26;
+  std::vector<cuda::RawVolumeComponentStats> records;
+  const auto n = with_unsigned_of_width(volume.dtype(), volume.itemsize, "a", [&](auto t) {
     using T = decltype(t);
-    const VolumeView<const T> d_volume(reinterpret_cast<const T*>(volume), nx, ny, nz);
-    auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
+    const VolumeView<const T> d_volume(volume.data<const T>(), nx, ny, nz);
+    auto* d_labels = out.data<std::uint32_t>();
     nb::gil_scoped_release unlocked;
-    DeviceCall call(device, stream);
+    DeviceCall call(volume.device, volume.stream);
     return label_on_device<cuda::RawVolumeComponentStats>(
-        call, static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz), read_count,
-        stats,
+        call, static_cast<std::uint64_t>(volume.size()), read_count, options.want_stats ? &records : nullptr,
         [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawVolumeComponentStats* d_records,
             std::uint64_t capacity) {
-          cuda::label_volume(d_temp, temp_bytes, d_volume, d_labels, d_count, d_records, capacity, options,
+          cuda::label_volume(d_temp, temp_bytes, d_volume, d_labels, d_count, d_records, capacity, honoured,
                              call.stream());
-        },
-        cuda::to_volume_component_stats);
+        });
   });
+  if (!options.want_stats) return nb::make_tuple(n, nb::none());
+  const std::int64_t side = ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1);
+  nb::tuple rows = cc3d_rows(records.size(), ndim, static_cast<std::uint64_t>(nx * ny * nz), side,
+                             [&](Cc3dArrays& a, std::size_t i) {
+                               const cuda::RawVolumeComponentStats& r = records[i];
+                               const double count = static_cast<double>(r.voxels);
+                               a.set(i + 1, r.voxels, {r.min_x, r.min_y, r.min_z}, {r.max_x, r.max_y, r.max_z},
+                                     {static_cast<double>(r.sum_x) / count, static_cast<double>(r.sum_y) / count,
+                                      static_cast<double>(r.sum_z) / count});
+                             });
+  return nb::make_tuple(n, rows);
 #else
-  (void)volume, (void)itemsize, (void)nx, (void)ny, (void)nz, (void)labels, (void)connectivity, (void)multilabel,
-      (void)device, (void)stream, (void)read_count, (void)stats;
+  (void)volume, (void)out, (void)options, (void)read_count;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
 }
 
-std::optional<std::uint64_t> label_volume_device(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
-                                                 std::int64_t ny, std::int64_t nz, std::uintptr_t labels,
-                                                 int connectivity, bool multilabel, int device, std::uintptr_t stream,
-                                                 bool read_count) {
-  return run_label_volume_device(volume, itemsize, nx, ny, nz, labels, connectivity, multilabel, device, stream,
-                                 read_count, nullptr);
-}
-
-/// label_volume_device with statistics: returns (N, stats as label_volume_host's).
-nb::tuple label_volume_device_statistics(std::uintptr_t volume, std::size_t itemsize, std::int64_t nx,
-                                         std::int64_t ny, std::int64_t nz, std::uintptr_t labels, int connectivity,
-                                         bool multilabel, int device, std::uintptr_t stream) {
-  std::vector<VolumeComponentStats> stats;
-  const auto n = run_label_volume_device(volume, itemsize, nx, ny, nz, labels, connectivity, multilabel, device,
-                                         stream, true, &stats);
-  return nb::make_tuple(*n, volume_stats_rows(stats));
-}
-
-/// CUDA masks (bytes, width x height, rows `row_stride` bytes apart): labels (contiguous, 32-bit)
-/// into `labels`; returns N or None. With `stats`, N always, and the statistics of labels 1..N.
-std::optional<std::uint64_t> run_label_device(std::uintptr_t mask, std::int64_t width, std::int64_t height,
-                                              std::int64_t row_stride, std::uintptr_t labels, int connectivity,
-                                              int device, std::uintptr_t stream, bool read_count,
-                                              std::vector<ComponentStats>* stats) {
+/// CUDA masks [height, width] of bytes (pixels adjacent, rows at any stride of at least the
+/// width): 32-bit labels (contiguous) into `out`; returns (N or None, cc3d's arrays or None).
+nb::tuple label_image_device(const DeviceArray& mask, const DeviceArray& out, const LabelOptions& options,
+                             bool read_count) {
 #if WINNOW_HAVE_CUDA
-  const cuda::DeviceLabelOptions options{.connectivity = connectivity};
-  const ImageView<const std::uint8_t> d_mask(reinterpret_cast<const std::uint8_t*>(mask), width, height, row_stride);
-  auto* d_labels = reinterpret_cast<std::uint32_t*>(labels);
-  nb::gil_scoped_release unlocked;
-  DeviceCall call(device, stream);
-  return label_on_device<cuda::RawComponentStats>(
-      call, static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height), read_count, stats,
-      [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawComponentStats* d_records,
-          std::uint64_t capacity) {
-        cuda::label(d_temp, temp_bytes, d_mask, d_labels, d_count, d_records, capacity, options, call.stream());
-      },
-      cuda::to_component_stats);
+  check_device_labels(out, mask);
+  if (mask.ndim() != 2 || mask.itemsize != 1) throw nb::type_error("a: expected a 2D array of bytes");
+  const std::int64_t height = mask.shape[0], width = mask.shape[1];
+  if (width > 1 && mask.strides[1] != 1) throw nb::value_error("a: expected the pixels of a row adjacent in memory");
+  const std::int64_t row_stride = height > 1 ? mask.strides[0] : width;
+  if (row_stride < width) throw nb::value_error("a: expected rows at a stride of at least the width");
+  const cuda::DeviceLabelOptions honoured = device_options(options);
+  std::vector<cuda::RawComponentStats> records;
+  std::optional<std::uint64_t> n;
+  {
+    const ImageView<const std::uint8_t> d_mask(mask.data<const std::uint8_t>(), width, height, row_stride);
+    auto* d_labels = out.data<std::uint32_t>();
+    nb::gil_scoped_release unlocked;
+    DeviceCall call(mask.device, mask.stream);
+    n = label_on_device<cuda::RawComponentStats>(
+        call, static_cast<std::uint64_t>(width * height), read_count, options.want_stats ? &records : nullptr,
+        [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawComponentStats* d_records,
+            std::uint64_t capacity) {
+          cuda::label(d_temp, temp_bytes, d_mask, d_labels, d_count, d_records, capacity, honoured, call.stream());
+        });
+  }
+  if (!options.want_stats) return nb::make_tuple(n, nb::none());
+  nb::tuple rows = cc3d_rows(records.size(), 2, static_cast<std::uint64_t>(width * height), largest_side(width, height, 1),
+                             [&](Cc3dArrays& a, std::size_t i) {
+                               const cuda::RawComponentStats& r = records[i];
+                               const double count = static_cast<double>(r.area);
+                               a.set(i + 1, r.area, {r.left, r.top, 0}, {r.right, r.bottom, 0},
+                                     {static_cast<double>(r.sum_x) / count, static_cast<double>(r.sum_y) / count, 0});
+                             });
+  return nb::make_tuple(n, rows);
 #else
-  (void)mask, (void)width, (void)height, (void)row_stride, (void)labels, (void)connectivity, (void)device,
-      (void)stream, (void)read_count, (void)stats;
+  (void)mask, (void)out, (void)options, (void)read_count;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
-}
-
-std::optional<std::uint64_t> label_device(std::uintptr_t mask, std::int64_t width, std::int64_t height,
-                                          std::int64_t row_stride, std::uintptr_t labels, int connectivity, int device,
-                                          std::uintptr_t stream, bool read_count) {
-  return run_label_device(mask, width, height, row_stride, labels, connectivity, device, stream, read_count, nullptr);
-}
-
-/// label_device with statistics: returns (N, stats as label_host's).
-nb::tuple label_device_statistics(std::uintptr_t mask, std::int64_t width, std::int64_t height,
-                                  std::int64_t row_stride, std::uintptr_t labels, int connectivity, int device,
-                                  std::uintptr_t stream) {
-  std::vector<ComponentStats> stats;
-  const auto n = run_label_device(mask, width, height, row_stride, labels, connectivity, device, stream, true, &stats);
-  return nb::make_tuple(*n, image_stats_rows(stats));
 }
 
 }  // namespace
 
 void bind_label(nb::module_& m) {
-  m.def("label_host", &label_host, nb::arg("a"), nb::arg("out"), nb::arg("connectivity"), nb::arg("min_area"),
-        nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("backend"),
-        "Labels the non-zero pixels of a into out (uint32); returns (count, stats or None).");
-  m.def("label_device", &label_device, nb::arg("a"), nb::arg("width"), nb::arg("height"), nb::arg("row_stride"),
-        nb::arg("out"), nb::arg("connectivity"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
-        "CUDA pointers (checked by the caller): labels of the byte mask a into out (32-bit) on the stream; returns "
-        "N (waiting for the stream) when read_count, else None.");
-  m.def("label_device_statistics", &label_device_statistics, nb::arg("a"), nb::arg("width"), nb::arg("height"),
-        nb::arg("row_stride"), nb::arg("out"), nb::arg("connectivity"), nb::arg("device"), nb::arg("stream"),
-        "label_device, also computing the statistics of labels 1..N on the device; returns (N, stats as "
-        "label_host's), waiting for the stream.");
-  m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("connectivity"), nb::arg("multilabel"),
-        nb::arg("min_area"), nb::arg("largest_k"), nb::arg("want_stats"), nb::arg("wide"), nb::arg("backend"),
-        "Labels a host volume [z, y, x] of integers; returns (labels uint32 or uint64, count, stats or None).");
-  m.def("label_volume_device", &label_volume_device, nb::arg("a"), nb::arg("itemsize"), nb::arg("nx"),
-        nb::arg("ny"), nb::arg("nz"), nb::arg("out"), nb::arg("connectivity"), nb::arg("multilabel"),
-        nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
-        "CUDA pointers: labels of the contiguous volume a [z, y, x] (unsigned, itemsize bytes) into out (32-bit); "
-        "returns N when read_count, else None.");
-  m.def("label_volume_device_statistics", &label_volume_device_statistics, nb::arg("a"), nb::arg("itemsize"),
-        nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("out"), nb::arg("connectivity"), nb::arg("multilabel"),
-        nb::arg("device"), nb::arg("stream"),
-        "label_volume_device, also computing the statistics of labels 1..N on the device; returns (N, stats as "
-        "label_volume_host's), waiting for the stream.");
-  m.def("statistics_host", &statistics_host, nb::arg("labels"), nb::arg("background_only"),
-        "Per-label (counts, lower zyx, upper zyx, centroids zyx) of a host label volume [z, y, x].");
+  nb::class_<LabelOptions>(m, "LabelOptions",
+                           "winnow::LabelOptions: connectivity (0: the densest), multilabel, min_area, largest_k, "
+                           "want_stats and backend ('auto', 'cpu' or 'cuda'); validated by the library "
+                           "(winnow::resolve_connectivity for the connectivity).")
+      .def(
+          "__init__",
+          [](LabelOptions* self, int connectivity, bool multilabel, std::uint64_t min_area, std::uint64_t largest_k,
+             bool want_stats, std::string_view backend) {
+            new (self) LabelOptions{.connectivity = connectivity, .multilabel = multilabel, .largest_k = largest_k,
+                                    .min_area = min_area, .want_stats = want_stats, .backend = backend_from(backend)};
+          },
+          nb::kw_only(), nb::arg("connectivity") = 0, nb::arg("multilabel") = false, nb::arg("min_area") = 0,
+          nb::arg("largest_k") = 0, nb::arg("want_stats") = false, nb::arg("backend") = "auto")
+      .def_rw("connectivity", &LabelOptions::connectivity)
+      .def_rw("multilabel", &LabelOptions::multilabel)
+      .def_rw("min_area", &LabelOptions::min_area)
+      .def_rw("largest_k", &LabelOptions::largest_k)
+      .def_rw("want_stats", &LabelOptions::want_stats)
+      .def_prop_rw(
+          "backend", [](const LabelOptions& o) { return std::string(to_string(o.backend)); },
+          [](LabelOptions& o, std::string_view name) { o.backend = backend_from(name); });
+  m.def("label_image_host", &label_image_host, nb::arg("a"), nb::arg("out").none(), nb::arg("options"),
+        "Labels a host image [height, width] (binary or multi-label): byte images into out (32-bit), others into a "
+        "new uint32 array; returns (labels, N, cc3d's arrays of labels 1..N with an empty row 0, or None).");
+  m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("options"), nb::arg("wide"),
+        "Labels a host volume [z, y, x] of integers; returns (labels uint32 or uint64, N, cc3d's arrays or None).");
+  m.def("label_image_device", &label_image_device, nb::arg("a"), nb::arg("out"), nb::arg("options"),
+        nb::arg("read_count"),
+        "Labels the device byte mask a into out (32-bit) on its stream; returns (N (waiting for the stream) when "
+        "read_count or options.want_stats, else None; cc3d's arrays or None). min_area and largest_k are not "
+        "applied.");
+  m.def("label_volume_device", &label_volume_device, nb::arg("a"), nb::arg("out"), nb::arg("options"),
+        nb::arg("read_count"),
+        "Labels the contiguous device volume a [z, y, x] (or image) of unsigned integers into out (32-bit); returns "
+        "as label_image_device.");
 }
 
 }  // namespace winnow::python

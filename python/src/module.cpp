@@ -49,10 +49,13 @@ NB_MODULE(_winnow, m) {
   m.def("cuda_available", &winnow::cuda_available, "True when the CUDA backend is compiled in and a device answers.");
   m.def("release_device_calls", &release_device_calls,
         "Frees the temporary storage kept per (device, stream) by the device functions (the package calls it at exit).");
+  bind_arrays(m);
   bind_compact(m);
   bind_label(m);
+  bind_statistics(m);
   bind_voxels(m);
   bind_puzzle(m);
   bind_isosurface(m);
   bind_chunks(m);
+  bind_io(m);
 }

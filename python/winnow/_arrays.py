@@ -16,6 +16,12 @@ once, the device is read from the memory pointer (CuPy's ``a.device`` builds an 
 stream as a raw handle, and ``on_device`` enters no context when the array's device is current.
 Checks read cheap attributes (a dtype's ``kind`` and ``itemsize``, not its ``name``, which
 NumPy computes in Python).
+
+The adapters only adapt arrays: allocation, layout, transfers, dtypes, the pointer-and-stream
+description of a device array (``view``: a ``_winnow.DeviceArray``), and the few array operations
+the capabilities need in the caller's library (``take``, ``bincount``, ``unique_inverse``,
+``maximum``). What is computed with them (labels' filters, value codes, statistics) lives with
+its capability, and its rules in the library.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import sys
 from typing import Any
 
 import numpy as np
+
+from . import _winnow
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -125,25 +133,39 @@ class CuPyDevice:
     def nonzero_mask(self, a: Any) -> Any:
         return a != 0
 
-    def relabel(self, labels: Any, count: int, min_area: int, largest_k: int) -> tuple[Any, int]:
-        """Removes the components of fewer than min_area pixels, then all but the largest_k
-        largest (0: all), renumbering the rest in order."""
-        xp = self.xp
-        areas = xp.bincount(labels.reshape(-1), minlength=count + 1)
-        keep = surviving(xp, areas, min_area, largest_k)
-        lut = xp.cumsum(keep).astype(labels.dtype) * keep
-        return lut[labels], int(keep.sum())
+    def from_host(self, a: np.ndarray) -> Any:
+        """A device copy of a NumPy array (on the current stream)."""
+        return self.xp.asarray(a)
 
-    def count_along(self, a: Any, axes: tuple) -> Any:
-        """a's sums over the axes as 64-bit integers (True counts 1)."""
-        return a.sum(axis=axes, dtype=self.xp.int64)
+    def view(self, a: Any) -> Any:
+        """The extension's description of a: pointer, dtype, shape, strides, device, stream."""
+        dtype = a.dtype
+        itemsize = dtype.itemsize
+        return _winnow.DeviceArray(a.data.ptr, dtype.kind, itemsize, a.shape, tuple(s // itemsize for s in a.strides),
+                                   self.device_id, self._current_stream().ptr)
 
-    def value_codes(self, a: Any) -> Any:
-        """Multi-label floating-point input: one integer code per distinct value, 0 for zero."""
+    @staticmethod
+    def take(table: Any, index: Any) -> Any:
+        """table[index] (a lookup: index holds non-negative integers)."""
+        return table[index]
+
+    def bincount(self, a: Any, minlength: int) -> Any:
+        """How often each value 0..max of the non-negative integers of a occurs (int64)."""
+        return self.xp.bincount(a.reshape(-1), minlength=minlength)
+
+    def unique_inverse(self, a: Any) -> Any:
+        """The index of each element's value among the sorted distinct values (a's shape)."""
         _, inverse = self.xp.unique(a, return_inverse=True)
-        codes = (inverse.reshape(a.shape) + 1).astype(np.uint32 if a.size < 2**32 - 1 else np.uint64)
-        codes[a == 0] = 0
-        return codes
+        return inverse.reshape(a.shape)
+
+    @staticmethod
+    def maximum(a: Any) -> int:
+        """The largest element as a Python int (waits for the stream)."""
+        return int(a.max())
+
+    def unravel(self, index: Any, shape: tuple) -> Any:
+        """The [K, ndim] int64 array indices of flat C-order indices."""
+        return self.xp.stack(self.xp.unravel_index(index, shape), axis=1).astype(np.int64)
 
     @staticmethod
     def reverse_columns(a: Any) -> Any:
@@ -256,21 +278,43 @@ class TorchDevice:
     def nonzero_mask(self, a: Any) -> Any:
         return a != 0
 
-    def relabel(self, labels: Any, count: int, min_area: int, largest_k: int) -> tuple[Any, int]:
-        index = labels.long()
-        areas = self.xp.bincount(index.reshape(-1), minlength=count + 1)
-        keep = surviving(self.xp, areas, min_area, largest_k)
-        lut = self.xp.cumsum(keep, 0) * keep
-        return lut[index].to(labels.dtype), int(keep.sum().item())
+    def from_host(self, a: np.ndarray) -> Any:
+        """A device copy of a NumPy array (PyTorch lacks unsigned 32- and 64-bit tensors: their
+        signed twins of the same bits)."""
+        a = np.ascontiguousarray(a)
+        if a.dtype.kind == "u" and a.itemsize >= 4:
+            a = a.view(np.int32 if a.itemsize == 4 else np.int64)
+        return self.xp.from_numpy(a).to(self.device)
 
-    def count_along(self, a: Any, axes: tuple) -> Any:
-        return a.sum(dim=axes, dtype=self.xp.int64)
+    def view(self, a: Any) -> Any:
+        """The extension's description of a: pointer, dtype, shape, strides, device, stream."""
+        dtype = self.dtype(a)
+        return _winnow.DeviceArray(a.data_ptr(), dtype.kind, dtype.itemsize, tuple(a.shape), a.stride(),
+                                   self.device_id, self._raw_stream(self.device_id))
 
-    def value_codes(self, a: Any) -> Any:
+    @staticmethod
+    def take(table: Any, index: Any) -> Any:
+        """table[index] (a lookup: index holds non-negative integers)."""
+        return table[index.long()]
+
+    def bincount(self, a: Any, minlength: int) -> Any:
+        return self.xp.bincount(a.reshape(-1).long(), minlength=minlength)
+
+    def unique_inverse(self, a: Any) -> Any:
         _, inverse = self.xp.unique(a, return_inverse=True)
-        codes = (inverse.reshape(a.shape) + 1).to(self.xp.int32 if a.numel() < 2**31 - 1 else self.xp.int64)
-        codes[a == 0] = 0
-        return codes
+        return inverse.reshape(a.shape)
+
+    @staticmethod
+    def maximum(a: Any) -> int:
+        return int(a.max().item())
+
+    def unravel(self, index: Any, shape: tuple) -> Any:
+        index = index.long()
+        columns = []
+        for side in reversed(shape):
+            columns.append(index % side)
+            index = index // side
+        return self.xp.stack(columns[::-1], dim=1)
 
     def reverse_columns(self, a: Any) -> Any:
         return self.xp.flip(a, (1,))
@@ -278,23 +322,6 @@ class TorchDevice:
     def value_range(self, a: Any) -> tuple[float, float]:
         finite = a[~self.xp.isnan(a)] if a.is_floating_point() else a
         return float(finite.min().item()), float(finite.max().item())
-
-
-def surviving(xp: Any, areas: Any, min_area: int, largest_k: int) -> Any:
-    """Which labels survive (a boolean per label, the background's False): at least min_area
-    voxels, then the largest_k largest of those (0: all), ties to the lower label -- the
-    library's rule (label/backends.hpp), for the device arrays' filters."""
-    keep = areas >= min_area
-    keep[0] = False
-    if largest_k and int(keep.sum()) > largest_k:
-        kept_areas = areas * keep
-        ordered = xp.sort(kept_areas)
-        threshold = getattr(ordered, "values", ordered)[-largest_k]  # the k-th largest area (torch: .values)
-        above = kept_areas > threshold
-        room = largest_k - int(above.sum())
-        tied = kept_areas == threshold
-        keep = above | (tied & (xp.cumsum(tied, 0) <= room))
-    return keep
 
 
 def _cupy_adapter(cupy: Any) -> Any:
@@ -396,6 +423,4 @@ def trimmed(lib: Any, buffer: Any, count: int, owned: bool, itemsize: int) -> An
 @atexit.register
 def _release_device_storage() -> None:
     """Frees the extension's per-stream temporary storage while the CUDA runtime is still up."""
-    from . import _winnow
-
     _winnow.release_device_calls()

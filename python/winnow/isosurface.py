@@ -11,14 +11,22 @@ a second call extracts from that count, without classifying the volume again.
 the caller's library: positions by the affine in float64 (rounded to float32 once), normals by
 the inverse transpose of its 3 x 3 part (renormalised), faces reversed when it mirrors (det < 0)
 so they keep facing out -- what the library's transform_mesh does for the command line.
+
+scikit-image's ``step_size`` is marching cubes over every step-th voxel (its results equal
+those of ``volume[::s, ::s, ::s]`` with the spacing times s); its ``mask`` keeps the cells whose
+upper corner it marks (scikit-image's Lewiner code tests the cell's last voxel): here the whole
+mesh is made and each face kept when its cell is -- a face's vertices lie on edges of its cell,
+and a vertex's edge is read from its position (its owner voxel is the floor of its index
+coordinates, a crossing never lies on a voxel), on the host for device arrays too.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _winnow
 from ._arrays import check_backend, classify, on_device
@@ -26,42 +34,93 @@ from ._arrays import check_backend, classify, on_device
 MESH_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
 
 
-def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple = (1.0, 1.0, 1.0),
-                   gradient_direction: str = "descent", allow_degenerate: bool = False,
-                   backend: str = "auto", affine: Any = None) -> tuple:
-    """(verts, faces, normals, values) of the isosurface of ``volume`` at ``level``, as
-    ``skimage.measure.marching_cubes`` returns them.
+def marching_cubes(volume: npt.ArrayLike, level: Optional[float] = None, *,
+                   spacing: Sequence[float] = (1.0, 1.0, 1.0), gradient_direction: str = "descent",
+                   step_size: int = 1, allow_degenerate: bool = False, method: str = "lewiner",
+                   mask: Optional[npt.ArrayLike] = None, backend: str = "auto",
+                   affine: Optional[npt.ArrayLike] = None) -> tuple[Any, Any, Any, Any]:
+    """Extract the isosurface of a volume at a level, as ``skimage.measure.marching_cubes`` does,
+    welded and watertight.
 
-    verts: float32 [V, 3] in array-index order times ``spacing`` (the same points as
-    scikit-image); faces: [F, 3] vertex indices (uint32, uint64 beyond 2^32 - 1 vertices),
-    oriented as scikit-image orients them for ``gradient_direction`` ("descent": the object is
-    greater than its exterior); normals: float32 [V, 3], unit, from central differences, pointing
-    to decreasing values (as scikit-image's, whatever the gradient direction); values: float32 [V], the field
-    interpolated at each vertex (scikit-image gives the largest voxel value near it instead).
-    level None: the middle of the volume's range. Unlike scikit-image the mesh is welded (one
-    vertex per edge crossing, shared) and watertight: every inner edge is used by two faces, also
-    at a level equal to voxel values, where a crossing on a voxel is placed a float's rounding
-    inside its edge, so no face collapses: ``allow_degenerate`` is accepted for scikit-image's
-    sake and changes nothing.
-    dtypes uint8, uint16, int16, float32, float64 are read in place (any strides with x
-    contiguous); others are converted to float64 (a copy). CuPy and PyTorch CUDA volumes give
-    arrays of the same library on the same device (faces int32 for PyTorch, which lacks
-    uint32), computed on the caller's current stream; backend must then be "auto" or "cuda".
+    Parameters
+    ----------
+    volume : array_like
+        3D [z, y, x], at least 2 voxels along each axis: NumPy, CuPy or PyTorch. uint8, uint16,
+        int16, float32 and float64 are read in place (any strides with the last axis adjacent);
+        other dtypes are converted to float64 (a copy).
+    level : float, optional
+        The isovalue; None: the middle of the volume's range (NaN ignored).
+    spacing : sequence of 3 floats, optional
+        Voxel size along axes 0, 1, 2: verts are array indices times spacing.
+    gradient_direction : {'descent', 'ascent'}, optional
+        'descent': the object is greater than its exterior (faces oriented as scikit-image
+        orients them); 'ascent': the reverse.
+    step_size : int, optional
+        scikit-image's: march over every step-th voxel (the mesh of ``volume[::s, ::s, ::s]``
+        with the spacing times s); faster and coarser.
+    allow_degenerate : bool, optional
+        Accepted for scikit-image's sake; changes nothing: a crossing on a voxel is placed a
+        float's rounding inside its edge, so no face collapses.
+    method : {'lewiner'}, optional
+        scikit-image's 'lewiner' (topologically consistent, the default) is what winnow makes:
+        one vertex per crossed edge, ambiguous faces decided alike on both sides, so the mesh is
+        closed (Lewiner's extra vertex inside some ambiguous cells is not made). 'lorensen' (the
+        classic table, whose meshes can have holes) is refused.
+    mask : array_like, optional
+        scikit-image's: bool, the volume's shape and place; only the cells whose upper corner
+        (the cell's last voxel, as scikit-image reads it) is True keep their faces, so open
+        surfaces can be cut out. Vertices no kept face uses are dropped.
+    backend : {'auto', 'cpu', 'cuda'}, optional
+        Where NumPy volumes are meshed; device volumes are meshed on their device ('auto' or
+        'cuda').
+    affine : array_like, optional
+        4x4 (last row 0 0 0 1) from array indices (axis 0, 1, 2) to world coordinates --
+        nibabel's ``img.affine`` for ``img.get_fdata()``, or ``winnow.io``'s ``header.affine``:
+        verts are then ``nibabel.affines.apply_affine(affine, verts)`` (in float64, returned as
+        float32), normals map by the inverse transpose of its 3x3 part, renormalised, and faces
+        are reversed when it mirrors, so the surface keeps facing out. spacing must stay
+        (1, 1, 1) (the affine holds the voxel size).
 
-    affine: a 4x4 matrix (last row 0 0 0 1) from the volume's array indices, in the order the
-    verts come (axis 0, 1, 2), to world coordinates -- nibabel's ``img.affine`` for
-    ``img.get_fdata()``: verts are then ``nibabel.affines.apply_affine(affine, verts)``
-    (computed in float64, returned as float32), normals are mapped by the inverse transpose of
-    its 3x3 part and renormalised, and faces are reversed when it mirrors (negative
-    determinant), so the surface keeps facing out. spacing must stay (1, 1, 1) with an affine
-    (the affine holds the voxel size). An empty mesh (no voxel above the level, or every one)
-    is returned with a UserWarning.
+    Returns
+    -------
+    verts : array
+        float32 [V, 3], array-index order times spacing (scikit-image's points). Welded: one
+        vertex per crossed edge, shared by its faces.
+    faces : array
+        [F, 3] vertex indices (uint32; uint64 beyond 2^32 - 1 vertices; int32 / int64 for
+        PyTorch), every inner edge used by two faces.
+    normals : array
+        float32 [V, 3], unit, from central differences, pointing to decreasing values (as
+        scikit-image's, whatever the gradient direction).
+    values : array
+        float32 [V], the field interpolated at each vertex (scikit-image gives the largest
+        voxel value near it instead).
 
+    The arrays are of the volume's library and device; device volumes are meshed on the
+    caller's current stream. An empty mesh is returned with a UserWarning.
+
+    Raises
+    ------
+    TypeError
+        A non-numeric volume or level, a mask of another place.
+    ValueError
+        Not 3D or too small, a bad spacing, step_size, method, mask, gradient direction or
+        affine, a NaN level.
+
+    See Also
+    --------
+    winnow.io.write_mesh, winnow.io.render_preview, skimage.measure.marching_cubes
+
+    Examples
+    --------
     >>> import numpy as np, winnow
     >>> z, y, x = np.mgrid[-8:9, -8:9, -8:9]
     >>> verts, faces, normals, values = winnow.marching_cubes((x * x + y * y + z * z).astype(np.float32), 25.0)
     >>> bool(np.allclose(np.linalg.norm(verts - 8, axis=1), 5, atol=0.3))
     True
+    >>> half = winnow.marching_cubes((x * x + y * y + z * z).astype(np.float32), 25.0, mask=z >= 0)[0]
+    >>> bool((half[:, 0] >= 7).all()), len(half) < len(verts)
+    (True, True)
     """
     volume, lib = classify(volume, "volume")
     check_backend(backend, lib.on_device)
@@ -73,6 +132,12 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
         raise ValueError(f"gradient_direction: expected 'descent' or 'ascent', got {gradient_direction!r}")
     if len(spacing) != 3 or not all(isinstance(s, (int, float, np.integer, np.floating)) and s > 0 for s in spacing):
         raise ValueError(f"spacing: expected three positive numbers, got {spacing!r}")
+    if isinstance(step_size, (bool, np.bool_)) or not isinstance(step_size, (int, np.integer)) or step_size < 1:
+        raise ValueError(f"step_size: expected an integer of at least 1, got {step_size!r}")
+    if method != "lewiner":
+        raise ValueError(f"method: winnow's marching cubes is topologically consistent, as 'lewiner' is; "
+                         f"{method!r} is not available" if method == "lorensen" else
+                         f"method: expected 'lewiner', got {method!r}")
     dtype = lib.dtype(volume) if lib.on_device else volume.dtype
     if dtype.kind not in "biuf":
         raise TypeError(f"volume: expected a numeric dtype, got {dtype}")
@@ -83,19 +148,90 @@ def marching_cubes(volume: Any, level: Optional[float] = None, *, spacing: tuple
         if tuple(float(s) for s in spacing) != (1.0, 1.0, 1.0):
             raise ValueError(f"affine: spacing must stay (1, 1, 1) with an affine (it holds the voxel size), got "
                              f"spacing {tuple(spacing)!r}")
+    cells = None if mask is None else _mask_cells(mask, volume, lib, int(step_size))
+    if level is None:
+        level = 0.5 * sum(lib.value_range(volume)) if lib.on_device else _middle(volume)
+    step = int(step_size)
+    marched = volume[::step, ::step, ::step] if step > 1 else volume
+    # With a mask the mesh is made in index coordinates (a vertex's edge is read from them), scaled after.
+    scale = tuple(float(sp) * step for sp in spacing)
+    mesh_spacing = (1.0, 1.0, 1.0) if cells is not None else scale
     if lib.on_device:
-        result = on_device(lib, _marching_cubes_device, volume, lib, dtype, level, spacing, gradient_direction)
+        result = on_device(lib, _marching_cubes_device, marched, lib, dtype, level, mesh_spacing, gradient_direction)
     else:
-        result = _marching_cubes_host(volume, lib, level, spacing, gradient_direction, backend)
+        result = _marching_cubes_host(marched, lib, level, mesh_spacing, gradient_direction, backend)
     verts, faces, normals, values, level = result
+    if cells is not None:
+        verts, faces, normals, values = _masked(lib, cells, scale, verts, faces, normals, values)
     if verts.shape[0] == 0:
         lo, hi = lib.value_range(volume) if lib.on_device else _host_range(volume)
-        where = "every voxel is above" if lo > level else "no voxel is above"
+        if cells is not None and lo <= level < hi:
+            where = "the mask keeps no cell the surface crosses"
+        else:
+            where = "every voxel is above" if lo > level else "no voxel is above"
         warnings.warn(f"marching_cubes: empty mesh: {where} level {level:g} (values {lo:g}..{hi:g})", UserWarning,
                       stacklevel=2)
     if affine is not None:
         verts, faces, normals = _moved(lib, affine, verts, faces, normals)
     return verts, faces, normals, values
+
+
+def _middle(volume: np.ndarray) -> float:
+    return 0.5 * (float(np.nanmin(volume)) + float(np.nanmax(volume)))
+
+
+def _mask_cells(mask: Any, volume: Any, lib: Any, step: int) -> np.ndarray:
+    """Which cells of the (stepped) volume keep their faces, as a NumPy bool array [nz-1, ny-1,
+    nx-1] of the marched grid: the mask at each cell's upper corner, as scikit-image reads it."""
+    mask, mask_lib = classify(mask, "mask")
+    if mask_lib.on_device != lib.on_device or (lib.on_device and mask_lib is not lib):
+        raise TypeError("mask: expected an array in the volume's place (host or the same device)")
+    if tuple(mask.shape) != tuple(volume.shape):
+        raise ValueError(f"mask: expected the volume's shape {tuple(volume.shape)}, got {tuple(mask.shape)}")
+    host = lib.to_host(mask) if lib.on_device else np.asarray(mask)
+    return np.ascontiguousarray(host[::step, ::step, ::step][1:, 1:, 1:] != 0)
+
+
+def _face_cells(verts: np.ndarray, faces: np.ndarray) -> tuple:
+    """The cell (lower corner, [F, 3]) of each face of a mesh in index coordinates, and where a
+    face lies in a cell's side (its vertices all on that side's edges) the other cell across it
+    (else the same cell). A vertex lies on the edge from its owner voxel, the floor of its
+    position, along the axis where the position is not whole."""
+    owner = np.floor(verts).astype(np.int64)
+    along = verts != owner
+    o, a = owner[faces], along[faces]  # [F, 3 vertices, 3 axes]
+    big = np.iinfo(np.int64).max
+    fixed = np.where(a, o, big).min(axis=1)  # an edge along the axis fixes the cell's coordinate
+    low, high = o.min(axis=1), o.max(axis=1)
+    free = fixed == big
+    cell = np.where(free, low, fixed)
+    # No edge along an axis and every owner at one coordinate: the face lies in the side there.
+    other = cell - (free & (low == high))
+    return cell, other
+
+
+def _masked(lib: Any, cells: np.ndarray, scale: tuple, verts: Any, faces: Any, normals: Any, values: Any) -> tuple:
+    """The mesh's faces whose cell the mask keeps, their vertices renumbered, positions scaled."""
+    host = [lib.to_host(x) if lib.on_device else np.asarray(x) for x in (verts, faces, normals, values)]
+    v, f, n, w = host
+    limit = np.array(cells.shape) - 1
+    if len(f):
+        cell, other = _face_cells(v, f.astype(np.int64))
+        inside = lambda c: (c >= 0).all(axis=1) & (c <= limit).all(axis=1)  # noqa: E731
+        keep = np.zeros(len(f), bool)
+        for c in (cell, other):
+            ok = inside(c)
+            keep[ok] |= cells[c[ok, 0], c[ok, 1], c[ok, 2]]
+        f = f[keep]
+    used = np.unique(f)
+    renumber = np.zeros(len(v), f.dtype)
+    renumber[used] = np.arange(len(used), dtype=f.dtype)
+    f = renumber[f]
+    v = (v[used] * np.array(scale, np.float32)).astype(np.float32)
+    n, w = n[used], w[used]
+    if lib.on_device:
+        return tuple(lib.from_host(np.ascontiguousarray(x)) for x in (v, f, n, w))
+    return tuple(lib.wrap(np.ascontiguousarray(x)) for x in (v, f, n, w))
 
 
 def _host_range(volume: np.ndarray) -> tuple:

@@ -1,13 +1,20 @@
 """Connected-component labeling of 2D images and 3D volumes: ``label``, a drop-in for
 ``cc3d.connected_components`` (numbered as it and ``scipy.ndimage.label`` number them: 1..N in
-raster order of each component's first pixel, the last axis fastest), and ``statistics``, the
-fields of ``cc3d.statistics``. NumPy arrays go through the host API (any backend); CuPy arrays
-and PyTorch CUDA tensors through the device API on the caller's current stream.
+raster order of each component's first pixel, the last axis fastest) that also takes
+scikit-image's ``background``, ``return_num`` and ``connectivity=1..ndim`` and scipy's
+``structure``. NumPy arrays go through the host API (any backend); CuPy arrays and PyTorch CUDA
+tensors through the device API on the caller's current stream.
 
-Which path a call takes:
-- a binary 2D image (bool input, or ``multilabel=False``): the image labeling (tile merge, BUF);
-- anything else (volumes, multi-label images): the volume labeling, a 2D image being a volume of
-  one slice (4-connectivity is then 6, 8 is 26).
+How a call runs: ``_resolve`` turns the caller's arguments into a request -- the input as the
+library reads it (floats and a non-zero background turned into codes or a mask), the library's
+LabelOptions (connectivity as the caller gave it, after scikit-image's and scipy's spellings are
+translated), the output -- and the library's front end validates the options (its InputError is
+a ValueError here). Then ``_label_host`` or ``_label_device`` calls the extension once.
+
+Which library path a call takes:
+- a 2D image: the image labeling (binary byte masks: tile merge, BUF; multi-label and wider
+  images through the volume path as one slice, where 4-connectivity is 6 and 8 is 26);
+- a 3D volume: the volume labeling.
 
 Layouts: arrays whose last axis is adjacent in memory (C order, slices of rows or planes,
 crops) are read in place; Fortran order, a step along the last axis or negative strides cost
@@ -17,43 +24,37 @@ as the unsigned type of their width (no copy). Floating-point input costs one pa
 when N is needed (``return_N``, ``min_area``, ``largest_k`` or ``stats``): the labels alone stay
 queued on the caller's stream.
 
-Statistics (``stats=True``) of a device labeling are computed by the labeling itself on the
-device (one record per component, brought to the host: N records, where N is read anyway), the
-background's from its voxel counts along each axis (reductions on the device); the first time a
-stream's record storage is too small for N, the labeling runs again after it grows.
-``statistics`` of a device label array copies the labels to the host once.
+min_area and largest_k: the library applies them to host labelings; on the device the Python
+layer does, with the library's survivor rule (``_winnow.surviving_labels``) over the
+components' sizes and a lookup on the device. ``largest_k_rule="cc3d"`` reproduces
+``cc3d.largest_k`` instead (see ``label``).
+
+Statistics (``stats=True``): of a device labeling, its own records of labels 1..N (computed with
+it, on the device) and the library's device statistics of label 0 for the background; of host
+labels, the library's label_statistics of the result (one pass over its runs, the background
+included: cheaper than the labeling's own sums). The bounding boxes stay an integer array until a
+label's slices are asked for (``statistics.BoundingBoxes``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import math
+from typing import Any, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _winnow
-from ._arrays import check_backend, classify, on_device, same_library, surviving
+from ._arrays import check_backend, classify, on_device, same_library
+from .statistics import background_row, cc3d_fields
 
 LABEL_DTYPES = ("uint16", "uint32", "uint64", "int32", "int64")
-CONNECTIVITIES = {2: (4, 8), 3: (6, 18, 26)}
-_BYTE_MASK_KINDS = (("b", 1), ("u", 1))  # bool, uint8: what the image labeling reads as is
+LARGEST_K_RULES = ("winnow", "cc3d")
+# scikit-image's connectivity (the number of orthogonal hops) as cc3d's neighbour counts.
+_HOPS = {2: {1: 4, 2: 8}, 3: {1: 6, 2: 18, 3: 26}}
+_BYTE_KINDS = (("b", 1), ("u", 1), ("i", 1))  # read as bytes as they are
 
-
-def _element_strides(a: np.ndarray) -> tuple:
-    itemsize = a.itemsize
-    return tuple(s // itemsize for s in a.strides)
-
-
-def _rows_readable(a: Any, element_strides: tuple) -> bool:
-    """The mask's rows as the image labeling reads them: pixels adjacent, rows at a stride of at
-    least the width, no negative strides."""
-    height, width = a.shape
-    return ((width <= 1 or element_strides[1] == 1) and (height <= 1 or element_strides[0] >= width)
-            and element_strides[0] >= 0 and element_strides[1] >= 0)
-
-
-def _last_axis_adjacent(a: Any) -> bool:
-    strides = _element_strides(a)
-    return (a.shape[-1] <= 1 or strides[-1] == 1) and all(s >= 0 for s in strides)
+ArrayLike = npt.ArrayLike
 
 
 def _non_negative_int(value: Any, name: str) -> int:
@@ -64,155 +65,109 @@ def _non_negative_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def _cc3d_fields(counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, centroids: np.ndarray,
-                 ndim: int) -> dict:
-    """cc3d.statistics' dict from per-label rows in [z, y, x] order (index 0 the background):
-    voxel_counts (uint32, uint64 beyond 2^32 - 1 voxels), bounding_boxes (a tuple of slices per
-    label in array-axis order, None for a label without voxels), centroids (float64 [N + 1,
-    ndim] in array-axis order, NaN for a label without voxels)."""
-    axes = slice(3 - ndim, 3)
-    count_dtype = np.uint32 if int(counts.sum()) < 2**32 else np.uint64
-    boxes = [None if count == 0 else tuple(slice(lo, hi + 1) for lo, hi in zip(low[axes], high[axes]))
-             for count, low, high in zip(counts.tolist(), lower.tolist(), upper.tolist())]
-    return {"voxel_counts": counts.astype(count_dtype), "bounding_boxes": boxes,
-            "centroids": np.ascontiguousarray(centroids[:, axes], dtype=np.float64)}
+def _connectivity(connectivity: Any, structure: Any, ndim: int) -> int:
+    """The connectivity the library takes (4, 8, 6, 18, 26; 0: the densest) from cc3d's neighbour
+    counts, scikit-image's hops (1..ndim) or scipy's structure (also accepted in connectivity's
+    place, scipy's second argument). Other numbers go to the library, which refuses them."""
+    if connectivity is not None and not isinstance(connectivity, (int, np.integer)):
+        if np.ndim(connectivity) == 0:
+            raise ValueError(f"connectivity: expected an integer (or scipy's structure array), got {connectivity!r}")
+        if structure is not None:
+            raise ValueError("connectivity, structure: give one of them")
+        connectivity, structure = None, connectivity
+    if structure is not None:
+        if connectivity is not None:
+            raise ValueError("connectivity, structure: give one of them")
+        return _structure_connectivity(structure, ndim)
+    if connectivity is None:
+        return 0
+    if isinstance(connectivity, (bool, np.bool_)):
+        raise ValueError(f"connectivity: expected a number of neighbours, got {connectivity!r}")
+    return _HOPS[ndim].get(int(connectivity), int(connectivity))
 
 
-def statistics(labels: Any) -> dict:
-    """``cc3d.statistics(labels)``: the voxel count, bounding box and centroid of every label
-    0..max(labels) of a 2D or 3D label array (any integer dtype, non-negative). A CuPy array or
-    PyTorch CUDA tensor is copied to the host once (no device kernel sums an arbitrary label
-    array; ``label(..., stats=True)`` computes them on the device during the labeling); the
-    result is NumPy either way, as cc3d's.
+def _structure_connectivity(structure: Any, ndim: int) -> int:
+    """scipy.ndimage's structure as a connectivity: one of generate_binary_structure(ndim, 1..ndim)."""
+    try:
+        s = np.asarray(structure)
+    except Exception as error:  # noqa: BLE001 - anything not an array
+        raise ValueError(f"structure: expected a {ndim}D array of 3s, got {type(structure).__name__}") from error
+    if s.shape == (3,) * ndim and s.dtype.kind in "biuf":
+        hops = np.abs(np.indices((3,) * ndim) - 1).sum(axis=0)
+        for k, neighbours in _HOPS[ndim].items():
+            if np.array_equal(s != 0, hops <= k):
+                return neighbours
+    raise ValueError(f"structure: expected one of scipy.ndimage.generate_binary_structure({ndim}, 1..{ndim}) (the "
+                     "face, edge and corner neighbourhoods); other structures are not supported")
 
-    Returns a dict: ``voxel_counts`` (index = label, the background's at 0), ``bounding_boxes``
-    (a tuple of slices per label, ready to index the array; None for a label without voxels),
-    ``centroids`` (float64 [N + 1, ndim], the mean index along each axis; NaN without voxels).
-    Sums are exact 64-bit integers. One pass over the labels (two for signed dtypes).
 
-    >>> import numpy as np, winnow
-    >>> s = winnow.statistics(np.array([[0, 1, 1], [0, 0, 2]]))
-    >>> s["voxel_counts"].tolist(), s["bounding_boxes"][1], s["centroids"][2].tolist()
-    ([3, 2, 1], (slice(0, 1, None), slice(1, 3, None)), [1.0, 2.0])
-    """
-    labels, lib = classify(labels, "labels")
-    if labels.ndim not in (2, 3):
-        raise ValueError(f"labels: expected a 2D or 3D array, got {labels.ndim} dimensions")
-    dtype = lib.dtype(labels) if lib.on_device else labels.dtype
-    if dtype.kind not in "biu":
-        raise TypeError(f"labels: expected an integer dtype, got {dtype}")
+def _foreground(a: Any, lib: Any, dtype: np.dtype, binary: bool, background: Any) -> Any:
+    """The input as the library reads it: zero where ``background`` is, distinct values kept
+    distinct (multi-label) or every other value non-zero (binary); floats as codes or a mask."""
+    if background is None:
+        background = 0
+    if isinstance(background, (bool, np.bool_)):
+        background = int(background)
+    if not isinstance(background, (int, float, np.integer, np.floating)):
+        raise TypeError(f"background: expected a number, got {type(background).__name__}")
+    if dtype.kind == "b":  # scikit-image's rule: True is the background when it says 1, else False is
+        return a == False if background == 1 else a  # noqa: E712 - elementwise (NumPy, CuPy, PyTorch)
+    if background == 0:
+        if dtype.kind != "f":
+            return a
+        if binary:
+            return lib.nonzero_mask(a) if lib.on_device else a != 0
+        return _value_codes(a, lib, 0)
+    if binary:
+        return a != background
+    if dtype.kind in "iu" and float(background).is_integer():
+        info = np.iinfo(dtype)
+        if info.min <= int(background) <= info.max:
+            # (a - background) modulo 2^bits: zero exactly at the background, equal values equal.
+            shift = np.array(int(background)).astype(dtype)
+            if lib.on_device:
+                return a - lib.from_host(shift.reshape(1))
+            unsigned = np.dtype(f"u{dtype.itemsize}")
+            return a.view(unsigned) - shift.view(unsigned)
+    return _value_codes(a, lib, background)
+
+
+def _value_codes(a: Any, lib: Any, background: Any) -> Any:
+    """Multi-label input as one integer code per distinct value, 0 where ``background`` is."""
+    size = math.prod(a.shape)
     if lib.on_device:
-        labels = on_device(lib, lib.to_host, labels)
-    if labels.size == 0:
-        return _empty_statistics(labels.ndim)
-    volume = labels if labels.ndim == 3 else labels[None]
-    if not _last_axis_adjacent(volume):
-        volume = np.ascontiguousarray(volume)
-    counts, lower, upper, centroids = _winnow.statistics_host(volume, False)
-    return _cc3d_fields(counts, lower, upper, centroids, labels.ndim)
+        inverse = lib.unique_inverse(a)
+        codes = lib.astype(inverse + 1, np.uint32 if size < 2**31 - 1 else np.uint64)
+    else:
+        _, inverse = np.unique(a, return_inverse=True)
+        codes = (inverse.reshape(a.shape) + 1).astype(np.uint32 if size < 2**32 - 1 else np.uint64)
+    codes[a == background] = 0
+    return codes
 
 
-def _empty_statistics(ndim: int) -> dict:
-    """The statistics of an array without voxels: the background alone, with no voxels (cc3d gives
-    None for each field there; arrays of one row keep the fields' types)."""
-    return _cc3d_fields(np.zeros(1, np.uint64), np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int64),
-                        np.full((1, 3), np.nan), ndim)
+class _Request:
+    """A resolved call of label: what the extension is given, and what happens to its result."""
+
+    __slots__ = ("a", "lib", "ndim", "out", "out_dtype", "options", "want_n", "stats", "min_area", "largest_k", "rule")
+
+    def __init__(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
 
 
-def _host_background(labels: np.ndarray) -> tuple:
-    """The background's (count, lower, upper, centroid), axes z, y, x: one pass over host labels."""
-    volume = labels if labels.ndim == 3 else labels[None]
-    return tuple(part[0] for part in _winnow.statistics_host(volume, True))
-
-
-def _device_background(lib: Any, labels: Any) -> tuple:
-    """The background's (count, lower, upper, centroid), axes z, y, x, of device labels: its
-    voxel counts along each axis (two reductions on the device, the sides' lengths back), from
-    which the count, the sums of its coordinates (exact) and its extent follow."""
-    background = labels == 0
-    ndim = background.ndim
-    lines = lib.count_along(background, (ndim - 1,))  # per index of the leading axes
-    profiles = [lines] if ndim == 2 else [lib.count_along(lines, (1,)), lib.count_along(lines, (0,))]
-    profiles.append(lib.count_along(background, tuple(range(ndim - 1))))
-    profiles = [lib.to_host(p) for p in profiles]
-    count = int(profiles[0].sum())
-    lower = np.full(3, np.iinfo(np.int64).max, np.int64)
-    upper = np.full(3, -1, np.int64)
-    centroid = np.full(3, np.nan)
-    for axis, profile in zip(range(3 - ndim, 3), profiles):
-        present = np.flatnonzero(profile)
-        if count:
-            lower[axis], upper[axis] = present[0], present[-1]
-            # Exact integer sum, divided as the host pass divides (double by double).
-            centroid[axis] = float(int(np.dot(np.arange(len(profile), dtype=np.int64), profile))) / float(count)
-    return np.uint64(count), lower, upper, centroid
-
-
-def _labeling_statistics(n: int, rows: np.ndarray, centroids: np.ndarray, ndim: int, background: tuple) -> dict:
-    """cc3d.statistics' fields of a labeling: the library's rows for labels 1..N (voxels, x, y,
-    z, width, height, depth and centroid x, y, z) and the background's (count, lower, upper,
-    centroid) in z, y, x."""
-    counts = np.empty(n + 1, np.uint64)
-    lower = np.empty((n + 1, 3), np.int64)
-    upper = np.empty((n + 1, 3), np.int64)
-    all_centroids = np.empty((n + 1, 3), np.float64)
-    counts[0], lower[0], upper[0], all_centroids[0] = background
-    counts[1:] = rows[:, 0]
-    lower[1:] = rows[:, 3:0:-1]  # x, y, z -> z, y, x
-    upper[1:] = lower[1:] + rows[:, 6:3:-1] - 1
-    all_centroids[1:] = centroids[:, ::-1]
-    return _cc3d_fields(counts, lower, upper, all_centroids, ndim)
-
-
-def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True, min_area: int = 0,
-          largest_k: int = 0, return_N: bool = False, out_dtype: Any = None, stats: bool = False,
-          backend: str = "auto", out: Any = None) -> Any:
-    """Labels the connected components of a 2D image or a 3D volume, as
-    ``cc3d.connected_components`` does.
-
-    Numbering: 0 background, 1..N in raster order of each component's first voxel, the last
-    array axis fastest (x of a C-order [z, y, x] volume): cc3d's numbering for C-order input and
-    scipy.ndimage.label's for any layout (cc3d numbers a Fortran-order array in Fortran order;
-    winnow keeps the array-index order). For binary input the labels are those of
-    ``scipy.ndimage.label(a, structure)`` with the matching structure.
-
-    connectivity: 4 or 8 for 2D, 6, 18 or 26 for 3D (None: 8 / 26, cc3d's defaults).
-    multilabel: True (cc3d's rule): neighbours connect only when their values are equal and
-    non-zero; False: every non-zero value is foreground. Irrelevant for bool input.
-    dtypes: bool, signed and unsigned integers of 8 to 64 bits, floats (a copy).
-    min_area: components of fewer voxels are removed (cc3d's ``dust``); largest_k: keep only the
-    k largest (ties to the lower label), applied after min_area; the survivors are renumbered in
-    raster order. out_dtype: uint32 (the default; cc3d picks the smallest that fits instead) or
-    uint16, uint64, int32, int64. stats: also return ``statistics(labels)`` (cc3d.statistics'
-    fields as NumPy arrays, for device input too; the sums of labels 1..N come from the labeling
-    itself, on the device for device input, and describe the survivors of min_area and largest_k).
-    out: a C-contiguous 32-bit integer array of a's shape to write into (returned; NumPy volumes
-    and multi-label images are copied into it). backend: "auto", "cpu" or "cuda" for NumPy input.
-
-    Returns labels, or (labels, N) with ``return_N``, with the statistics last when ``stats``.
-    CuPy and PyTorch CUDA arrays give the same type on the same device (int32 for PyTorch, which
-    lacks uint32; min_area and largest_k through bincount and a lookup on the device).
-
-    >>> import numpy as np, winnow
-    >>> winnow.label(np.array([[1, 0, 1], [1, 0, 0]], bool), 4, return_N=True)
-    (array([[1, 0, 2],
-           [1, 0, 0]], dtype=uint32), 2)
-    >>> winnow.label(np.array([[[1, 1, 2], [0, 2, 2]]], np.uint8), 6)
-    array([[[1, 1, 2],
-            [0, 2, 2]]], dtype=uint32)
-    """
+def _resolve(a: Any, connectivity: Any, structure: Any, multilabel: bool, background: Any, min_area: Any,
+             largest_k: Any, largest_k_rule: str, want_n: bool, out_dtype: Any, stats: bool, backend: str,
+             out: Any) -> _Request:
     a, lib = classify(a, "a")
     check_backend(backend, lib.on_device)
     ndim = len(a.shape)
-    if ndim not in CONNECTIVITIES:
+    if ndim not in _HOPS:
         raise ValueError(f"a: expected a 2D image or a 3D volume, got {ndim} dimensions")
-    if connectivity is None:
-        connectivity = CONNECTIVITIES[ndim][-1]
-    if isinstance(connectivity, bool) or connectivity not in CONNECTIVITIES[ndim]:
-        expected = " or ".join(str(c) for c in CONNECTIVITIES[ndim])
-        raise ValueError(f"connectivity: expected {expected} for a {ndim}D array, got {connectivity!r}")
+    connectivity = _connectivity(connectivity, structure, ndim)
     min_area = _non_negative_int(min_area, "min_area")
     largest_k = _non_negative_int(largest_k, "largest_k")
+    if largest_k_rule not in LARGEST_K_RULES:
+        raise ValueError(f"largest_k_rule: expected 'winnow' or 'cc3d', got {largest_k_rule!r}")
     if out_dtype is not None:
         out_dtype = np.dtype(out_dtype)
         if out_dtype.name not in LABEL_DTYPES:
@@ -221,181 +176,287 @@ def label(a: Any, connectivity: Optional[int] = None, *, multilabel: bool = True
     if dtype.hasobject or dtype.kind not in "biuf":
         raise TypeError(f"a: expected a bool or numeric dtype, got {dtype}")
     binary = dtype.kind == "b" or not multilabel
-    if dtype.kind == "f" and lib.on_device:
-        a = lib.nonzero_mask(a) if binary else lib.value_codes(a)
-    elif dtype.kind == "f":
-        a = a != 0 if binary else _value_codes(a)
-    shape = tuple(a.shape)
-    if out is None:
-        labels = None
-    else:
+    a = _foreground(a, lib, dtype, binary, background)
+    if out is not None:
         labels, out_lib = classify(out, "out")
         same_library(lib, out_lib, "out")
-        if tuple(labels.shape) != shape:
-            raise ValueError(f"out: expected the shape of a {shape}, got {tuple(labels.shape)}")
+        if tuple(labels.shape) != tuple(a.shape):
+            raise ValueError(f"out: expected the shape of a {tuple(a.shape)}, got {tuple(labels.shape)}")
+        out = (out, labels)
+    # The library filters host labelings by its own rule; cc3d's rule and device labelings are filtered here.
+    library_k = largest_k if largest_k_rule == "winnow" and not lib.on_device else 0
+    # Statistics: the device labeling's own (free with it); of host labels, the library's statistics of the
+    # result (label_statistics: one pass, the background's row too, cheaper than the labeling's sums).
+    options = _winnow.LabelOptions(connectivity=connectivity, multilabel=not binary,
+                                   min_area=0 if lib.on_device else min_area, largest_k=library_k,
+                                   want_stats=stats and lib.on_device, backend=backend)
+    return _Request(a=a, lib=lib, ndim=ndim, out=out, out_dtype=out_dtype, options=options, want_n=want_n,
+                    stats=stats, min_area=min_area, largest_k=largest_k, rule=largest_k_rule if largest_k else "winnow")
 
-    if ndim == 2 and binary:
-        n, result, raw = _label_binary_image(a, lib, labels, connectivity, min_area, largest_k, stats, backend,
-                                             return_N)
-        raw = None if raw is None else _image_rows(*raw)
+
+def label(a: ArrayLike, connectivity: Optional[Union[int, ArrayLike]] = None, *, multilabel: bool = True,
+          min_area: int = 0, largest_k: int = 0, largest_k_rule: str = "winnow", return_N: bool = False,
+          return_num: bool = False, background: Union[int, float, None] = 0, structure: Optional[ArrayLike] = None,
+          out_dtype: npt.DTypeLike = None, stats: bool = False, backend: str = "auto", out: Any = None) -> Any:
+    """Label the connected components of a 2D image or a 3D volume, as
+    ``cc3d.connected_components`` does (and ``skimage.measure.label`` and ``scipy.ndimage.label``).
+
+    Numbering: 0 background, 1..N in raster order of each component's first voxel, the last
+    array axis fastest (x of a C-order [z, y, x] volume): cc3d's numbering for C-order input and
+    scipy.ndimage.label's for any layout (cc3d numbers a Fortran-order array in Fortran order;
+    winnow keeps the array-index order). For binary input the labels are those of
+    ``scipy.ndimage.label(a, structure)`` with the matching structure.
+
+    Parameters
+    ----------
+    a : array_like
+        2D image or 3D volume: NumPy, CuPy or PyTorch (CPU or CUDA); bool, signed and unsigned
+        integers of 8 to 64 bits, or floats (one pass to codes or a mask).
+    connectivity : int or array_like, optional
+        Neighbours: 4 or 8 for 2D, 6, 18 or 26 for 3D (cc3d), or scikit-image's 1..ndim
+        (orthogonal hops: 1 is 4 / 6, 2 is 8 / 18, 3 is 26). None: the densest (8 / 26, cc3d's and
+        scikit-image's default). An array here is scipy's ``structure`` (its second argument).
+    multilabel : bool, optional
+        True (cc3d's and scikit-image's rule): neighbours connect only when their values are
+        equal and not the background; False: every value other than the background is
+        foreground (scipy's rule). Irrelevant for bool input.
+    min_area : int, optional
+        Components of fewer voxels are removed (cc3d's ``dust``); the survivors are renumbered in
+        raster order.
+    largest_k : int, optional
+        Keep only the k largest components (0: all), after min_area.
+    largest_k_rule : {'winnow', 'cc3d'}, optional
+        'winnow': ties go to the lower label and the survivors keep raster order (the library's
+        rule, every backend the same). 'cc3d': as ``cc3d.largest_k`` chooses and numbers them
+        (cc3d 4.x without fastremap): the k largest as ``numpy.argpartition`` picks them among
+        equal sizes, numbered by increasing size (the largest gets k). With fastremap installed
+        cc3d renumbers its result in raster order instead, as 'winnow' does.
+    return_N, return_num : bool, optional
+        Also return N, the number of components (cc3d's and scikit-image's names).
+    background : int or float, optional
+        The value of the background (scikit-image's parameter; 0 by default): its voxels are
+        labelled 0, every other value is foreground. Compared by value (scikit-image converts it
+        to the image's dtype first: 2.5 is 2 of a uint8 image there, no value here); of a bool
+        image, 1 makes True the background and any other value False, as in scikit-image.
+    structure : array_like, optional
+        scipy.ndimage's structure: one of ``generate_binary_structure(ndim, 1..ndim)``; other
+        structures are refused.
+    out_dtype : dtype, optional
+        uint32 (the default; cc3d picks the smallest that fits instead), uint16, uint64, int32 or
+        int64.
+    stats : bool, optional
+        Also return ``statistics(labels)``: cc3d.statistics' fields as NumPy arrays (device input
+        too), the bounding boxes as a lazy :class:`~winnow.statistics.BoundingBoxes`, of the
+        labels returned (the survivors of min_area and largest_k). Device labelings compute
+        those of labels 1..N during the labeling, on the device; host labels are summed by the
+        library's label_statistics in one pass.
+    backend : {'auto', 'cpu', 'cuda'}, optional
+        Where NumPy input is labelled; device arrays are labelled on their device.
+    out : array, optional
+        A C-contiguous 32-bit integer array of a's shape to write into, in a's place (returned;
+        NumPy volumes and multi-label images are copied into it).
+
+    Returns
+    -------
+    labels : array
+        The labels, of a's library and device: uint32 NumPy or CuPy arrays (int32 for PyTorch,
+        which lacks uint32), or ``out_dtype``.
+    N : int
+        With ``return_N`` or ``return_num``.
+    stats : dict
+        With ``stats``: ``voxel_counts``, ``bounding_boxes``, ``centroids`` (see :func:`statistics`).
+
+    Raises
+    ------
+    TypeError
+        An unsupported dtype, ``out`` or ``out_dtype`` of the wrong type or place.
+    ValueError
+        Not 2D or 3D, a connectivity, structure or option the library refuses, a negative
+        min_area or largest_k, ``out`` of the wrong shape, a count that does not fit out_dtype.
+    RuntimeError
+        The backend asked for is not there.
+
+    See Also
+    --------
+    statistics : the statistics of any label array, with intensity reductions.
+    cc3d.connected_components, skimage.measure.label, scipy.ndimage.label
+
+    Examples
+    --------
+    >>> import numpy as np, winnow
+    >>> winnow.label(np.array([[1, 0, 1], [1, 0, 0]], bool), 4, return_N=True)
+    (array([[1, 0, 2],
+           [1, 0, 0]], dtype=uint32), 2)
+    >>> winnow.label(np.array([[[1, 1, 2], [0, 2, 2]]], np.uint8), 6)
+    array([[[1, 1, 2],
+            [0, 2, 2]]], dtype=uint32)
+    >>> winnow.label(np.array([[5, 5, 0], [0, 5, 0]]), connectivity=1, background=5, return_num=True)
+    (array([[0, 0, 1],
+           [2, 0, 1]], dtype=uint32), 2)
+    """
+    request = _resolve(a, connectivity, structure, multilabel, background, min_area, largest_k, largest_k_rule,
+                       return_N or return_num, out_dtype, stats, backend, out)
+    if request.lib.on_device:
+        labels, n, fields = on_device(request.lib, _label_device, request)
     else:
-        volume_connectivity = {4: 6, 8: 26}.get(connectivity, connectivity)
-        n, result, raw = _label_volume(a, lib, labels, volume_connectivity, not binary, min_area, largest_k, stats,
-                                       out_dtype, backend, return_N)
-    statistics_fields = None
-    if raw is not None and 0 in tuple(result.shape):
-        statistics_fields, raw = _empty_statistics(ndim), None
-    if lib.on_device:
-        if raw is not None:
-            background = on_device(lib, _device_background, lib, result)
-            statistics_fields = _labeling_statistics(n, raw[0], raw[1], ndim, background)
-        if out_dtype is not None:
-            result = on_device(lib, lib.astype, result, out_dtype)
-    else:
-        if raw is not None:
-            statistics_fields = _labeling_statistics(n, raw[0], raw[1], ndim, _host_background(result))
-        if out_dtype is not None and result.dtype != out_dtype:
-            if out_dtype.name == "uint16" and n > 0xFFFF or out_dtype.name == "int32" and n > 0x7FFFFFFF:
-                raise ValueError(f"out_dtype: {n} components do not fit {out_dtype}")
-            result = result.astype(out_dtype)
-        result = out if out is not None and result is labels else lib.wrap(result)
-    parts: tuple = (result,)
-    if return_N:
+        labels, n, fields = _label_host(request)
+    parts: tuple = (labels,)
+    if return_N or return_num:
         parts += (n,)
     if stats:
-        parts += (statistics_fields,)
-    return parts if len(parts) > 1 else result
+        parts += (fields,)
+    return parts if len(parts) > 1 else labels
 
 
-def _value_codes(a: np.ndarray) -> np.ndarray:
-    """Multi-label floating-point input: one integer code per distinct value, 0 for zero."""
-    _, inverse = np.unique(a, return_inverse=True)
-    codes = (inverse.reshape(a.shape) + 1).astype(np.uint32 if a.size < 2**32 - 1 else np.uint64)
-    codes[a == 0] = 0
-    return codes
+def _empty(request: _Request, shape: tuple) -> tuple:
+    """The labeling of an array without voxels: no component, the background alone."""
+    lib = request.lib
+    wide = request.out_dtype is not None and request.out_dtype.itemsize == 8
+    labels = lib.empty(shape, np.uint32) if lib.on_device else np.zeros(shape, np.uint64 if wide else np.uint32)
+    ndim = len(shape)
+    rows = (np.zeros(1, np.uint32), np.array([[0xFFFF, 0] * ndim], np.uint16), np.full((1, ndim), np.nan))
+    return labels, 0, rows if request.stats else None
 
 
-def _image_rows(boxes: np.ndarray, centroids: np.ndarray) -> tuple:
-    """The image labeling's rows (area, left, top, width, height; centroid x, y) as the volume
-    labeling's (voxels, x, y, z, width, height, depth; centroid x, y, z)."""
-    n = len(boxes)
-    rows = np.zeros((n, 7), np.int64)
-    rows[:, :3] = boxes[:, :3]
-    rows[:, 4:6] = boxes[:, 3:5]
-    rows[:, 6] = 1
-    return rows, np.column_stack([centroids, np.zeros(n)])
-
-
-def _label_binary_image(a: Any, lib: Any, labels: Any, connectivity: int, min_area: int, largest_k: int,
-                        stats: bool, backend: str, want_n: bool) -> tuple:
-    """The image labeling of a binary 2D image: (N, labels, raw statistics or None). On the
-    device N is read (a wait for the stream) only when ``want_n`` or a filter needs it, else None."""
-    if lib.on_device:
-        return on_device(lib, _label_binary_image_device, a, lib, labels, connectivity, min_area, largest_k, stats,
-                         want_n)
-    if (a.dtype.kind, a.itemsize) not in _BYTE_MASK_KINDS:
-        a = a != 0
-    if not _rows_readable(a, _element_strides(a)):
-        a = np.ascontiguousarray(a)
-    if labels is None:
-        labels = np.empty(a.shape, np.uint32)
-    n, raw = _winnow.label_host(a, labels, connectivity, min_area, largest_k, stats, backend)
-    return n, labels, raw
-
-
-def _label_binary_image_device(a: Any, lib: Any, labels: Any, connectivity: int, min_area: int, largest_k: int,
-                               stats: bool, want_n: bool) -> tuple:
-    dtype = lib.dtype(a)
-    if (dtype.kind, dtype.itemsize) not in _BYTE_MASK_KINDS:
-        a = lib.nonzero_mask(a)
-    strides = lib.element_strides(a)
-    if not _rows_readable(a, strides):
-        a = lib.contiguous(a)
-        strides = lib.element_strides(a)
-    if labels is None:
-        labels = lib.empty(a.shape, np.uint32)
-    else:
-        _check_device_labels(lib, labels)
-    height, width = a.shape
-    row_stride = strides[0] if height > 1 else width  # bytes: the mask's elements are bytes
-    raw = None
-    if stats:
-        n, raw = _winnow.label_device_statistics(lib.pointer(a), width, height, row_stride, lib.pointer(labels),
-                                                 connectivity, lib.device_id, lib.stream())
-    else:
-        n = _winnow.label_device(lib.pointer(a), width, height, row_stride, lib.pointer(labels), connectivity,
-                                 lib.device_id, lib.stream(), bool(want_n or min_area > 1 or largest_k))
-    labels, n, raw = _filter_device_labeling(lib, labels, n, raw, min_area, largest_k)
-    return n, labels, raw
-
-
-def _filter_device_labeling(lib: Any, labels: Any, n: Any, raw: Any, min_area: int, largest_k: int) -> tuple:
-    """min_area and largest_k of a device labeling (relabel on the device) and, with statistics,
-    the survivors' rows: the same rule (``surviving``) over the rows' counts (column 0), which
-    equal the device's per-label areas, keeps the same labels in the same order."""
-    if not (min_area > 1 or largest_k) or not n:
-        return labels, n, raw
-    labels, n = lib.relabel(labels, n, min_area, largest_k)
-    if raw is not None:
-        rows, centroids = raw
-        keep = surviving(np, np.concatenate(([0], rows[:, 0])), min_area, largest_k)[1:]
-        raw = rows[keep], centroids[keep]
-    return labels, n, raw
-
-
-def _check_device_labels(lib: Any, labels: Any) -> None:
-    """The out= array of a device labeling (its shape is checked by label)."""
-    dtype = lib.dtype(labels)
-    if dtype.kind not in "iu" or dtype.itemsize != 4:
-        raise TypeError(f"out: expected 32-bit integers, got {dtype}")
-    if not lib.c_contiguous(labels):
-        raise ValueError("out: expected a C-contiguous array")
-
-
-def _label_volume(a: Any, lib: Any, labels: Any, connectivity: int, multilabel: bool, min_area: int,
-                  largest_k: int, stats: bool, out_dtype: Any, backend: str, want_n: bool) -> tuple:
-    """The volume labeling (a 2D image as one slice): (N, labels of a's shape, raw statistics or
-    None); on the device N as in _label_binary_image."""
+def _label_host(request: _Request) -> tuple:
+    a, options = request.a, request.options
     shape = tuple(a.shape)
-    volume_shape = shape if len(shape) == 3 else (1,) + shape
-    if not lib.on_device:
-        volume = a.reshape(volume_shape) if _last_axis_adjacent(a) else np.ascontiguousarray(a).reshape(volume_shape)
-        if volume.size == 0:
-            result = np.zeros(shape, np.uint64 if out_dtype is not None and out_dtype.itemsize == 8 else np.uint32)
-            n, raw = 0, (np.zeros((0, 7), np.int64), np.zeros((0, 3))) if stats else None
-        else:
-            wide = out_dtype is not None and out_dtype.itemsize == 8
-            result, n, raw = _winnow.label_volume_host(volume, connectivity, multilabel, min_area, largest_k, stats,
-                                                       wide, backend)
-            result = result.reshape(shape)
-        if labels is not None:
-            if labels.dtype.kind not in "iu" or labels.itemsize != 4 or not labels.flags.c_contiguous:
+    if a.size == 0:
+        labels, n, rows = _empty(request, shape)
+    elif request.ndim == 2:
+        (height, width), (row, pixel) = shape, a.strides
+        if not ((width <= 1 or pixel == a.itemsize) and (height <= 1 or row >= width * a.itemsize) and row >= 0
+                and pixel >= 0):
+            a = np.ascontiguousarray(a)  # pixels adjacent, rows apart, as the image labeling reads them
+        into = None
+        if (a.dtype.kind, a.itemsize) in _BYTE_KINDS:  # labelled into the caller's out= or a new array
+            into = request.out[1] if request.out is not None else np.empty(shape, np.uint32)
+        labels, n, rows = _winnow.label_image_host(a, into, options)
+    else:
+        strides = a.strides
+        if (a.shape[2] > 1 and strides[2] != a.itemsize) or any(s < 0 for s in strides):
+            a = np.ascontiguousarray(a)
+        wide = request.out_dtype is not None and request.out_dtype.itemsize == 8
+        labels, n, rows = _winnow.label_volume_host(a, options, wide)
+    labels, n, rows = _filtered(request, labels, n, rows)
+    fields = None
+    if request.stats:
+        fields = cc3d_fields(*rows) if rows is not None else _host_statistics(labels, n)
+    return _host_output(request, labels, n), n, fields
+
+
+def _host_statistics(labels: np.ndarray, n: int) -> tuple:
+    """cc3d.statistics' dict of host labels 0..n (the library's label_statistics, one pass)."""
+    raw = _winnow.label_statistics_host(labels if labels.ndim == 3 else labels[None], None, labels.ndim, n + 1, False)
+    return cc3d_fields(raw["voxel_counts"], raw["bounding_boxes"], raw["centroids"])
+
+
+def _host_output(request: _Request, labels: np.ndarray, n: int) -> Any:
+    """The labels in the caller's out= or out_dtype, and type (a PyTorch CPU tensor stays one)."""
+    if request.out is not None:
+        out, into = request.out
+        if labels is not into:
+            if into.dtype.kind not in "iu" or into.itemsize != 4 or not into.flags.c_contiguous:
                 raise TypeError("out: expected a C-contiguous array of 32-bit integers")
             if n >= 2**32:
                 raise ValueError(f"out: {n} components do not fit 32 bits")
-            np.copyto(labels, result, casting="unsafe")
-            result = labels
-        return n, result, raw
-    return on_device(lib, _label_volume_device, a, lib, labels, volume_shape, connectivity, multilabel, min_area,
-                     largest_k, stats, want_n)
+            np.copyto(into, labels, casting="unsafe")
+        return out
+    out_dtype = request.out_dtype
+    if out_dtype is not None and labels.dtype != out_dtype:
+        if out_dtype.name == "uint16" and n > 0xFFFF or out_dtype.name == "int32" and n > 0x7FFFFFFF:
+            raise ValueError(f"out_dtype: {n} components do not fit {out_dtype}")
+        labels = labels.astype(out_dtype)
+    return request.lib.wrap(labels)
 
 
-def _label_volume_device(a: Any, lib: Any, labels: Any, volume_shape: tuple, connectivity: int, multilabel: bool,
-                         min_area: int, largest_k: int, stats: bool, want_n: bool) -> tuple:
-    volume = a if lib.c_contiguous(a) else lib.contiguous(a)
-    if labels is None:
-        labels = lib.empty(a.shape, np.uint32)
+def _label_device(request: _Request) -> tuple:
+    a, lib, options = request.a, request.lib, request.options
+    shape = tuple(a.shape)
+    if request.ndim == 2 and not options.multilabel:
+        dtype = lib.dtype(a)
+        if (dtype.kind, dtype.itemsize) not in _BYTE_KINDS[:2]:
+            a = lib.nonzero_mask(a)
+        strides = lib.element_strides(a)
+        height, width = shape
+        if not ((width <= 1 or strides[1] == 1) and (height <= 1 or strides[0] >= width) and min(strides) >= 0):
+            a = lib.contiguous(a)
+        call = _winnow.label_image_device
     else:
-        _check_device_labels(lib, labels)
-    if 0 in volume_shape:
-        return 0, labels, (np.zeros((0, 7), np.int64), np.zeros((0, 3))) if stats else None
-    nz, ny, nx = volume_shape
-    arguments = (lib.pointer(volume), lib.dtype(volume).itemsize, nx, ny, nz, lib.pointer(labels), connectivity,
-                 multilabel, lib.device_id, lib.stream())
-    raw = None
-    if stats:
-        n, raw = _winnow.label_volume_device_statistics(*arguments)
+        a = a if lib.c_contiguous(a) else lib.contiguous(a)
+        call = _winnow.label_volume_device
+    if request.out is not None:
+        labels = request.out[1]
     else:
-        n = _winnow.label_volume_device(*arguments, bool(want_n or min_area > 1 or largest_k))
-    labels, n, raw = _filter_device_labeling(lib, labels, n, raw, min_area, largest_k)
-    return n, labels, raw
+        labels = lib.empty(shape, np.uint32)
+    if math.prod(shape) == 0:
+        _, n, rows = _empty(request, shape)
+    else:
+        filters = request.largest_k > 0 or request.min_area > 1
+        n, rows = call(lib.view(a), lib.view(labels), options, bool(request.want_n or filters))
+    labels, n, rows = _filtered(request, labels, n, rows)
+    fields = _statistics_of(request, labels, rows)
+    if request.out_dtype is not None:
+        labels = lib.astype(labels, request.out_dtype)
+    return labels, n, fields
+
+
+def _statistics_of(request: _Request, labels: Any, rows: Optional[tuple]) -> Optional[dict]:
+    """cc3d.statistics' dict of a labeling: its rows of labels 1..N, the background's row 0."""
+    if rows is None:
+        return None
+    counts, boxes, centroids = rows
+    if math.prod(labels.shape) > 0:
+        counts[0], boxes[0], centroids[0] = background_row(labels, request.lib)
+    return cc3d_fields(counts, boxes, centroids)
+
+
+def _filtered(request: _Request, labels: Any, n: Optional[int], rows: Optional[tuple]) -> tuple:
+    """The filters the library has not applied: min_area and largest_k of device labelings (the
+    library's rule), cc3d's largest_k rule of any labeling. Labels are renumbered through a
+    lookup table (on the device for device labels), the statistics' rows taken along."""
+    lib = request.lib
+    min_area = request.min_area if lib.on_device else 0  # the library has applied it to host labelings
+    k = request.largest_k if (lib.on_device or request.rule == "cc3d") else 0
+    if not n or (min_area <= 1 and not k):
+        return labels, n, rows
+    if rows is not None:
+        sizes = rows[0].astype(np.uint64)
+    elif lib.on_device:
+        sizes = lib.to_host(lib.bincount(labels, n + 1)).astype(np.uint64)
+    else:
+        flat = labels.reshape(-1)
+        sizes = np.bincount(flat.view(np.int64) if flat.dtype == np.uint64 else flat, minlength=n + 1).astype(np.uint64)
+    if request.rule == "cc3d":
+        survivors, kept = _winnow.surviving_labels(sizes, min_area, 0)
+        if kept > k:
+            survivors, kept = _cc3d_largest_k(sizes, survivors, k), k
+    else:
+        survivors, kept = _winnow.surviving_labels(sizes, min_area, k)
+    if kept == n:
+        return labels, n, rows
+    table = survivors.astype(np.uint32 if lib.on_device or labels.dtype == np.uint32 else labels.dtype)
+    labels = lib.take(lib.from_host(table), labels) if lib.on_device else table[labels]
+    if rows is not None:
+        order = np.zeros(kept + 1, np.int64)
+        present = np.flatnonzero(survivors)
+        order[survivors[present].astype(np.int64)] = present
+        rows = tuple(column[order] for column in rows)
+    return labels, kept, rows
+
+
+def _cc3d_largest_k(sizes: np.ndarray, survivors: np.ndarray, k: int) -> np.ndarray:
+    """cc3d.largest_k's choice and numbering (cc3d 4.1, without fastremap) among the survivors
+    of min_area: numpy.argpartition over their sizes in their order, the chosen numbered by
+    increasing size (a stable sort of argpartition's output; k == 1: the first largest)."""
+    present = np.flatnonzero(survivors)  # old labels of the survivors, in order
+    counts = sizes[present].astype(np.uint32 if int(sizes.sum()) < 2**32 else np.uint64)  # cc3d's voxel_counts
+    cts = np.concatenate([[0], counts]).astype(counts.dtype)
+    if k == 1:
+        chosen = [int(np.argmax(cts[1:])) + 1]
+    else:
+        preserve = np.argpartition(cts[1:], len(cts) - k - 1)[-k:] + 1
+        chosen = sorted(preserve.tolist(), key=lambda label: cts[label])
+    table = np.zeros(len(sizes), np.uint64)
+    table[present[np.array(chosen, np.int64) - 1]] = np.arange(1, len(chosen) + 1, dtype=np.uint64)
+    return table

@@ -2,9 +2,12 @@
 them; ``unscramble`` restores the image from the tiles alone (winnow/puzzle.hpp: compatibility
 of every tile pair, then exhaustive search up to 9 tiles or greedy assembly).
 
-Images are NumPy arrays [height, width] (grey), [height, width, 3] (RGB) or [.., 4] (RGBA),
-uint8, uint16 (scaled to 0..255) or float with values in 0..255; they are converted to the
-library's float RGBA (one copy). Positions are raster indices r * cols + c.
+Images are arrays [height, width] (grey), [height, width, 3] (RGB) or [.., 4] (RGBA), uint8,
+uint16 (scaled to 0..255) or float with values in 0..255; they are converted to the library's
+float RGBA (one copy). Positions are raster indices r * cols + c. The puzzle library works on
+whole tiles in host memory (the CUDA backend computes the compatibilities of ``unscramble``):
+CuPy arrays and PyTorch CUDA tensors are copied to the host once and the results come back as
+arrays of the same library on the same device.
 """
 
 from __future__ import annotations
@@ -12,15 +15,17 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _winnow
-from ._arrays import check_backend, classify
+from ._arrays import check_backend, classify, on_device
 
 
-def _rgba(image: Any) -> tuple[np.ndarray, Any]:
+def _rgba(image: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+    """(float RGBA [h, w, 4], the image in host memory, its library)."""
     image, lib = classify(image, "image")
     if lib.on_device:
-        raise TypeError("image: expected a NumPy array (puzzles read host memory)")
+        image = on_device(lib, lib.to_host, image)
     if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] not in (1, 3, 4)):
         raise ValueError(f"image: expected [height, width] or [height, width, 1|3|4], got shape {image.shape}")
     if image.dtype.kind not in "uf" or image.dtype.itemsize > 8:
@@ -33,7 +38,12 @@ def _rgba(image: Any) -> tuple[np.ndarray, Any]:
     rgba = np.empty(pixels.shape[:2] + (4,), np.float32)
     rgba[..., :3] = pixels[..., :3] if pixels.shape[2] >= 3 else pixels[..., :1]
     rgba[..., 3] = pixels[..., 3] if pixels.shape[2] == 4 else 255.0
-    return rgba, lib
+    return rgba, image, lib
+
+
+def _returned(lib: Any, a: np.ndarray) -> Any:
+    """A result in the caller's library (a device copy for device input)."""
+    return on_device(lib, lib.from_host, a) if lib.on_device else lib.wrap(a)
 
 
 def _grid(grid: Optional[tuple], tile: Optional[int]) -> tuple[int, int, int]:
@@ -59,35 +69,98 @@ def _like(rgba: np.ndarray, image: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(pixels), 0, 255).astype(np.uint8)
 
 
-def scramble(image: Any, grid: Optional[tuple] = None, *, tile: Optional[int] = None, seed: int = 1) -> tuple:
-    """(scrambled, truth): the image cropped to whole tiles, its tiles shuffled (Fisher-Yates,
-    SplitMix64 seeded with ``seed``: the same puzzle everywhere), and ``truth[t]`` = the
-    original position of the tile now at position t. Give ``grid=(rows, cols)`` (tile side: the
-    largest that fits) or ``tile=pixels``.
+def scramble(image: npt.ArrayLike, grid: Optional[tuple] = None, *, tile: Optional[int] = None,
+             seed: int = 1) -> tuple:
+    """Cut an image into square tiles and shuffle them.
 
+    Parameters
+    ----------
+    image : array_like
+        [height, width], [height, width, 3] or [height, width, 4]: uint8, uint16 (scaled to
+        0..255) or floats in 0..255; NumPy, CuPy or PyTorch.
+    grid : (int, int), optional
+        (rows, cols): the tile side is the largest that fits. Give ``grid`` or ``tile``.
+    tile : int, optional
+        The tile side in pixels (at least 2); the grid is as many as fit.
+    seed : int, optional
+        Fisher-Yates over SplitMix64 seeded with it: the same puzzle on every machine.
+
+    Returns
+    -------
+    scrambled : array
+        The image cropped to whole tiles, its tiles shuffled; the input's channels, in its dtype
+        for uint8 and floats (else uint8).
+    truth : array
+        int64 [rows * cols]: ``truth[t]`` is the original position of the tile now at position t.
+
+    Raises
+    ------
+    TypeError
+        An unsupported dtype.
+    ValueError
+        A bad shape, grid, tile or seed.
+
+    See Also
+    --------
+    unscramble
+
+    Examples
+    --------
     >>> import numpy as np, winnow
     >>> image = np.arange(16 * 16 * 3, dtype=np.uint8).reshape(16, 16, 3)
     >>> scrambled, truth = winnow.scramble(image, (2, 2), seed=7)
     >>> scrambled.shape, sorted(truth.tolist())
     ((16, 16, 3), [0, 1, 2, 3])
     """
-    source = np.asarray(image) if not hasattr(image, "detach") else image.detach().numpy()
-    rgba, lib = _rgba(image)
+    rgba, source, lib = _rgba(image)
     rows, cols, side = _grid(grid, tile)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
         raise ValueError(f"seed: expected an integer in 0..2^64-1, got {seed!r}")
     shuffled, truth, *_ = _winnow.scramble(rgba, rows, cols, side, int(seed))
-    return lib.wrap(_like(shuffled, source)), lib.wrap(np.asarray(truth, dtype=np.int64))
+    return _returned(lib, _like(shuffled, source)), _returned(lib, np.asarray(truth, dtype=np.int64))
 
 
-def unscramble(image: Any, grid: Optional[tuple] = None, *, tile: Optional[int] = None, measure: str = "mgc",
-               method: str = "auto", backend: str = "auto") -> tuple:
-    """(restored, placement): the puzzle's tiles reassembled, and ``placement[q]`` = the puzzle
-    tile placed at position q. ``measure``: "mgc" (Gallagher 2012), "prediction" (Pomeranz et
-    al. 2011) or "ssd"; ``method``: "auto" (exhaustive up to 9 tiles, else greedy),
-    "exhaustive" or "greedy"; ``backend`` computes the compatibilities (and the exhaustive
-    search). ``restored`` is uint8 with the input's channels.
+def unscramble(image: npt.ArrayLike, grid: Optional[tuple] = None, *, tile: Optional[int] = None,
+               measure: str = "mgc", method: str = "auto", backend: str = "auto") -> tuple:
+    """Restore a square-tile puzzle from its tiles alone.
 
+    Parameters
+    ----------
+    image : array_like
+        The scrambled image, as :func:`scramble` takes images (NumPy, CuPy or PyTorch).
+    grid : (int, int), optional
+        (rows, cols) of the puzzle. Give ``grid`` or ``tile``.
+    tile : int, optional
+        The tile side in pixels.
+    measure : {'mgc', 'prediction', 'ssd'}, optional
+        The compatibility of two tiles' edges: Mahalanobis gradient compatibility (Gallagher
+        2012), prediction-based (Pomeranz et al. 2011) or the sum of squared differences.
+    method : {'auto', 'exhaustive', 'greedy'}, optional
+        Exhaustive search (up to 9 tiles) or greedy assembly; 'auto' takes the first when it can.
+    backend : {'auto', 'cpu', 'cuda'}, optional
+        Where the compatibilities (and the exhaustive search) are computed.
+
+    Returns
+    -------
+    restored : array
+        uint8 with the input's channels: the tiles reassembled.
+    placement : array
+        int64 [rows * cols]: ``placement[q]`` is the puzzle tile placed at position q.
+
+    Raises
+    ------
+    TypeError
+        An unsupported dtype.
+    ValueError
+        A bad shape, grid, tile, measure, method or backend; exhaustive search of more than 9
+        tiles.
+
+    See Also
+    --------
+    scramble
+
+    Examples
+    --------
     >>> import numpy as np, winnow
     >>> rng = np.random.default_rng(0)
     >>> image = rng.integers(0, 255, (32, 32, 3), dtype=np.uint8).cumsum(0).cumsum(1).astype(np.uint8)
@@ -96,8 +169,7 @@ def unscramble(image: Any, grid: Optional[tuple] = None, *, tile: Optional[int] 
     >>> placement.shape
     (4,)
     """
-    source = np.asarray(image) if not hasattr(image, "detach") else image.detach().numpy()
-    rgba, lib = _rgba(image)
+    rgba, source, lib = _rgba(image)
     rows, cols, side = _grid(grid, tile)
     check_backend(backend, False)
     if measure not in ("mgc", "prediction", "ssd"):
@@ -108,4 +180,4 @@ def unscramble(image: Any, grid: Optional[tuple] = None, *, tile: Optional[int] 
     restored_like = _like(restored.astype(np.float32), source)
     if source.dtype.kind == "f":
         restored_like = restored_like.astype(np.uint8)
-    return lib.wrap(restored_like), lib.wrap(np.asarray(tile_at, dtype=np.int64))
+    return _returned(lib, restored_like), _returned(lib, np.asarray(tile_at, dtype=np.int64))

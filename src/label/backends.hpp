@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "winnow/label.hpp"
+#include "winnow/label_statistics.hpp"
 
 namespace winnow::detail {
 
@@ -140,27 +141,9 @@ template <class T>
 std::uint64_t label_volume_in_bands(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums,
                                     std::int64_t band_layers, const VolumeBandLabeler<T>& label_band);
 
-/// The components that survive `min_area` (fewer voxels or pixels are removed) and then
-/// `largest_k` (0: all; else the k largest, ties to the lower label), as map[old label] = new
-/// label (0: removed; map[0] = 0). The survivors keep their order, so the new labels stay in raster
-/// order. `size(i)` is the size of label i + 1. Returns the number kept.
-template <class Map, class Size>
-std::uint64_t surviving_labels(std::uint64_t n, std::uint64_t min_area, std::uint64_t largest_k, const Size& size,
-                               std::vector<Map>& map) {
-  std::vector<std::uint64_t> kept;  // old labels - 1
-  kept.reserve(n);
-  for (std::uint64_t i = 0; i < n; ++i)
-    if (size(i) >= min_area) kept.push_back(i);
-  if (largest_k > 0 && largest_k < kept.size()) {
-    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(largest_k), kept.end(),
-                     [&](std::uint64_t a, std::uint64_t b) { return size(a) != size(b) ? size(a) > size(b) : a < b; });
-    kept.resize(largest_k);
-    std::sort(kept.begin(), kept.end());
-  }
-  map.assign(n + 1, Map{0});
-  for (std::uint64_t j = 0; j < kept.size(); ++j) map[kept[j] + 1] = static_cast<Map>(j + 1);
-  return kept.size();
-}
+/// The survivor rule of min_area and largest_k: winnow/label_statistics.hpp (public, so that callers
+/// that filter a labeling themselves apply the same rule).
+using winnow::surviving_labels;
 
 /// Labels an image through the volume path (nz = 1: 4-connectivity is 6, 8 is 26): multi-label
 /// images and images of 16-, 32- and 64-bit values. `labels` has the image's size. (label_volume.cpp)

@@ -106,27 +106,33 @@ def test_select_names_and_any_order(rng):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (37, 53), (5, 7, 11)])
+@pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (37, 53), (5, 7, 11), (5000,), (70, 90)])
 def test_flatnonzero_matches_numpy(rng, dtype, shape):
     a = random_array(rng, dtype, shape)
     if np.dtype(dtype) != np.bool_:
         a[rng.random(shape) < 0.5] = 0
-    got = winnow.flatnonzero(a)
-    assert got.dtype == np.int64
-    np.testing.assert_array_equal(got, np.flatnonzero(a))
+    # auto: NumPy's nonzero below 4096 elements, the library above; cpu: the library always.
+    for backend in ("auto", "cpu"):
+        got = winnow.flatnonzero(a, backend=backend)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.flatnonzero(a))
 
 
 def test_flatnonzero_negative_zero_and_nan():
     a = np.array([0.0, -0.0, np.nan, 1.0, -0.0, np.inf], np.float32)
-    np.testing.assert_array_equal(winnow.flatnonzero(a), np.flatnonzero(a))
-    np.testing.assert_array_equal(winnow.flatnonzero(a.astype(np.float16)), np.flatnonzero(a))
+    for backend in ("auto", "cpu"):
+        np.testing.assert_array_equal(winnow.flatnonzero(a, backend=backend), np.flatnonzero(a))
+        np.testing.assert_array_equal(winnow.flatnonzero(a.astype(np.float16), backend=backend), np.flatnonzero(a))
+    large = np.tile(a, 1000)
+    np.testing.assert_array_equal(winnow.flatnonzero(large), np.flatnonzero(large))
 
 
 @pytest.mark.parametrize("layout", ["F", "strided"])
 def test_flatnonzero_layouts(rng, layout):
-    base = rng.integers(0, 3, (40, 60), dtype=np.uint8)
+    base = rng.integers(0, 3, (140, 160), dtype=np.uint8)
     a = np.asfortranarray(base) if layout == "F" else base[1::2, ::3]
-    np.testing.assert_array_equal(winnow.flatnonzero(a), np.flatnonzero(a))
+    for backend in ("auto", "cpu"):
+        np.testing.assert_array_equal(winnow.flatnonzero(a, backend=backend), np.flatnonzero(a))
 
 
 def test_bad_arguments_raise_named_errors(rng):

@@ -104,6 +104,41 @@ def test_layouts(layout):
     np.testing.assert_allclose(sorted_rows(verts), sorted_rows(measure.marching_cubes(volume, 40.0)[0]), atol=2e-3)
 
 
+@pytest.mark.parametrize("step", [1, 2, 3])
+@pytest.mark.parametrize("mask", ["none", "half", "random"])
+def test_step_size_and_mask_match_scikit_image(rng, step, mask):
+    volume = ellipsoid(np.float32)
+    z = np.indices(volume.shape)[0]
+    cells = None if mask == "none" else z >= 12 if mask == "half" else rng.random(volume.shape) < 0.6
+    spacing = (1.0, 2.0, 0.5)
+    verts, faces, normals, values = winnow.marching_cubes(volume, 50.5, spacing=spacing, step_size=step, mask=cells)
+    s_verts, s_faces, _, _ = measure.marching_cubes(volume, 50.5, spacing=spacing, step_size=step, mask=cells,
+                                                    method="lewiner")
+    np.testing.assert_allclose(sorted_rows(verts), sorted_rows(s_verts), atol=2e-3)
+    assert len(faces) == len(s_faces)
+    assert np.array_equal(np.unique(faces), np.arange(len(verts))), "every vertex used"
+    assert len(normals) == len(values) == len(verts)
+    if mask == "none":  # the mesh of every step-th voxel
+        expected = winnow.marching_cubes(volume[::step, ::step, ::step], 50.5,
+                                         spacing=tuple(s * step for s in spacing))
+        np.testing.assert_array_equal(verts, expected[0])
+        np.testing.assert_array_equal(faces, expected[1])
+        assert_watertight(faces)
+
+
+def test_mask_cuts_an_open_surface():
+    volume = ellipsoid(np.float32)
+    z = np.indices(volume.shape)[0]
+    verts, faces, _, _ = winnow.marching_cubes(volume, 50.5, mask=z >= 12)
+    assert (verts[:, 0] >= 11).all()  # cells whose upper corner is at z >= 12
+    edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    _, uses = np.unique(edges, axis=0, return_counts=True)
+    assert (uses <= 2).all() and (uses == 1).any()  # an open surface: a rim of edges used once
+    with pytest.warns(UserWarning, match="mask"):
+        empty = winnow.marching_cubes(volume, 50.5, mask=np.zeros(volume.shape, bool))
+    assert empty[0].shape == (0, 3) and empty[1].shape == (0, 3)
+
+
 def test_bad_arguments():
     volume = ellipsoid(np.float32)
     for error, name, call in [(ValueError, "volume", lambda: winnow.marching_cubes(volume[0], 1.0)),
@@ -115,7 +150,12 @@ def test_bad_arguments():
                               (TypeError, "level", lambda: winnow.marching_cubes(volume, "1")),
                               (ValueError, "level", lambda: winnow.marching_cubes(volume, float("nan"))),
                               (TypeError, "volume", lambda: winnow.marching_cubes(volume.astype(np.complex64), 1.0)),
-                              (ValueError, "backend", lambda: winnow.marching_cubes(volume, 1.0, backend="x"))]:
+                              (ValueError, "backend", lambda: winnow.marching_cubes(volume, 1.0, backend="x")),
+                              (ValueError, "step_size", lambda: winnow.marching_cubes(volume, 1.0, step_size=0)),
+                              (ValueError, "step_size", lambda: winnow.marching_cubes(volume, 1.0, step_size=1.5)),
+                              (ValueError, "lewiner", lambda: winnow.marching_cubes(volume, 1.0, method="lorensen")),
+                              (ValueError, "method", lambda: winnow.marching_cubes(volume, 1.0, method="dual")),
+                              (ValueError, "mask", lambda: winnow.marching_cubes(volume, 1.0, mask=volume[1:] > 0))]:
         with pytest.raises(error, match=name):
             call()
 
@@ -143,6 +183,18 @@ def test_device_volumes_match_the_host_mesh(device_lib, dtype, direction):
     np.testing.assert_array_equal(device_lib.to_numpy(strided[0]),
                                   winnow.marching_cubes(volume[::2, :, 1:], 50.5, backend="cpu")[0])
     default_level = winnow.marching_cubes(device_lib.asarray(volume))
-    np.testing.assert_array_equal(device_lib.to_numpy(default_level[0]), winnow.marching_cubes(volume, backend="cpu")[0])
+    np.testing.assert_array_equal(device_lib.to_numpy(default_level[0]),
+                                  winnow.marching_cubes(volume, backend="cpu")[0])
     with pytest.raises(ValueError, match="backend"):
         winnow.marching_cubes(on_device, 50.5, backend="cpu")
+    # step_size and mask on the device: the host path's mesh.
+    z = np.indices(volume.shape)[0]
+    for step, mask in ((2, None), (1, z >= 10), (3, z % 3 == 0)):
+        got = winnow.marching_cubes(device_lib.asarray(volume), 50.5, step_size=step,
+                                    mask=None if mask is None else device_lib.asarray(mask))
+        expected = winnow.marching_cubes(volume, 50.5, step_size=step, mask=mask, backend="cpu")
+        assert all(device_lib.is_native(part) for part in got)
+        np.testing.assert_array_equal(device_lib.to_numpy(got[0]), expected[0])
+        np.testing.assert_array_equal(device_lib.to_numpy(got[1]).astype(np.int64), expected[1].astype(np.int64))
+    with pytest.raises(TypeError, match="mask"):
+        winnow.marching_cubes(device_lib.asarray(volume), 50.5, mask=z > 3)

@@ -70,3 +70,45 @@ def test_puzzle_bad_arguments():
                               (ValueError, "image", lambda: winnow.unscramble(image[None, None], (2, 2)))]:
         with pytest.raises(error, match=name):
             call()
+
+
+@pytest.mark.parametrize("dtype", VOXEL_DTYPES)
+def test_voxels_on_the_device(rng, device_lib, dtype):
+    """CuPy / PyTorch volumes: the host path's voxels, as arrays of the caller's library."""
+    base = rng.integers(0, 100, (9, 13, 17)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        base[2, 3, 4] = np.nan
+    for volume in (base, base[::2, 1:, ::3]):
+        on_device = device_lib.asarray(volume)
+        for level, mode in ((41.5, "above"), (17.2, "below"), (0, "nonzero")):
+            coordinates, values = winnow.voxels(on_device, level, mode=mode)
+            assert device_lib.is_native(coordinates) and device_lib.is_native(values)
+            expected = winnow.voxels(volume, level, mode=mode)
+            np.testing.assert_array_equal(device_lib.to_numpy(coordinates), expected[0])
+            np.testing.assert_array_equal(device_lib.to_numpy(values).astype(np.float64),
+                                          expected[1].astype(np.float64))
+    with pytest.warns(UserWarning, match="no voxel kept"):
+        coordinates, _ = winnow.voxels(device_lib.asarray(base), 1000)
+    assert tuple(coordinates.shape) == (0, 3)
+    with pytest.raises(ValueError, match="backend"):
+        winnow.voxels(device_lib.asarray(base), 0, backend="cpu")
+
+
+def test_puzzles_on_the_device(device_lib):
+    image = io.imread(EXAMPLES / "astronaut.png")[:256, :256]
+    scrambled, truth = winnow.scramble(device_lib.asarray(image), (3, 3), seed=5)
+    assert device_lib.is_native(scrambled) and device_lib.is_native(truth)
+    expected = winnow.scramble(image, (3, 3), seed=5)
+    np.testing.assert_array_equal(device_lib.to_numpy(scrambled), expected[0])
+    np.testing.assert_array_equal(device_lib.to_numpy(truth), expected[1])
+    restored, placement = winnow.unscramble(scrambled, (3, 3))
+    assert device_lib.is_native(restored)
+    np.testing.assert_array_equal(device_lib.to_numpy(restored), winnow.unscramble(expected[0], (3, 3))[0])
+
+
+def test_puzzles_keep_pytorch_cpu_tensors():
+    torch = pytest.importorskip("torch")
+    image = io.imread(EXAMPLES / "astronaut.png")[:128, :128]
+    scrambled, truth = winnow.scramble(torch.from_numpy(image), (2, 2), seed=3)
+    assert isinstance(scrambled, torch.Tensor) and isinstance(truth, torch.Tensor)
+    np.testing.assert_array_equal(scrambled.numpy(), winnow.scramble(image, (2, 2), seed=3)[0])

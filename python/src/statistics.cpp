@@ -1,0 +1,364 @@
+// Statistics of label arrays for Python (winnow.statistics): the library's label_statistics
+// (winnow/label_statistics.hpp) of host arrays, its device API (winnow/cuda/label_statistics.hpp)
+// of CUDA arrays on the caller's stream, as cc3d.statistics' arrays (Cc3dArrays) plus the exact
+// coordinate sums and, with an intensity image, each label's sum, mean, minimum and maximum; and
+// the survivor rule of min_area and largest_k (surviving_labels), which the Python layer applies
+// to device labelings. The Python layer checks types and layouts and wraps the arrays
+// (winnow/statistics.py); the library checks the labels (InputError: ValueError).
+#include "statistics.hpp"
+
+#include <nanobind/stl/optional.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "device_calls.hpp"
+#include "winnow/error.hpp"
+#include "winnow/label_statistics.hpp"
+#if WINNOW_HAVE_CUDA
+#include "winnow/cuda/label_statistics.hpp"
+#endif
+
+namespace winnow::python {
+
+// ---------------------------------------------------------------------------------------------
+// cc3d's arrays
+
+Cc3dArrays::Cc3dArrays(std::size_t m, std::size_t ndim, std::uint64_t voxels, std::int64_t side)
+    : m_(m), ndim_(ndim) {
+  count_bytes_ = voxels < (std::uint64_t{1} << 32) ? 4 : 8;
+  box_bytes_ = side <= 0xFFFF ? 2 : side <= 0xFFFFFFFFll ? 4 : 8;
+  if (count_bytes_ == 4) counts32_.resize(m);
+  else counts64_.resize(m);
+  const std::size_t box_values = m * 2 * ndim;
+  if (box_bytes_ == 2) boxes16_.resize(box_values);
+  else if (box_bytes_ == 4) boxes32_.resize(box_values);
+  else boxes64_.resize(box_values);
+  centroids_.resize(m * ndim);
+}
+
+namespace {
+template <class B>
+void write_box(B* row, std::size_t ndim, bool empty, const std::array<std::int64_t, 3>& lower,
+               const std::array<std::int64_t, 3>& upper) {
+  for (std::size_t a = 0; a < ndim; ++a) {
+    const std::size_t axis = ndim - 1 - a;  // array axis a is the library's axis ndim - 1 - a (x is last)
+    row[2 * a] = empty ? std::numeric_limits<B>::max() : static_cast<B>(lower[axis]);
+    row[2 * a + 1] = empty ? B{0} : static_cast<B>(upper[axis]);
+  }
+}
+}  // namespace
+
+void Cc3dArrays::set(std::size_t label, std::uint64_t count, const std::array<std::int64_t, 3>& lower,
+                     const std::array<std::int64_t, 3>& upper, const std::array<double, 3>& centroid) {
+  if (count_bytes_ == 4) counts32_[label] = static_cast<std::uint32_t>(count);
+  else counts64_[label] = count;
+  const bool empty = count == 0;
+  const std::size_t at = label * 2 * ndim_;
+  if (box_bytes_ == 2) write_box(boxes16_.data() + at, ndim_, empty, lower, upper);
+  else if (box_bytes_ == 4) write_box(boxes32_.data() + at, ndim_, empty, lower, upper);
+  else write_box(boxes64_.data() + at, ndim_, empty, lower, upper);
+  for (std::size_t a = 0; a < ndim_; ++a)
+    centroids_[label * ndim_ + a] = empty ? std::numeric_limits<double>::quiet_NaN() : centroid[ndim_ - 1 - a];
+}
+
+nb::tuple Cc3dArrays::release() {
+  nb::object counts = count_bytes_ == 4 ? nb::cast(to_numpy(std::move(counts32_), {m_}))
+                                        : nb::cast(to_numpy(std::move(counts64_), {m_}));
+  nb::object boxes = box_bytes_ == 2   ? nb::cast(to_numpy(std::move(boxes16_), {m_, 2 * ndim_}))
+                     : box_bytes_ == 4 ? nb::cast(to_numpy(std::move(boxes32_), {m_, 2 * ndim_}))
+                                       : nb::cast(to_numpy(std::move(boxes64_), {m_, 2 * ndim_}));
+  return nb::make_tuple(counts, boxes, nb::cast(to_numpy(std::move(centroids_), {m_, ndim_})));
+}
+
+std::int64_t largest_side(std::int64_t nx, std::int64_t ny, std::int64_t nz) { return std::max({nx, ny, nz}); }
+
+namespace {
+
+/// cc3d's arrays of LabelStatistics, in a dict (the Python layer's raw form): voxel_counts,
+/// bounding_boxes, centroids, and with `want_sums` coordinate_sums (uint64 [M, ndim], array-axis
+/// order: the exact sums, for callers that add the statistics of pieces, such as chunks).
+nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64_t voxels, std::int64_t side,
+                         bool want_sums) {
+  const std::size_t m = s.labels();
+  Cc3dArrays arrays(m, ndim, voxels, side);
+  std::vector<std::uint64_t> sums(want_sums ? m * ndim : 0);
+  {
+    nb::gil_scoped_release unlocked;
+    const auto rows = static_cast<std::int64_t>(m);
+#pragma omp parallel for schedule(static) if (rows > (1 << 16))
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      const LabelRecord& record = s.records[i];
+      const double n = static_cast<double>(record.voxels);
+      const std::array<double, 3> centroid = {static_cast<double>(record.sums[0]) / n,
+                                              static_cast<double>(record.sums[1]) / n,
+                                              static_cast<double>(record.sums[2]) / n};
+      arrays.set(i, record.voxels, record.lower, record.upper, centroid);
+      if (want_sums)
+        for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = record.sums[ndim - 1 - a];
+    }
+  }
+  const nb::tuple cc3d = arrays.release();
+  nb::dict out;
+  out["voxel_counts"] = cc3d[0];
+  out["bounding_boxes"] = cc3d[1];
+  out["centroids"] = cc3d[2];
+  if (want_sums) out["coordinate_sums"] = to_numpy(std::move(sums), {m, ndim});
+  return out;
+}
+
+/// The intensity columns: sums (int64, uint64 or float64), means (float64; NaN without voxels),
+/// minima and maxima (the values' dtype).
+template <class V, class S>
+void add_intensity(nb::dict& out, const S& s) {
+  const std::size_t m = s.labels();
+  std::vector<double> means(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint64_t n = s.records[i].voxels;
+    means[i] = n ? static_cast<double>(s.sum[i]) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+  }
+  auto sum = s.sum;
+  auto minimum = s.minimum, maximum = s.maximum;
+  out["intensity_sum"] = to_numpy(std::move(sum), {m});
+  out["intensity_mean"] = to_numpy(std::move(means), {m});
+  out["intensity_min"] = to_numpy(std::move(minimum), {m});
+  out["intensity_max"] = to_numpy(std::move(maximum), {m});
+}
+
+/// Host labels [z, y, x] (a 2D array is one slice; `ndim` says which), any integer dtype, with an
+/// optional intensity array of the same shape: the raw statistics dict of labels 0..M-1 (M:
+/// `labels_count`, or the largest label + 1 when 0; 1 with `background_only`).
+nb::dict label_statistics_host(const Array& labels, std::optional<Array> intensity, std::size_t ndim,
+                               std::uint64_t labels_count, bool background_only, bool coordinate_sums) {
+  require_device(labels, false, "labels");
+  const LabelStatisticsOptions options{.labels = labels_count, .background_only = background_only};
+  const auto nz = static_cast<std::int64_t>(labels.shape(0)), ny = static_cast<std::int64_t>(labels.shape(1)),
+             nx = static_cast<std::int64_t>(labels.shape(2));
+  const std::uint64_t voxels = static_cast<std::uint64_t>(nx * ny * nz);
+  const std::int64_t side = ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1);
+  return with_integer_type(labels.dtype(), "labels", [&](auto l) -> nb::dict {
+    using L = decltype(l);
+    const VolumeView<const L> view = host_volume<L>(labels, "labels");
+    if (!intensity) {
+      LabelStatistics s;
+      {
+        nb::gil_scoped_release unlocked;
+        s = label_statistics(view, options);
+      }
+      return statistics_dict(s, ndim, voxels, side, coordinate_sums);
+    }
+    require_device(*intensity, false, "intensity");
+    return with_numeric_type(*intensity, true, "intensity", [&](auto v) -> nb::dict {
+      using V = decltype(v);
+      const VolumeView<const V> values = host_volume<V>(*intensity, "intensity");
+      LabelIntensityStatistics<V> s;
+      {
+        nb::gil_scoped_release unlocked;
+        s = label_statistics(view, values, options);
+      }
+      nb::dict out = statistics_dict(s, ndim, voxels, side, coordinate_sums);
+      add_intensity<V>(out, s);
+      return out;
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device arrays
+
+/// A device array [z, y, x] (a 2D one is one slice) as a volume view of T.
+template <class T>
+VolumeView<const T> device_volume(const DeviceArray& a, const char* what) {
+  const std::size_t d = a.ndim();
+  if (d != 2 && d != 3) throw nb::value_error((std::string(what) + ": expected 2 or 3 dimensions").c_str());
+  const std::int64_t nz = d == 3 ? a.shape[0] : 1, ny = a.shape[d - 2], nx = a.shape[d - 1];
+  if (nx > 1 && a.strides[d - 1] != 1)
+    throw nb::value_error((std::string(what) + ": expected the last axis adjacent in memory").c_str());
+  const std::int64_t rs = ny > 1 ? a.strides[d - 2] : nx, ss = d == 3 && nz > 1 ? a.strides[0] : rs * ny;
+  if (rs < 0 || ss < 0) throw nb::value_error((std::string(what) + ": expected non-negative strides").c_str());
+  return VolumeView<const T>(a.data<const T>(), nx, ny, nz, rs, ss);
+}
+
+#if WINNOW_HAVE_CUDA
+/// Unsigned of a width: the device API reads labels as unsigned bits.
+template <class F>
+decltype(auto) with_unsigned_labels(const DeviceArray& a, F&& f) {
+  if (a.kind != 'u' && a.kind != 'i' && a.kind != 'b') throw nb::type_error("labels: expected an integer dtype");
+  switch (a.itemsize) {
+    case 1: return f(std::uint8_t{});
+    case 2: return f(std::uint16_t{});
+    case 4: return f(std::uint32_t{});
+    case 8: return f(std::uint64_t{});
+  }
+  throw nb::type_error("labels: expected integers of 8, 16, 32 or 64 bits");
+}
+
+constexpr std::size_t align16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+/// The device statistics of labels 0..m-1 into host vectors, on the call's stream.
+template <class V>
+struct HostColumns {
+  LabelStatistics base;
+  std::vector<IntensitySum<V>> sum;
+  std::vector<V> minimum, maximum;
+};
+
+template <class L, class V, bool kIntensity>
+HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, const DeviceArray* intensity,
+                                 std::uint64_t m, bool background_only, bool is_signed) {
+  const VolumeView<const L> view = device_volume<L>(labels, "labels");
+  VolumeView<const V> values;
+  if constexpr (kIntensity) {
+    values = device_volume<V>(*intensity, "intensity");
+    if (values.nx != view.nx || values.ny != view.ny || values.nz != view.nz)
+      throw nb::value_error("intensity: expected the shape of labels");
+  }
+  const std::size_t rows = background_only ? 1 : m;
+  // One block of device memory for every output, one copy back.
+  const std::size_t voxels_at = 0, lower_at = align16(voxels_at + rows * 8), upper_at = align16(lower_at + rows * 24),
+                    sums_at = align16(upper_at + rows * 24), sum_at = align16(sums_at + rows * 24),
+                    min_at = align16(sum_at + (kIntensity ? rows * 8 : 0)),
+                    max_at = align16(min_at + (kIntensity ? rows * sizeof(V) : 0)),
+                    beyond_at = align16(max_at + (kIntensity ? rows * sizeof(V) : 0)), total = beyond_at + 16;
+  auto* base = static_cast<std::uint8_t*>(call.records(total));
+  cuda::DeviceLabelStatistics out;
+  out.d_voxels = reinterpret_cast<std::uint64_t*>(base + voxels_at);
+  out.d_lower = reinterpret_cast<std::int64_t*>(base + lower_at);
+  out.d_upper = reinterpret_cast<std::int64_t*>(base + upper_at);
+  out.d_sums = reinterpret_cast<std::uint64_t*>(base + sums_at);
+  out.d_beyond = reinterpret_cast<std::uint64_t*>(base + beyond_at);
+  std::size_t temp_bytes = 0;
+  if constexpr (kIntensity) {
+    out.d_intensity_sum = base + sum_at;
+    out.d_minimum = base + min_at;
+    out.d_maximum = base + max_at;
+    cuda::label_statistics(nullptr, temp_bytes, view, values, m, background_only, out, call.stream());
+    cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, values, m, background_only, out,
+                           call.stream());
+  } else {
+    cuda::label_statistics(nullptr, temp_bytes, view, m, background_only, out, call.stream());
+    cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, m, background_only, out, call.stream());
+  }
+  std::vector<std::uint8_t> host(total);
+  call.copy_to_host(host.data(), base, total);
+  std::uint64_t beyond[2];
+  std::memcpy(beyond, host.data() + beyond_at, 16);
+  if (beyond[0]) {
+    const bool negative = is_signed && (beyond[1] >> (sizeof(L) * 8 - 1)) != 0;
+    throw InputError(negative ? std::string("labels: expected non-negative labels")
+                              : "labels: label " + std::to_string(beyond[1]) + " is not below the number of labels, " +
+                                    std::to_string(m));
+  }
+  HostColumns<V> c;
+  c.base.records.resize(rows);
+  const auto* voxels = reinterpret_cast<const std::uint64_t*>(host.data() + voxels_at);
+  const auto* lower = reinterpret_cast<const std::int64_t*>(host.data() + lower_at);
+  const auto* upper = reinterpret_cast<const std::int64_t*>(host.data() + upper_at);
+  const auto* sums = reinterpret_cast<const std::uint64_t*>(host.data() + sums_at);
+  for (std::size_t i = 0; i < rows; ++i) {
+    LabelRecord& r = c.base.records[i];
+    r.voxels = voxels[i];
+    for (int d = 0; d < 3; ++d) r.lower[d] = lower[i * 3 + d], r.upper[d] = upper[i * 3 + d], r.sums[d] = sums[i * 3 + d];
+  }
+  if constexpr (kIntensity) {
+    c.sum.resize(rows);
+    c.minimum.resize(rows);
+    c.maximum.resize(rows);
+    std::memcpy(c.sum.data(), host.data() + sum_at, rows * 8);
+    std::memcpy(c.minimum.data(), host.data() + min_at, rows * sizeof(V));
+    std::memcpy(c.maximum.data(), host.data() + max_at, rows * sizeof(V));
+  }
+  return c;
+}
+#endif
+
+/// Device labels (CuPy, PyTorch), any integer dtype, 2D or 3D, with an optional intensity array:
+/// the raw statistics dict of labels 0..M-1 as label_statistics_host gives it, computed on the
+/// device on the array's stream (M: `labels_count`, which the Python layer reads with a reduction;
+/// 1 with `background_only`). Waits for the stream.
+nb::dict label_statistics_device(const DeviceArray& labels, std::optional<DeviceArray> intensity,
+                                 std::uint64_t labels_count, bool background_only, bool coordinate_sums) {
+#if WINNOW_HAVE_CUDA
+  if (labels_count == 0 && !background_only) throw nb::value_error("labels_count: expected at least 1");
+  const std::size_t ndim = labels.ndim();
+  const std::int64_t nz = ndim == 3 ? labels.shape[0] : 1, ny = labels.shape[ndim - 2], nx = labels.shape[ndim - 1];
+  const auto voxels = static_cast<std::uint64_t>(nx * ny * nz);
+  const std::int64_t side = ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1);
+  const bool is_signed = labels.kind == 'i';
+  return with_unsigned_labels(labels, [&](auto l) -> nb::dict {
+    using L = decltype(l);
+    if (!intensity) {
+      HostColumns<std::uint8_t> c;
+      {
+        nb::gil_scoped_release unlocked;
+        DeviceCall call(labels.device, labels.stream);
+        c = device_statistics<L, std::uint8_t, false>(call, labels, nullptr, labels_count, background_only, is_signed);
+      }
+      return statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
+    }
+    return with_numeric_type(intensity->dtype(), true, "intensity", [&](auto v) -> nb::dict {
+      using V = decltype(v);
+      HostColumns<V> c;
+      {
+        nb::gil_scoped_release unlocked;
+        DeviceCall call(labels.device, labels.stream);
+        c = device_statistics<L, V, true>(call, labels, &*intensity, labels_count, background_only, is_signed);
+      }
+      nb::dict out = statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
+      LabelIntensityStatistics<V> s;
+      static_cast<LabelStatistics&>(s) = std::move(c.base);
+      s.sum = std::move(c.sum);
+      s.minimum = std::move(c.minimum);
+      s.maximum = std::move(c.maximum);
+      add_intensity<V>(out, s);
+      return out;
+    });
+  });
+#else
+  (void)labels, (void)intensity, (void)labels_count, (void)background_only, (void)coordinate_sums;
+  throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
+#endif
+}
+
+/// The survivor rule over sizes[0..N] (sizes[0], the background's, ignored): (map [N + 1] of
+/// old label -> new label, 0 removed, as uint32 below 2^32 labels, else uint64; the number kept).
+nb::tuple surviving_labels_of(const nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig>& sizes,
+                              std::uint64_t min_area, std::uint64_t largest_k) {
+  std::vector<std::uint64_t> map;
+  std::uint64_t kept = 0;
+  const std::span<const std::uint64_t> view(sizes.data(), sizes.shape(0));
+  {
+    nb::gil_scoped_release unlocked;
+    kept = surviving_labels(view, min_area, largest_k, map);
+  }
+  const std::size_t n = map.size();
+  if (n < (std::uint64_t{1} << 32)) {
+    std::vector<std::uint32_t> narrow(map.begin(), map.end());
+    return nb::make_tuple(to_numpy(std::move(narrow), {n}), kept);
+  }
+  return nb::make_tuple(to_numpy(std::move(map), {n}), kept);
+}
+
+}  // namespace
+
+void bind_statistics(nb::module_& m) {
+  m.def("label_statistics_host", &label_statistics_host, nb::arg("labels"), nb::arg("intensity").none(),
+        nb::arg("ndim"), nb::arg("labels_count"), nb::arg("background_only"), nb::arg("coordinate_sums") = false,
+        "Statistics of a host label volume [z, y, x] (a 2D array as one slice; ndim says which) and an optional "
+        "intensity array: a dict of voxel_counts, bounding_boxes (cc3d's array form), centroids, with "
+        "coordinate_sums the exact sums of the voxels' indices (uint64 [M, ndim]), and with intensity "
+        "intensity_sum, intensity_mean, intensity_min, intensity_max; labels 0..M-1 (M: labels_count, or the "
+        "largest label + 1 when 0; 1 with background_only).");
+  m.def("label_statistics_device", &label_statistics_device, nb::arg("labels"), nb::arg("intensity").none(),
+        nb::arg("labels_count"), nb::arg("background_only"), nb::arg("coordinate_sums") = false,
+        "label_statistics_host of device arrays (DeviceArray), computed on the device on the array's stream; "
+        "labels_count (M) is required. Waits for the stream.");
+  m.def("surviving_labels", &surviving_labels_of, nb::arg("sizes"), nb::arg("min_area"), nb::arg("largest_k"),
+        "The survivor rule of min_area then largest_k over sizes[1..N]: (map old label -> new label, number kept).");
+}
+
+}  // namespace winnow::python
