@@ -162,5 +162,6 @@ void bind_label(nb::module_& m);
 void bind_voxels(nb::module_& m);
 void bind_puzzle(nb::module_& m);
 void bind_isosurface(nb::module_& m);
+void bind_chunks(nb::module_& m);  // labeling in chunks (winnow.dask)
 
 }  // namespace winnow::python

@@ -27,8 +27,6 @@ nb::list devices() {
 
 }  // namespace
 
-void bind_chunks(nb::module_& m);  // chunks.cpp: labeling in chunks (winnow.dask)
-
 }  // namespace winnow::python
 
 NB_MODULE(_winnow, m) {

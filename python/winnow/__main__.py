@@ -4,9 +4,10 @@ memory, chunk by chunk on Dask (winnow.dask.label_to_zarr), from a shell.
 The input is a zarr array (a folder; a group's array named by its path, e.g. ``big.zarr/0``),
 read chunk by chunk; the labels are written as a zarr array of the same shape and chunks
 (uint32, uint64 from 2^32 voxels; Blosc lz4 unless --compression says otherwise), under a
-temporary name beside the target and renamed into place when complete; the statistics (``--stats``) as CSV, the columns of the ``winnow label``
-command's (label,voxels,x,y,z,width,height,depth,cx,cy,cz[,value]). Every error is one line on
-standard error and exit status 2 (1 for a failure that is not the input's).
+temporary name beside the target and renamed into place when complete; the statistics
+(``--stats``) as CSV, the columns of the ``winnow label`` command's
+(label,voxels,x,y,z,width,height,depth,cx,cy,cz[,value]). Every error is one line on standard
+error and exit status 2 (1 for a failure that is not the input's).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Labels the connected components of a zarr array (2D or 3D) chunk by "
                                             "chunk on Dask: the labels of one winnow.label call on the whole array.")
     label.add_argument("input", help="zarr array (a folder; an array inside a group by its path, e.g. big.zarr/0)")
-    label.add_argument("--out-labels", required=True, help="zarr array to write (uint32 labels; uint64 from 2^32 voxels)")
+    label.add_argument("--out-labels", required=True,
+                       help="zarr array to write (uint32 labels; uint64 from 2^32 voxels)")
     label.add_argument("--connectivity", type=int, help="2D: 4 or 8 (default 8); 3D: 6, 18 or 26 (default 26)")
     label.add_argument("--multilabel", action="store_true", help="neighbours join only when their values are equal")
     label.add_argument("--threshold", type=float, help="foreground: value > T (default: value != 0)")
@@ -90,7 +92,8 @@ def _client(scheduler: str, workers: Optional[int]) -> Any:
                                dashboard_address=None)
         return Client(cluster)
     if "://" not in scheduler:
-        raise InputProblem(f"--scheduler: expected threads, processes or an address (tcp://host:port), got {scheduler!r}")
+        raise InputProblem(
+            f"--scheduler: expected threads, processes or an address (tcp://host:port), got {scheduler!r}")
     return Client(scheduler)
 
 
@@ -108,7 +111,7 @@ def _write_stats(path: Path, statistics: dict, values: Any, ndim: int, overwrite
         centre = [0.0] * (3 - ndim) + [float(c) for c in centroids[i]]
         fields = [i, int(counts[i]), box[2].start, box[1].start, box[0].start, box[2].stop - box[2].start,
                   box[1].stop - box[1].start, box[0].stop - box[0].start]
-        line = ",".join(str(f) for f in fields) + ",%.6f,%.6f,%.6f" % (centre[2], centre[1], centre[0])
+        line = ",".join(str(f) for f in fields) + f",{centre[2]:.6f},{centre[1]:.6f},{centre[0]:.6f}"
         if values is not None:
             line += f",{values[i]}"
         lines.append(line)
@@ -174,7 +177,8 @@ def _label(args: argparse.Namespace) -> int:
     if not args.quiet:
         shape = "x".join(str(s) for s in source.shape[::-1])
         connectivity = args.connectivity or (26 if source.ndim == 3 else 8)
-        print(f"{args.input}: {shape}, {n} components ({connectivity}-connectivity{', multilabel' if multilabel else ''}, "
+        kind = ", multilabel" if multilabel else ""
+        print(f"{args.input}: {shape}, {n} components ({connectivity}-connectivity{kind}, "
               f"{time.perf_counter() - started:.2f} s) -> {out}")
     return 0
 

@@ -7,7 +7,6 @@ per-chunk summary of device chunks (its array code run on NumPy); zarr in and ou
 half-written output after a failure; a LocalCluster of two worker processes; the command line
 (``python -m winnow label``); and the errors. Skipped without dask (the ``dask`` extra)."""
 
-import os
 import subprocess
 import sys
 
@@ -21,7 +20,6 @@ import winnow  # noqa: E402
 import winnow.dask as wd  # noqa: E402
 from winnow import _winnow  # noqa: E402
 from winnow.dask import _chunks  # noqa: E402
-
 from conftest import EXAMPLES  # noqa: E402
 from test_labeling_volumes import oracle, read_nifti  # noqa: E402
 

@@ -15,7 +15,6 @@ import winnow  # noqa: E402
 import winnow.dask as wd  # noqa: E402
 from winnow import _winnow  # noqa: E402
 from winnow.dask import _chunks  # noqa: E402
-
 from conftest import need_gpu  # noqa: E402
 from test_dask_label import assert_same_statistics  # noqa: E402
 

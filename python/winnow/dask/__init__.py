@@ -57,12 +57,15 @@ except ImportError as error:  # pragma: no cover - the extra is not installed
     raise ImportError("winnow.dask needs dask: pip install 'winnow[dask]' (dask[array], distributed, zarr)") from error
 import numpy as np
 
-from ..labeling import CONNECTIVITIES, _empty_statistics, _non_negative_int
+from ..labeling import _non_negative_int
 from . import _graph, _stores
 from ._chunks import Plan
+from ._merge import _empty_statistics
 from ._meshing import marching_cubes
 
 __all__ = ["label", "label_to_zarr", "marching_cubes"]
+
+CONNECTIVITIES = {2: (4, 8), 3: (6, 18, 26)}  # what each dimension takes
 
 _WIDE = 2**32  # arrays with at least this many voxels get uint64 labels
 
@@ -70,7 +73,8 @@ _WIDE = 2**32  # arrays with at least this many voxels get uint64 labels
 def _checked(darr: Any, connectivity: Optional[int], min_area: Any, largest_k: Any) -> tuple:
     """(darr as 3D, connectivity as a volume's, ndim, min_area, largest_k), or the error."""
     if not isinstance(darr, da.Array):
-        raise TypeError(f"darr: expected a dask array (dask.array.from_array, from_zarr ...), got {type(darr).__name__}")
+        raise TypeError(
+            f"darr: expected a dask array (dask.array.from_array, from_zarr ...), got {type(darr).__name__}")
     ndim = darr.ndim
     if ndim not in CONNECTIVITIES:
         raise ValueError(f"darr: expected a 2D image or a 3D volume, got {ndim} dimensions")
@@ -297,8 +301,8 @@ def _label_to_zarr(darr: Any, path: Any, connectivity: Optional[int], multilabel
             statistics, label_values = labeling.statistics if stats else (None, None)
         _stores.move_into_place(temporary, path, overwrite)
     except BaseException:
-        _stores.remove(temporary)
+        _stores.remove(provisional, settle=0.25)  # tasks still in flight may write once more
+        _stores.remove(temporary, settle=0.25)
         raise
-    finally:
-        _stores.remove(provisional)
+    _stores.remove(provisional)
     return n, statistics, label_values

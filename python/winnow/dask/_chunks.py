@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import _winnow
 from ..labeling import label as _label
+from . import _stores
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -220,7 +221,7 @@ def label_chunk(block: Any, spec: ChunkSpec, plan: Plan) -> ChunkRecord:
     marks[0] = False
     boundary = np.flatnonzero(marks)
     if plan.store is not None:
-        plan.store[spec.region(plan.ndim)] = _to_host(labels).reshape(spec.shape[3 - plan.ndim:])
+        _stores.write(plan.store, spec.region(plan.ndim), _to_host(labels).reshape(spec.shape[3 - plan.ndim:]))
         labels = None
     return ChunkRecord(spec, labels, count, first, voxels, lower, upper, sums, values, faces, boundary)
 
@@ -479,7 +480,7 @@ def relabel_into(table: ChunkTable, spec: ChunkSpec, store: Any, out: Any, ndim:
     """Stage 3 into a zarr array: the chunk's provisional labels read from the store, relabelled
     and written to the same region of out (the chunk's own zarr chunk); returns its voxel count."""
     region = spec.region(ndim)
-    out[region] = np.take(table.table, np.asarray(store[region]))
+    _stores.write(out, region, np.take(table.table, np.asarray(store[region])))
     return int(np.prod(spec.shape))
 
 

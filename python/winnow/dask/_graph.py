@@ -7,7 +7,8 @@ Per chunk (position p in the grid of non-empty chunks): label (stage 1) -> pairs
 forward neighbours, reading the pieces of their faces it needs) -> [merge] -> rows -> [offsets of
 its row of chunks] -> [numbering] -> table (with the provisional labels) -> labels (stage 3,
 lazy). Rows and table read the chunk's record without its faces (a task of its own), so the faces
-are freed once the pairs are found and the merge does not wait with every chunk's faces held. ``run`` persists the tables and computes N and the statistics. On a distributed scheduler
+are freed once the pairs are found and the merge does not wait with every chunk's faces held.
+``run`` persists the tables and computes N and the statistics. On a distributed scheduler
 the small parts a task reads of another's result (a face piece, a chunk's part of the merge) are
 tasks of their own, so a worker fetches the part and not the whole; when every task runs in this
 process they are read in place.
@@ -44,7 +45,7 @@ class Grid:
     starts: tuple  # per axis, each chunk's first index
 
     @classmethod
-    def of(cls, chunks: tuple) -> "Grid":
+    def of(cls, chunks: tuple) -> Grid:
         kept = tuple(tuple(i for i, size in enumerate(sizes) if size) for sizes in chunks)
         starts = tuple(tuple(int(s) for s in np.concatenate([[0], np.cumsum(sizes)[:-1]])) for sizes in chunks)
         return cls(chunks, kept, starts)
@@ -204,14 +205,16 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
     dsk[(count,)] = (_merge.numbering_count, (numbering,))
     for p in positions:
         spec = specs[p]
-        dsk[(table,) + p] = (_chunks.chunk_table, (summary,) + p, part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]),
+        dsk[(table,) + p] = (_chunks.chunk_table, (summary,) + p,
+                             part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]),
                              part((numbering,), _merge.numbering_of_chunk, (merge,), grid.linear(p), spec.offset[0],
                                   spec.shape[0], p[1]),
                              plan, table_dtype)
     wanted = [(table,) + p for p in positions] + [(count,)]
     if plan.statistics:
         dsk[(statistics,)] = (_merge.assemble_statistics, (numbering,), (merge,),
-                              [part((table,) + p, _chunks.table_statistics) for p in positions], plan.ndim)
+                              [part((table,) + p, _chunks.table_statistics) for p in positions], plan.ndim,
+                              tuple(int(n) for n in grid.volume))
         wanted.append((statistics,))
     graph = HighLevelGraph.from_collections(label, dsk, dependencies=[darr])
     with dask.config.set({"optimization.fuse.delayed": False}), _progress(show_progress):
@@ -219,7 +222,8 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
     _wait(list(persisted), show_progress)
     n = len(positions)
     found = dask.compute(*persisted[n:])
-    return Labeling(int(found[0]), found[1] if plan.statistics else None, grid, plan, dict(zip(positions, persisted[:n])))
+    return Labeling(int(found[0]), found[1] if plan.statistics else None, grid, plan,
+                    dict(zip(positions, persisted[:n])))
 
 
 def labels_array(labeling: Labeling, like: Any, dtype: Any) -> da.Array:

@@ -19,11 +19,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
-from ..labeling import _cc3d_fields, _empty_statistics
+from ..statistics import _empty_raw, cc3d_fields
+
+
+def _empty_statistics(ndim: int) -> dict:
+    """winnow.statistics' fields of an array without voxels (the background alone)."""
+    raw = _empty_raw(ndim, None)
+    return cc3d_fields(raw["voxel_counts"], raw["bounding_boxes"], raw["centroids"])
+
+
+def _cc3d_fields(counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, centroids: np.ndarray, ndim: int,
+                 shape: tuple) -> dict:
+    """winnow.statistics' fields (the dtypes winnow.label gives for an array of `shape`) from rows
+    [z, y, x] of labels 0..N: counts, first and last index per axis (a label without voxels has
+    first > last), centroids."""
+    axes = slice(3 - ndim, 3)
+    voxels = int(np.prod(shape, dtype=np.uint64))
+    side = max(shape) if shape else 0
+    box_dtype = np.uint16 if side <= 0xFFFF else np.uint32 if side <= 0xFFFFFFFF else np.uint64
+    boxes = np.empty((len(counts), 2 * ndim), box_dtype)
+    empty = counts == 0
+    low, high = lower[:, axes].copy(), upper[:, axes].copy()
+    low[empty], high[empty] = np.iinfo(box_dtype).max, 0
+    boxes[:, 0::2], boxes[:, 1::2] = low, high
+    count_dtype = np.uint32 if voxels < 2**32 else np.uint64
+    return cc3d_fields(counts.astype(count_dtype), boxes, np.ascontiguousarray(centroids[:, axes], dtype=np.float64))
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -252,8 +276,9 @@ def numbering_of_chunk(numbering: Numbering, merge: Merge, index: int, start: in
                           merge.owned[index], merge.rule)
 
 
-def assemble_statistics(numbering: Numbering, merge: Merge, tables: list, ndim: int) -> tuple:
-    """(cc3d.statistics' dict, each label's value or None) of the whole labeling."""
+def assemble_statistics(numbering: Numbering, merge: Merge, tables: list, ndim: int, shape: tuple) -> tuple:
+    """(cc3d.statistics' dict, each label's value or None) of the whole labeling of a volume of
+    `shape` voxels."""
     n = numbering.count
     counts = np.zeros(n + 1, dtype=np.uint64)
     lower = np.full((n + 1, 3), INT64_MAX, dtype=np.int64)
@@ -273,7 +298,8 @@ def assemble_statistics(numbering: Numbering, merge: Merge, tables: list, ndim: 
         sums[0] += total
     kept = np.flatnonzero(numbering.numbers)
     at = numbering.numbers[kept]
-    counts[at], lower[at], upper[at], sums[at] = merge.voxels[kept], merge.lower[kept], merge.upper[kept], merge.sums[kept]
+    counts[at], lower[at] = merge.voxels[kept], merge.lower[kept]
+    upper[at], sums[at] = merge.upper[kept], merge.sums[kept]
     if values is not None:
         values[at] = merge.values[kept]
     if not tables:
@@ -281,4 +307,4 @@ def assemble_statistics(numbering: Numbering, merge: Merge, tables: list, ndim: 
     with np.errstate(invalid="ignore", divide="ignore"):
         centroids = sums.astype(np.float64) / counts.astype(np.float64)[:, None]
     centroids[counts == 0] = np.nan
-    return _cc3d_fields(counts, lower, upper, centroids, ndim), values
+    return _cc3d_fields(counts, lower, upper, centroids, ndim, shape), values

@@ -7,8 +7,9 @@ says why that gives the whole volume's positions, normals and values bit for bit
 belongs to the chunk of the voxel that owns it (the lower end of its edge), a triangle to the
 chunk of its cell (the least owner of its vertices along each axis). Each vertex is named by its
 key, 3 x the owner's raster index in the volume + its edge's axis, so the triangles of a chunk
-that reach the vertices of the chunks after it (along x, y, z) find them by key: a chunk's owned keys are sorted (raster order), and a
-triangle's vertex index is the owning chunk's first index plus the key's rank there.
+that reach the vertices of the chunks after it (along x, y, z) find them by key: a chunk's owned
+keys are sorted (raster order), and a triangle's vertex index is the owning chunk's first index
+plus the key's rank there (winnow::join_mesh_pieces).
 
 Order: vertices and triangles chunk by chunk (the chunk grid in raster order, x fastest), within
 a chunk in the whole call's order; ``order="volume"`` sorts them into the whole call's order

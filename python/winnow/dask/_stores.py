@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Optional
@@ -83,11 +84,39 @@ def temporary_beside(path: Path) -> Path:
     return path.parent / f".winnow-{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
 
 
-def remove(path: Path) -> None:
+def _remove_once(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists() or path.is_symlink():
         path.unlink()
+
+
+def remove(path: Path, settle: float = 0.0) -> None:
+    """Removes path; with `settle` (seconds), removes it again after that long: a computation that
+    failed may still have tasks in flight that wrote a chunk into it (they write only while the
+    array is there, see write, but one may have looked just before the first removal)."""
+    _remove_once(path)
+    if settle > 0:
+        time.sleep(settle)
+        _remove_once(path)
+
+
+def _folder(array: Any) -> Optional[Path]:
+    """The folder of a zarr array on a local disk (zarr 3's LocalStore, zarr 2's DirectoryStore)."""
+    store_path = getattr(array, "store_path", None)
+    if store_path is not None and hasattr(store_path.store, "root"):
+        return Path(store_path.store.root) / store_path.path
+    store = getattr(array, "store", None)
+    return Path(store.path) if hasattr(store, "path") and isinstance(store.path, (str, os.PathLike)) else None
+
+
+def write(array: Any, region: tuple, data: Any) -> None:
+    """array[region] = data, unless the array's folder is gone: the labeling failed elsewhere and
+    its temporary arrays were removed (a write would make their folder again)."""
+    folder = _folder(array)
+    if folder is not None and not folder.exists():
+        return
+    array[region] = data
 
 
 def move_into_place(temporary: Path, path: Path, overwrite: bool) -> None:
