@@ -1,6 +1,5 @@
 // Statistics of a label array on a CUDA device (winnow/cuda/label_statistics.hpp): the device
-// form of src/label/statistics.cpp, the same results. (Its place is label/cuda/ beside the
-// labeling's launch code; it sits here while that folder's layout is being reworked.)
+// form of src/label/statistics.cpp, the same results.
 //
 // Algorithm. Each thread takes a segment of kSegment voxels of one row (a warp reads 32 adjacent
 // segments) and walks its runs of equal labels; a run adds to its label's row at once: its length
