@@ -294,8 +294,17 @@ class TorchDevice:
 
     @staticmethod
     def take(table: Any, index: Any) -> Any:
-        """table[index] (a lookup: index holds non-negative integers)."""
-        return table[index.long()]
+        """table[index] (a lookup: index holds non-negative integers).
+
+        PyTorch's CUDA indexing has no kernels for uint16/32/64: those tables are read through a
+        view as the signed type of the same width (the same bits) and viewed back.
+        """
+        import torch
+
+        signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}.get(table.dtype)
+        if signed is None:
+            return table[index.long()]
+        return table.view(signed)[index.long()].view(table.dtype)
 
     def bincount(self, a: Any, minlength: int) -> Any:
         return self.xp.bincount(a.reshape(-1).long(), minlength=minlength)
