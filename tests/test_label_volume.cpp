@@ -105,20 +105,21 @@ TEST(LabelVolume, RandomVolumesMatchTheOracle) {
         }
 }
 
-// Slices too wide for the bit-row ring find touching runs with the two-pointer scan: the same
-// volumes through that path.
-TEST(LabelVolume, TwoPointerPathMatchesTheOracle) {
-  const double saved = detail::cpu::volume_run_bits_ring_limit;
-  detail::cpu::volume_run_bits_ring_limit = 0;
+// Thin slabs: seams every few rows, inside slices and across them, with slabs thinner than a
+// slice (the earlier rows of a seam then lie in several earlier slabs).
+TEST(LabelVolume, ThinSlabsMatchTheOracle) {
+  const std::int64_t saved = detail::cpu::volume_slab_rows;
   std::uint64_t seed = 3000;
-  for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
-    for (double d : {0.1, 0.5, 0.9})
-      for (int conn : {6, 18, 26})
-        for (bool multi : {false, true}) {
-          const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
-          check_volume(v, conn, multi, "two-pointer " + name(s[0], s[1], s[2], d, conn, multi));
-        }
-  detail::cpu::volume_run_bits_ring_limit = saved;
+  for (const std::int64_t slab_rows : {1, 3, 10, 70})
+    for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
+      for (double d : {0.1, 0.5, 0.9})
+        for (int conn : {6, 18, 26})
+          for (bool multi : {false, true}) {
+            detail::cpu::volume_slab_rows = slab_rows;
+            const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
+            check_volume(v, conn, multi, "slabs of " + std::to_string(slab_rows) + " rows, " + name(s[0], s[1], s[2], d, conn, multi));
+          }
+  detail::cpu::volume_slab_rows = saved;
 }
 
 // 64-bit run indices (volumes whose rows could hold 2^31 runs): the same volumes, the index width

@@ -5,8 +5,11 @@
 /// z, in the file's units, usually mm) travels with the volume. 64-bit sizes throughout.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace winnow {
@@ -44,6 +47,35 @@ struct VolumeView {
   bool contiguous() const { return row_stride == nx && slice_stride == nx * ny; }
 };
 
+/// Tag of the Volume constructor that leaves the voxels unset: for an output every voxel of which
+/// is written next, so that no pass (on one thread, as long as the writing itself) zeroes it first.
+struct Uninitialized {};
+inline constexpr Uninitialized uninitialized{};
+
+namespace detail {
+/// std::allocator, except that elements constructed without a value are default-initialised (left
+/// unset for arithmetic types) rather than value-initialised (zeroed).
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+}  // namespace detail
+
 /// Owning, contiguous volume with its voxel spacing (1 unless set).
 template <class T>
 class Volume {
@@ -52,6 +84,9 @@ class Volume {
   /// nx x ny x nz voxels set to `fill`, spacing 1.
   Volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, T fill = T{})
       : nx_(nx), ny_(ny), nz_(nz), voxels_(static_cast<std::size_t>(nx * ny * nz), fill) {}
+  /// nx x ny x nz voxels left unset (`winnow::uninitialized`), spacing 1.
+  Volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, Uninitialized)
+      : nx_(nx), ny_(ny), nz_(nz), voxels_(static_cast<std::size_t>(nx * ny * nz)) {}
 
   std::int64_t nx() const { return nx_; }
   std::int64_t ny() const { return ny_; }
@@ -86,7 +121,7 @@ class Volume {
   }
   std::int64_t nx_ = 0, ny_ = 0, nz_ = 0;
   double sx_ = 1, sy_ = 1, sz_ = 1;
-  std::vector<T> voxels_;
+  std::vector<T, detail::DefaultInitAllocator<T>> voxels_;
 };
 
 }  // namespace winnow
