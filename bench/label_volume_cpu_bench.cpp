@@ -12,10 +12,10 @@
 // included, as a Python caller sees it.
 //
 //   bench_label_volume_cpu [--size N] [--reps R] [--densities 0.1,0.3,0.5,0.9] [--case TEXT]
-//                          [--conn C] [--kind binary|multi] [--dump DIR]
+//                          [--conn C] [--kind binary|multi] [--no-stats] [--dump DIR]
 //
 // --case keeps the cases whose name contains TEXT, --conn one connectivity, --kind one kind (for
-// profiling one case). --dump DIR writes each binary case's mask as DIR/<case>.npy.
+// profiling one case; --no-stats leaves the statistics calls out). --dump DIR writes each binary case's mask as DIR/<case>.npy.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   int reps = 7;
   std::string dump, only_case, only_kind, densities = "0.1,0.3,0.5,0.9";
   int only_conn = 0;
+  bool with_stats = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--size" && i + 1 < argc) size = std::stoll(argv[++i]);
@@ -71,10 +72,11 @@ int main(int argc, char** argv) {
     else if (a == "--case" && i + 1 < argc) only_case = argv[++i];
     else if (a == "--conn" && i + 1 < argc) only_conn = std::stoi(argv[++i]);
     else if (a == "--kind" && i + 1 < argc) only_kind = argv[++i];
+    else if (a == "--no-stats") with_stats = false;
     else {
       std::fprintf(stderr,
                    "usage: bench_label_volume_cpu [--size N] [--reps R] [--densities LIST] [--case TEXT] [--conn C] "
-                   "[--kind binary|multi] [--dump DIR]\n");
+                   "[--kind binary|multi] [--no-stats] [--dump DIR]\n");
       return 2;
     }
   }
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
           count = res.count;
         }
         opt.want_stats = true;
-        stats.push_back(label(c.voxels.view(), opt).milliseconds);
+        stats.push_back(with_stats ? label(c.voxels.view(), opt).milliseconds : 0.0);
       }
       std::printf("%-18s %-6s %4d %12lld %10.2f %10.2f %10.2f %10llu\n", c.name.c_str(), kind, conn,
                   static_cast<long long>(c.voxels.size()), median(labels), median(call), median(stats),

@@ -511,6 +511,16 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
     }
     runs_of(rb.f, rb.s, nw, st.get(), en.get());
     const V* in = Multi && want ? wr.vol.row(y, z) : nullptr;
+    // Rows of short runs (4 voxels or fewer on average) are zeroed first, then each run is one
+    // 16-byte store and the zeros after it another (no loop whose exit mispredicts); rows of
+    // longer runs write each gap and each run with 16-byte fills.
+    bool scatter = false;
+    if constexpr (std::is_same_v<Label, std::uint32_t>) {
+      std::uint32_t covered = 0;
+      for (std::uint32_t i = 0; i < rb.runs; ++i) covered += en[i] - st[i];
+      scatter = covered <= 4 * rb.runs;
+      if (scatter) std::memset(out, 0, static_cast<std::size_t>(nx) * sizeof(Label));
+    }
     std::uint32_t x = 0;
     for (std::uint32_t i = 0; i < rb.runs; ++i) {
       const Idx k = rb.first + i;
@@ -519,8 +529,12 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
       p[k] = L;
       const std::uint32_t a = st[i], b = en[i];
       if constexpr (std::is_same_v<Label, std::uint32_t>) {
-        fill_over(out, x, a, nx32, 0);  // 16-byte stores that may run past b, never past the row
-        fill_over(out, a, b, nx32, static_cast<std::uint32_t>(L));
+        if (scatter) {
+          put_run(out, a, b, nx32, static_cast<std::uint32_t>(L));
+        } else {
+          fill_over(out, x, a, nx32, 0);  // 16-byte stores that may run past b, never past the row
+          fill_over(out, a, b, nx32, static_cast<std::uint32_t>(L));
+        }
       } else {
         std::fill(out + x, out + a, Label{0});
         std::fill(out + a, out + b, static_cast<Label>(L));
@@ -551,8 +565,11 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
         f.sx += sx, f.sy += static_cast<std::uint64_t>(y) * len, f.sz += static_cast<std::uint64_t>(z) * len;
       }
     }
-    if constexpr (std::is_same_v<Label, std::uint32_t>) fill_over(out, x, nx32, nx32, 0);
-    else std::fill(out + x, out + nx, Label{0});
+    if constexpr (std::is_same_v<Label, std::uint32_t>) {
+      if (!scatter) fill_over(out, x, nx32, nx32, 0);
+    } else {
+      std::fill(out + x, out + nx, Label{0});
+    }
   }
 }
 
