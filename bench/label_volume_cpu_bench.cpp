@@ -9,7 +9,8 @@
 //                   t > 2, 2 for t < -2).
 // "labels ms" and "stats ms" are the library's milliseconds (the label volume's allocation
 // outside); "call ms" is the whole call of labels only, the allocation of the label volume
-// included, as a Python caller sees it.
+// included, as a Python caller sees it; "cpu ms" the process's CPU time in that call (all threads:
+// with one thread, the call's time less any time the machine's load took the core away).
 //
 //   bench_label_volume_cpu [--size N] [--reps R] [--densities 0.1,0.3,0.5,0.9] [--case TEXT]
 //                          [--conn C] [--kind binary|multi] [--no-stats] [--dump DIR]
@@ -17,6 +18,8 @@
 // --case keeps the cases whose name contains TEXT, --conn one connectivity, --kind one kind (for
 // profiling one case; --no-stats leaves the statistics calls out). --dump DIR writes each binary case's mask as DIR/<case>.npy.
 #include <algorithm>
+#include <time.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -48,6 +51,12 @@ Volume<std::uint8_t> tiled(const Volume<T>& src, std::int64_t n, F&& f) {
     for (std::int64_t y = 0; y < n; ++y)
       for (std::int64_t x = 0; x < n; ++x) v(x, y, z) = f(src(x % src.nx(), y % src.ny(), z % src.nz()));
   return v;
+}
+
+double cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 double median(std::vector<double> t) {
@@ -118,29 +127,31 @@ int main(int argc, char** argv) {
     for (const auto& c : cases)
       if (!c.multi) io::write_volume(dump + "/" + c.name + ".npy", c.voxels.view());
   }
-  std::printf("%-18s %-6s %4s %12s %10s %10s %10s %10s\n", "case", "kind", "conn", "voxels", "labels ms", "call ms",
-              "stats ms", "count");
+  std::printf("%-18s %-6s %4s %12s %10s %10s %10s %10s %10s\n", "case", "kind", "conn", "voxels", "labels ms",
+              "call ms", "stats ms", "count", "cpu ms");
   for (const auto& c : cases)
     for (int conn : {6, 18, 26}) {
       const char* kind = c.multi ? "multi" : "binary";
       if ((only_conn != 0 && conn != only_conn) || (!only_kind.empty() && only_kind != kind)) continue;
-      std::vector<double> labels, call, stats;
+      std::vector<double> labels, call, stats, cpu;
       std::uint64_t count = 0;
       for (int r = 0; r < reps; ++r) {
         LabelOptions opt{.connectivity = conn, .multilabel = c.multi, .want_stats = false, .backend = Backend::cpu};
         const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = cpu_ms();
         {
           const VolumeLabeling res = label(c.voxels.view(), opt);
           call.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+          cpu.push_back(cpu_ms() - c0);
           labels.push_back(res.milliseconds);
           count = res.count;
         }
         opt.want_stats = true;
         stats.push_back(with_stats ? label(c.voxels.view(), opt).milliseconds : 0.0);
       }
-      std::printf("%-18s %-6s %4d %12lld %10.2f %10.2f %10.2f %10llu\n", c.name.c_str(), kind, conn,
+      std::printf("%-18s %-6s %4d %12lld %10.2f %10.2f %10.2f %10llu %10.2f\n", c.name.c_str(), kind, conn,
                   static_cast<long long>(c.voxels.size()), median(labels), median(call), median(stats),
-                  static_cast<unsigned long long>(count));
+                  static_cast<unsigned long long>(count), median(cpu));
       std::fflush(stdout);
     }
   return 0;

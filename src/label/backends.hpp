@@ -97,6 +97,9 @@ struct VolumeLabelRequest {
   int connectivity = 26;     ///< 6, 18 or 26
   bool multilabel = false;   ///< neighbours join only when their values are equal (and non-zero)
   bool want_stats = true;
+  /// CPU: the labels hold zeros already (a ZeroPages volume): background is left alone, so only
+  /// the foreground's labels are written.
+  bool labels_zero = false;
   StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
   const ProgressSink* progress = nullptr;  ///< CPU: told of the slab passes done (LabelOptions::progress)
 };

@@ -100,10 +100,12 @@ struct CoreResult {
 
 /// Labels `volume` into exactly one of out32 / out64 (the other has null data; the volume's size,
 /// any strides), then filters and renumbers. Connectivity already checked (6, 18 or 26).
-/// `backend`: the one choose_backend gave (`choice_ms` to choose it).
+/// `backend`: the one choose_backend gave (`choice_ms` to choose it); `labels_zero`: the labels hold
+/// zeros already (the CPU then writes only the foreground's).
 template <class T>
 CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out32, VolumeView<std::uint64_t> out64,
-                      const LabelOptions& options, int connectivity, Backend backend, double choice_ms) {
+                      const LabelOptions& options, int connectivity, Backend backend, double choice_ms,
+                      bool labels_zero = false) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool wide = out64.data != nullptr;
   CoreResult result;
@@ -118,6 +120,7 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
   req.connectivity = connectivity;
   req.multilabel = options.multilabel;
   req.want_stats = options.want_stats || filter;
+  req.labels_zero = labels_zero;
   req.times = &result.stages;
   if (options.progress) req.progress = &options.progress;
   std::vector<detail::VolumeComponentSums> sums;
@@ -180,14 +183,15 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options, bo
   const auto t0 = std::chrono::steady_clock::now();
   const Backend backend = choose_backend(options, volume.size());
   const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // Allocated before the clock starts, as for images: the milliseconds are the labeling's. The CPU
-  // backend writes every voxel, so its labels are not zeroed first (a pass on one thread as long as
-  // the labeling's own writes), and their pages are asked to be huge ones (first touched by the
-  // labeling's threads).
+  // Allocated before the clock starts, as for images: the milliseconds are the labeling's. For the
+  // CPU backend the labels are zero by calloc (pages fresh from the system are not written twice:
+  // the labeling writes only the foreground), and their pages are asked to be huge ones (first
+  // touched by the labeling's threads).
   const bool label_wide = wide_labels || static_cast<std::uint64_t>(volume.size()) >= k32;
+  const bool cpu = backend == Backend::cpu;
   const auto allocate = [&]<class L>(Volume<L>& labels) {
-    if (backend == Backend::cpu) {
-      labels = Volume<L>(volume.nx, volume.ny, volume.nz, uninitialized);
+    if (cpu) {
+      labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
       detail::cpu::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
     } else {
       labels = Volume<L>(volume.nx, volume.ny, volume.nz);
@@ -197,11 +201,10 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options, bo
   else allocate(result.labels);
   CoreResult core = label_core(volume, label_wide ? VolumeView<std::uint32_t>() : result.labels.view(),
                                label_wide ? result.labels64.view() : VolumeView<std::uint64_t>(), options, connectivity,
-                               backend, choice_ms);
+                               backend, choice_ms, cpu);
   if (label_wide && !wide_labels && core.count < k32) {
-    // A volume of 2^32 voxels or more whose count fits: 32-bit labels, as promised (every voxel is
-    // written below).
-    result.labels = Volume<std::uint32_t>(volume.nx, volume.ny, volume.nz, uninitialized);
+    // A volume of 2^32 voxels or more whose count fits: 32-bit labels, as promised.
+    result.labels = Volume<std::uint32_t>(volume.nx, volume.ny, volume.nz, zero_pages);
     const std::int64_t n = volume.size();
     const std::uint64_t* wide_data = result.labels64.data();
     std::uint32_t* narrow = result.labels.data();

@@ -478,6 +478,7 @@ struct Writes {
   VolumeView<const V> vol;  // multi-label: the volume
   VolumeView<Label> labels;
   const std::vector<std::uint64_t>* lab_lo;
+  bool labels_zero;          // the labels hold zeros: only runs are written
   VolumeComponentSums* own;  // statistics, or null
   std::vector<std::unique_ptr<ForeignSums, FreeDeleter>>* foreign;
   std::vector<std::vector<Idx>>* foreign_seen;
@@ -505,21 +506,25 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
     const std::int64_t y = r % ny, z = r / ny;
     Label* out = wr.labels.row(y, z);
     if (rb.runs == 0) {
+      if (wr.labels_zero) continue;
       if constexpr (std::is_same_v<Label, std::uint32_t>) fill_over(out, 0, nx32, nx32, 0);
       else std::fill(out, out + nx, Label{0});
       continue;
     }
     runs_of(rb.f, rb.s, nw, st.get(), en.get());
     const V* in = Multi && want ? wr.vol.row(y, z) : nullptr;
-    // Rows of short runs (4 voxels or fewer on average) are zeroed first, then each run is one
-    // 16-byte store and the zeros after it another (no loop whose exit mispredicts); rows of
-    // longer runs write each gap and each run with 16-byte fills.
-    bool scatter = false;
+    // Labels that hold zeros already get their runs only. Otherwise rows of short runs (4 voxels
+    // or fewer on average) are zeroed first, then each run is one 16-byte store and the zeros
+    // after it another (no loop whose exit mispredicts); rows of longer runs write each gap and
+    // each run with 16-byte fills.
+    bool scatter = wr.labels_zero;
     if constexpr (std::is_same_v<Label, std::uint32_t>) {
-      std::uint32_t covered = 0;
-      for (std::uint32_t i = 0; i < rb.runs; ++i) covered += en[i] - st[i];
-      scatter = covered <= 4 * rb.runs;
-      if (scatter) std::memset(out, 0, static_cast<std::size_t>(nx) * sizeof(Label));
+      if (!scatter) {
+        std::uint32_t covered = 0;
+        for (std::uint32_t i = 0; i < rb.runs; ++i) covered += en[i] - st[i];
+        scatter = covered <= 4 * rb.runs;
+        if (scatter) std::memset(out, 0, static_cast<std::size_t>(nx) * sizeof(Label));
+      }
     }
     std::uint32_t x = 0;
     for (std::uint32_t i = 0; i < rb.runs; ++i) {
@@ -536,7 +541,7 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
           fill_over(out, a, b, nx32, static_cast<std::uint32_t>(L));
         }
       } else {
-        std::fill(out + x, out + a, Label{0});
+        if (!wr.labels_zero) std::fill(out + x, out + a, Label{0});
         std::fill(out + a, out + b, static_cast<Label>(L));
       }
       x = b;
@@ -567,7 +572,7 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
     }
     if constexpr (std::is_same_v<Label, std::uint32_t>) {
       if (!scatter) fill_over(out, x, nx32, nx32, 0);
-    } else {
+    } else if (!wr.labels_zero) {
       std::fill(out + x, out + nx, Label{0});
     }
   }
@@ -698,8 +703,8 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
     }
   }
   const VolumeView<const V> values(reinterpret_cast<const V*>(vol.data), nx, ny, vol.nz, vol.row_stride, vol.slice_stride);
-  const Writes<V, Idx, Label> wr{&bits, parent.data(), values, labels, &lab_lo, sums ? sums->data() : nullptr,
-                                 &foreign, &foreign_seen};
+  const Writes<V, Idx, Label> wr{&bits,   parent.data(), values,        labels, &lab_lo, req.labels_zero,
+                                 sums ? sums->data() : nullptr, &foreign, &foreign_seen};
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
     write_slab<Multi>(wr, s, row0[static_cast<std::size_t>(s)], row0[static_cast<std::size_t>(s) + 1]);
