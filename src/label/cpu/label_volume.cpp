@@ -205,7 +205,7 @@ template <int Conn, bool Multi, class V, class Idx, class Join>
     for (int t = 0; t < kOverlaps; ++t) {
       c[t] = fb & e.row[t].f[w];
       if constexpr (Multi)
-        if (c[t]) c[t] &= equal_at(vb, e.values[t], x0, n, nx, 0);
+        if (c[t]) c[t] = keep_equal(c[t], vb, e.values[t], x0, n, nx, 0);
     }
     std::uint64_t pairs[4];
 #pragma GCC unroll 4
@@ -240,8 +240,8 @@ template <int Conn, bool Multi, class V, class Idx, class Join>
         const std::uint64_t f1_right = (f1 >> 1) | (more ? e.row[1].f[w + 1] << 63 : 0);
         side_right = fb & f1_right, side_left = fb & f1_left;
         if constexpr (Multi) {
-          if (side_right) side_right &= equal_at(vb, e.values[1], x0, n, nx, 1);
-          if (side_left) side_left &= equal_at(vb, e.values[1], x0, n, nx, -1);
+          if (side_right) side_right = keep_equal(side_right, vb, e.values[1], x0, n, nx, 1);
+          if (side_left) side_left = keep_equal(side_left, vb, e.values[1], x0, n, nx, -1);
         }
       };
 #pragma GCC unroll 4
@@ -258,8 +258,8 @@ template <int Conn, bool Multi, class V, class Idx, class Join>
         carry_ea[t] = ea >> 63;
         if (!(use >> t & 1) || !(right | left)) continue;
         if constexpr (Multi) {
-          if (right) right &= equal_at(vb, e.values[t], x0, n, nx, 1);
-          if (left) left &= equal_at(vb, e.values[t], x0, n, nx, -1);
+          if (right) right = keep_equal(right, vb, e.values[t], x0, n, nx, 1);
+          if (left) left = keep_equal(left, vb, e.values[t], x0, n, nx, -1);
         }
         if (t != 1 && (right | left)) {
           sides();

@@ -66,14 +66,35 @@ inline std::uint64_t equal_bits(const T* a, const T* b, int n) {
 
 /// Bit i: vb[x0 + i] == va[x0 + i + dx] (dx = -1, 0 or 1), for the i < n <= 64 whose x0 + i + dx lies
 /// in [0, nx) (others 0): the equality of a row with another row, or with its left or right
-/// neighbour in it.
+/// neighbour in it. Reads only inside both rows.
 template <class T>
 inline std::uint64_t equal_at(const T* vb, const T* va, std::int64_t x0, int n, std::int64_t nx, int dx) {
+  if (n == 64) {
+    if (x0 + dx >= 0 && x0 + 64 + dx <= nx) return equal64<T, false>(vb + x0, va + x0 + dx);
+    // A full word at the start (dx = -1) or the end (dx = 1) of a row longer than one word:
+    // shifted compares that stay inside the row.
+    if (dx < 0 && x0 + 64 < nx) return equal64<T, false>(vb + x0 + 1, va + x0) << 1;
+    if (dx > 0 && x0 > 0) return equal64<T, false>(vb + x0 - 1, va + x0) >> 1;
+  }
   const int lo = x0 + dx < 0 ? 1 : 0;
   const int hi = x0 + n + dx > nx ? n - 1 : n;
-  if (lo == 0 && hi == 64) return equal64<T, false>(vb + x0, va + x0 + dx);
   if (hi <= lo) return 0;
   return equal_bits(vb + x0 + lo, va + x0 + lo + dx, hi - lo) << lo;
+}
+
+/// The bits of `mask` (candidates among the n <= 64 voxels from x0, each with x0 + i + dx in
+/// [0, nx)) where vb[x0 + i] == va[x0 + i + dx]: one by one when they are few, else a SIMD compare
+/// of the word.
+template <class T>
+[[gnu::always_inline]] inline std::uint64_t keep_equal(std::uint64_t mask, const T* vb, const T* va, std::int64_t x0,
+                                                       int n, std::int64_t nx, int dx) {
+  if (__builtin_popcountll(mask) > 4) return mask & equal_at(vb, va, x0, n, nx, dx);
+  std::uint64_t kept = 0;
+  for (std::uint64_t m = mask; m; m &= m - 1) {
+    const int i = __builtin_ctzll(m);
+    kept |= static_cast<std::uint64_t>(vb[x0 + i] == va[x0 + i + dx]) << i;
+  }
+  return kept;
 }
 
 /// Bit i: a[i] != 0, for i < n <= 64 (bits from n on are 0).
