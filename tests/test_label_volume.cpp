@@ -5,6 +5,7 @@
 // edges or corners, strided views, every voxel type, wide labels, min_area and largest_k, and the
 // bundled real volumes; CUDA against the CPU where a device answers.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -105,52 +106,88 @@ TEST(LabelVolume, RandomVolumesMatchTheOracle) {
         }
 }
 
-/// The CPU backend called with a request of its own (so with its own tuning), against the oracle:
-/// every label, the count and every component's sums.
-template <class T>
-void check_cpu_request(const Volume<T>& v, detail::VolumeLabelRequest<T> req, const std::string& what) {
-  Volume<std::uint32_t> labels(v.nx(), v.ny(), v.nz());
-  req.volume = v.view();
-  req.labels32 = labels.view();
-  std::vector<detail::VolumeComponentSums> sums;
-  const std::uint64_t n = detail::cpu::label_volume(req, &sums);
-  const OracleLabeling o = oracle_label_volume(req.volume, req.connectivity, req.multilabel);
-  ASSERT_EQ(n, o.components.size()) << what;
-  const auto got = labels.voxels();
-  for (std::size_t i = 0; i < o.labels.size(); ++i)
-    ASSERT_EQ(static_cast<std::uint64_t>(got[i]), o.labels[i]) << what << " at voxel " << i;
-  ASSERT_EQ(sums.size(), o.components.size()) << what;
-  for (std::size_t i = 0; i < o.components.size(); ++i) {
-    const auto& c = o.components[i];
-    const auto& s = sums[i];
-    ASSERT_EQ(s.voxels, c.voxels) << what << " label " << i + 1;
-    EXPECT_EQ(s.sum_x, c.sum_x) << what;
-    EXPECT_EQ(s.sum_y, c.sum_y) << what;
-    EXPECT_EQ(s.sum_z, c.sum_z) << what;
-    EXPECT_EQ(s.min_x, c.min_x) << what;
-    EXPECT_EQ(s.min_y, c.min_y) << what;
-    EXPECT_EQ(s.min_z, c.min_z) << what;
-    EXPECT_EQ(s.max_x, c.max_x) << what;
-    EXPECT_EQ(s.max_y, c.max_y) << what;
-    EXPECT_EQ(s.max_z, c.max_z) << what;
-    EXPECT_EQ(s.value, c.value) << what;
-  }
+// Thin slabs: seams every few rows, inside slices and across them, with slabs thinner than a
+// slice (the earlier rows of a seam then lie in several earlier slabs).
+TEST(LabelVolume, ThinSlabsMatchTheOracle) {
+  const std::int64_t saved = detail::cpu::volume_slab_rows;
+  std::uint64_t seed = 3000;
+  for (const std::int64_t slab_rows : {1, 3, 10, 70})
+    for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
+      for (double d : {0.1, 0.5, 0.9})
+        for (int conn : {6, 18, 26})
+          for (bool multi : {false, true}) {
+            detail::cpu::volume_slab_rows = slab_rows;
+            const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
+            check_volume(v, conn, multi, "slabs of " + std::to_string(slab_rows) + " rows, " + name(s[0], s[1], s[2], d, conn, multi));
+          }
+  detail::cpu::volume_slab_rows = saved;
 }
 
-// Slices too wide for the bit-row ring find touching runs with the two-pointer scan: the same
-// volumes through that path, the ring's limit set to 0 on the request.
-TEST(LabelVolume, TwoPointerPathMatchesTheOracle) {
-  std::uint64_t seed = 3000;
-  for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
+// Rows of whole 64-voxel words: multi-label values compared across word edges with the shifted
+// compares, and runs that span words.
+TEST(LabelVolume, WholeWordRowsMatchTheOracle) {
+  const std::int64_t sizes[][3] = {{64, 9, 7}, {128, 5, 6}, {192, 4, 5}, {256, 3, 4}};
+  std::uint64_t seed = 3500;
+  for (const auto& s : sizes)
     for (double d : {0.1, 0.5, 0.9})
       for (int conn : {6, 18, 26})
         for (bool multi : {false, true}) {
+          const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 2 : 1, seed++);
+          check_volume(v, conn, multi, name(s[0], s[1], s[2], d, conn, multi));
+        }
+}
+
+// Any number of threads gives the same labels and statistics: volumes past the size where a
+// second thread starts (2^18 voxels each), thin and flat ones among them, every connectivity.
+TEST(LabelVolume, ThreadCountsGiveIdenticalResults) {
+  const int saved = omp_get_max_threads();
+  const std::int64_t sizes[][3] = {{97, 83, 131}, {1000, 1100, 1}, {3, 700, 600}, {515, 2, 1030}};
+  std::uint64_t seed = 3700;
+  for (const auto& s : sizes)
+    for (double d : {0.2, 0.6})
+      for (int conn : {6, 18, 26})
+        for (bool multi : {false, true}) {
           const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
+          const LabelOptions opt{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu};
+          omp_set_num_threads(1);
+          const VolumeLabeling one = label(v.view(), opt);
+          for (int threads : {2, 3, 4}) {
+            omp_set_num_threads(threads);
+            const VolumeLabeling r = label(v.view(), opt);
+            const std::string what = name(s[0], s[1], s[2], d, conn, multi) + ", " + std::to_string(threads) + " threads";
+            ASSERT_EQ(r.count, one.count) << what;
+            ASSERT_TRUE(std::equal(r.labels.voxels().begin(), r.labels.voxels().end(), one.labels.voxels().begin())) << what;
+            ASSERT_EQ(r.stats, one.stats) << what;
+          }
+        }
+  omp_set_num_threads(saved);
+  // One of them against the oracle, on 4 threads.
+  omp_set_num_threads(4);
+  check_volume(random_volume<std::uint8_t>(97, 83, 131, 0.3, 1, 3799), 26, false, "97x83x131 on 4 threads");
+  omp_set_num_threads(saved);
+}
+
+// The CPU backend called on a label buffer that does not hold zeros (what a caller's own buffer
+// may hold) writes the background too: the same labels as through the front end.
+TEST(LabelVolume, LabelsIntoUnzeroedBuffers) {
+  std::uint64_t seed = 3900;
+  for (double d : {0.05, 0.5, 0.95})
+    for (int conn : {6, 26})
+      for (bool multi : {false, true})
+        for (bool wide : {false, true}) {
+          const auto v = random_volume<std::uint8_t>(70, 33, 41, d, multi ? 3 : 1, seed++);
+          const VolumeLabeling ref = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu});
+          Volume<std::uint32_t> out32(70, 33, 41, 0xdeadbeefu);
+          Volume<std::uint64_t> out64(70, 33, 41, ~std::uint64_t{0});
           detail::VolumeLabelRequest<std::uint8_t> req;
+          req.volume = v.view();
+          if (wide) req.labels64 = out64.view();
+          else req.labels32 = out32.view();
           req.connectivity = conn;
           req.multilabel = multi;
-          req.run_bits_ring_limit = 0;
-          check_cpu_request(v, req, "two-pointer " + name(s[0], s[1], s[2], d, conn, multi));
+          ASSERT_EQ(detail::cpu::label_volume(req, nullptr), ref.count);
+          for (std::size_t i = 0; i < ref.labels.voxels().size(); ++i)
+            ASSERT_EQ(wide ? out64.voxels()[i] : out32.voxels()[i], ref.labels.voxels()[i]) << "voxel " << i;
         }
 }
 

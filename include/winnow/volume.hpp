@@ -3,10 +3,14 @@
 /// Non-owning 3D volume views and owning volumes: x varies fastest in memory, then y, then z.
 /// Strides are counted in elements; voxel spacing (the physical size of a voxel along x, y and
 /// z, in the file's units, usually mm) travels with the volume. 64-bit sizes throughout.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace winnow {
@@ -44,6 +48,48 @@ struct VolumeView {
   bool contiguous() const { return row_stride == nx && slice_stride == nx * ny; }
 };
 
+/// Tag of the Volume constructor whose voxels are zero by calloc: memory fresh from the system
+/// (large volumes) is zero already, so no pass writes the zeros, and a writer that then leaves the
+/// zero voxels alone writes only the others (a label volume: the foreground).
+struct ZeroPages {};
+inline constexpr ZeroPages zero_pages{};
+
+namespace detail {
+/// The allocator of Volume's storage: malloc, or calloc for a ZeroPages volume (any instance frees
+/// any other's memory), and elements constructed without a value default-initialised (their
+/// storage left as allocated) rather than value-initialised.
+template <class T>
+struct VolumeAllocator {
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using is_always_equal = std::true_type;
+  bool zeroed = false;
+  VolumeAllocator() = default;
+  explicit VolumeAllocator(bool z) noexcept : zeroed(z) {}
+  template <class U>
+  VolumeAllocator(const VolumeAllocator<U>& o) noexcept : zeroed(o.zeroed) {}
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    void* p = zeroed ? std::calloc(n, sizeof(T)) : std::malloc(std::max<std::size_t>(n, 1) * sizeof(T));
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  bool operator==(const VolumeAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+}  // namespace detail
+
 /// Owning, contiguous volume with its voxel spacing (1 unless set).
 template <class T>
 class Volume {
@@ -52,6 +98,10 @@ class Volume {
   /// nx x ny x nz voxels set to `fill`, spacing 1.
   Volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, T fill = T{})
       : nx_(nx), ny_(ny), nz_(nz), voxels_(static_cast<std::size_t>(nx * ny * nz), fill) {}
+  /// nx x ny x nz voxels zero by calloc (`winnow::zero_pages`), spacing 1.
+  Volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, ZeroPages)
+      : nx_(nx), ny_(ny), nz_(nz),
+        voxels_(static_cast<std::size_t>(nx * ny * nz), detail::VolumeAllocator<T>(true)) {}
 
   std::int64_t nx() const { return nx_; }
   std::int64_t ny() const { return ny_; }
@@ -86,7 +136,7 @@ class Volume {
   }
   std::int64_t nx_ = 0, ny_ = 0, nz_ = 0;
   double sx_ = 1, sy_ = 1, sz_ = 1;
-  std::vector<T> voxels_;
+  std::vector<T, detail::VolumeAllocator<T>> voxels_;
 };
 
 }  // namespace winnow

@@ -98,11 +98,11 @@ struct VolumeLabelRequest {
   int connectivity = 26;     ///< 6, 18 or 26
   bool multilabel = false;   ///< neighbours join only when their values are equal (and non-zero)
   bool want_stats = true;
+  /// CPU: the labels hold zeros already (a ZeroPages volume): background is left alone, so only
+  /// the foreground's labels are written.
+  bool labels_zero = false;
   StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
   const ProgressSink* progress = nullptr;  ///< CPU: told of the slab passes done (LabelOptions::progress)
-  /// CPU: the largest ring of run bit rows (bytes, per slab) the labeling keeps; wider slices find
-  /// touching runs with the two-pointer scan (a test sets 0 to take that path).
-  double run_bits_ring_limit = 16.0 * (1 << 20);
 };
 
 /// Statistics of a component of a volume (or of a part of one) as exact integer sums, so that
@@ -155,6 +155,13 @@ namespace cpu {
 /// record per label. Instantiated for std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t.
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
+/// Rows per slab of the parallel volume labeling (0, the default: chosen by the volume's size and
+/// the thread count). A variable so that tests can force thin slabs and many seams.
+extern std::int64_t volume_slab_rows;
+/// Asks the kernel for transparent huge pages over the 2 MiB pages inside [data, data + bytes)
+/// (Linux; elsewhere nothing): a buffer written once then costs one page fault per 2 MiB instead
+/// of one per 4 KiB. Call it before the buffer is first written.
+void advise_huge_pages(void* data, std::size_t bytes);
 /// Volumes whose rows could hold this many runs or more index their runs with 64 bits (else 32:
 /// 2^31, the numbering's flag bit leaves 31). A variable so that tests can take either path.
 extern double volume_narrow_run_index_limit;

@@ -93,14 +93,16 @@ struct CoreResult {
 
 /// Labels `volume` into exactly one of out32 / out64 (the other has null data; the volume's size,
 /// any strides), then filters and renumbers. Connectivity already checked (6, 18 or 26).
+/// `backend`: the one choose_backend gave (`choice_ms` to choose it); `labels_zero`: the labels hold
+/// zeros already (the CPU then writes only the foreground's).
 template <class T>
 CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out32, VolumeView<std::uint64_t> out64,
-                      const LabelOptions& options, int connectivity) {
+                      const LabelOptions& options, int connectivity, Backend backend, double choice_ms,
+                      bool labels_zero = false) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool wide = out64.data != nullptr;
   CoreResult result;
-  result.backend = choose_backend(options, volume.size());
-  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  result.backend = backend;
   result.algorithm = volume_algorithm(result.backend, options.algorithm);
 
   const bool filter = options.min_area > 1 || options.largest_k > 0;
@@ -111,6 +113,7 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
   req.connectivity = connectivity;
   req.multilabel = options.multilabel;
   req.want_stats = options.want_stats || filter;
+  req.labels_zero = labels_zero;
   req.times = &result.stages;
   if (options.progress) req.progress = &options.progress;
   std::vector<detail::VolumeComponentSums> sums;
@@ -157,7 +160,7 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
       result.stats[static_cast<std::size_t>(i)] = to_volume_stats(sums[static_cast<std::size_t>(i)]);
   }
   result.count = n;
-  result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  result.milliseconds = choice_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   result.stages.device_setup += choice_ms;
   result.stages.compute = result.milliseconds - result.stages.device_setup - result.stages.transfers;
   return result;
@@ -171,15 +174,31 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   const int connectivity = resolve_connectivity(options.connectivity, 3);
   const bool wide_labels = options.wide_labels;
   VolumeLabeling result;
-  // Allocated before the clock starts, as for images: the milliseconds are the labeling's.
+  const auto t0 = std::chrono::steady_clock::now();
+  const Backend backend = choose_backend(options, volume.size());
+  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Allocated before the clock starts, as for images: the milliseconds are the labeling's. For the
+  // CPU backend the labels are zero by calloc (pages fresh from the system are not written twice:
+  // the labeling writes only the foreground), and their pages are asked to be huge ones (first
+  // touched by the labeling's threads).
   const bool label_wide = wide_labels || static_cast<std::uint64_t>(volume.size()) >= k32;
-  if (label_wide) result.labels64 = Volume<std::uint64_t>(volume.nx, volume.ny, volume.nz);
-  else result.labels = Volume<std::uint32_t>(volume.nx, volume.ny, volume.nz);
+  const bool cpu = backend == Backend::cpu;
+  const auto allocate = [&]<class L>(Volume<L>& labels) {
+    if (cpu) {
+      labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
+      detail::cpu::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
+    } else {
+      labels = Volume<L>(volume.nx, volume.ny, volume.nz);
+    }
+  };
+  if (label_wide) allocate(result.labels64);
+  else allocate(result.labels);
   CoreResult core = label_core(volume, label_wide ? VolumeView<std::uint32_t>() : result.labels.view(),
-                               label_wide ? result.labels64.view() : VolumeView<std::uint64_t>(), options, connectivity);
+                               label_wide ? result.labels64.view() : VolumeView<std::uint64_t>(), options, connectivity,
+                               backend, choice_ms, cpu);
   if (label_wide && !wide_labels && core.count < k32) {
     // A volume of 2^32 voxels or more whose count fits: 32-bit labels, as promised.
-    result.labels = Volume<std::uint32_t>(volume.nx, volume.ny, volume.nz);
+    result.labels = Volume<std::uint32_t>(volume.nx, volume.ny, volume.nz, zero_pages);
     const std::int64_t n = volume.size();
     const std::uint64_t* wide_data = result.labels64.data();
     std::uint32_t* narrow = result.labels.data();
@@ -220,7 +239,10 @@ Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t
                                       labels.stride * std::max<std::int64_t>(labels.height, 1));
   if (static_cast<std::uint64_t>(image.size()) >= k32)
     throw Error("label: an image of 2^32 pixels or more through the volume path may need 64-bit labels; label it as a volume");
-  CoreResult core = label_core(volume, out, VolumeView<std::uint64_t>(), options, connectivity);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Backend backend = choose_backend(options, volume.size());
+  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CoreResult core = label_core(volume, out, VolumeView<std::uint64_t>(), options, connectivity, backend, choice_ms);
   Labeling result;
   result.count = static_cast<std::uint32_t>(core.count);
   result.stats.reserve(core.stats.size());

@@ -99,4 +99,21 @@ inline void fill_over(std::uint32_t* out, std::uint32_t a, std::uint32_t b, std:
   for (; a < b; ++a) out[a] = v;
 }
 
+/// Writes v to out[a, b) of a row of `limit` elements that is zero there and after b: 16-byte
+/// stores that may write up to 3 elements past b, then one 16-byte store of zeros at b that puts
+/// them back (it may reach into a later run, which is written after). Element by element near the
+/// row's end.
+inline void put_run(std::uint32_t* out, std::uint32_t a, std::uint32_t b, std::uint32_t limit, std::uint32_t v) {
+#if defined(__SSE2__)
+  if (b + 4 <= limit) {
+    const __m128i vv = _mm_set1_epi32(static_cast<int>(v));
+    for (std::uint32_t x = a; x < b; x += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + x), vv);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + b), _mm_setzero_si128());
+    return;
+  }
+#endif
+  (void)limit;
+  for (; a < b; ++a) out[a] = v;
+}
+
 }  // namespace winnow::detail::cpu
