@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""winnow.dask.label on several GPUs of one host: one Dask worker process per GPU.
+
+A distributed cluster of one worker (one thread) per GPU, each worker seeing only its own card
+(CUDA_VISIBLE_DEVICES), the volume made chunk by chunk on the workers (CuPy chunks; nothing
+shipped from the client), labelled with winnow.dask.label, the labels relabelled and kept on the
+workers. For each GPU count: the time of stages 1-2 (chunk labeling, faces, global merge: the
+call) and of stage 3 (relabel), the busy time of each kind of task from distributed's task
+stream, and per-chunk digests of the labels compared with one winnow.label call on the whole
+volume (on the first GPU, in this process, before the cluster starts).
+
+    python bench/dask_multi_gpu.py --size 1024 --chunk 256 --gpus 1,2 --connectivity 26
+    python bench/dask_multi_gpu.py --numpy --size 128 --chunk 64 --gpus 1,2   # the plumbing, CPU only
+
+NVLink multicast stays off in every worker (NCCL_NVLS_ENABLE=0 and the like).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from dask_label_bench import lazy_volume, make_block, mni152_mask  # noqa: E402
+
+NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+os.environ.update(NO_MULTICAST)
+
+
+def digest(block):
+    """One uint64 per chunk: sum of label * (2 * flat index + 1) mod 2^64 (NumPy or CuPy)."""
+    xp = sys.modules["cupy"] if type(block).__module__.startswith("cupy") else np
+    weights = xp.arange(block.size, dtype=xp.uint64) * xp.uint64(2) + xp.uint64(1)
+    value = (block.reshape(-1).astype(xp.uint64) * weights).sum(dtype=xp.uint64)
+    return np.array([[[int(value)]]], dtype=np.uint64)
+
+
+def whole_digests(labels, chunk):
+    """digest() of every chunk of a whole labelled volume, as an array over the chunk grid."""
+    grid = tuple(-(-s // chunk) for s in labels.shape)
+    out = np.zeros(grid, np.uint64)
+    for z in range(grid[0]):
+        for y in range(grid[1]):
+            for x in range(grid[2]):
+                out[z, y, x] = digest(labels[z * chunk:(z + 1) * chunk, y * chunk:(y + 1) * chunk,
+                                             x * chunk:(x + 1) * chunk])[0, 0, 0]
+    return out
+
+
+def reference(args, xp):
+    """The whole volume labelled by one winnow.label call: N and the per-chunk digests."""
+    import winnow
+
+    shape = (args.size,) * 3
+    base = mni152_mask() if args.kind == "mri" else None
+    volume = make_block(args.kind, shape, (0, 0, 0), shape, args.density, args.seed, base, xp)
+    start = time.perf_counter()
+    labels, n = winnow.label(volume, args.connectivity, return_N=True)
+    if xp is not np:
+        xp.cuda.runtime.deviceSynchronize()
+    seconds = time.perf_counter() - start
+    digests = whole_digests(labels, args.chunk)
+    del labels, volume
+    if xp is not np:
+        xp.get_default_memory_pool().free_all_blocks()
+    return n, digests, seconds
+
+
+def cluster_of(gpus, numpy_chunks, threads):
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    path = os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH", "")) if p)
+    workers = {}
+    for i in range(gpus):
+        env = dict(NO_MULTICAST, PYTHONPATH=path, OMP_NUM_THREADS=str(threads))
+        if not numpy_chunks:
+            env["CUDA_VISIBLE_DEVICES"] = str(i)
+        workers[f"gpu{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env, "memory_limit": 0}}
+    return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}, workers=workers)
+
+
+def busy_by_kind(task_stream):
+    """Per task name (key prefix): tasks, summed compute seconds, and the wall span they covered."""
+    from dask.utils import key_split
+
+    kinds = defaultdict(lambda: [0, 0.0, float("inf"), 0.0])
+    for record in task_stream:
+        for part in record.get("startstops", ()):
+            if part.get("action") != "compute":
+                continue
+            k = kinds[key_split(record["key"])]
+            k[0] += 1
+            k[1] += part["stop"] - part["start"]
+            k[2] = min(k[2], part["start"])
+            k[3] = max(k[3], part["stop"])
+    return {name: (c, busy, stop - start) for name, (c, busy, start, stop) in kinds.items()}
+
+
+def run(args, gpus, xp, expected_n, expected_digests):
+    import dask.array as da
+    from distributed import Client, get_task_stream, wait
+
+    import winnow.dask as wd
+
+    threads = max(1, (os.cpu_count() or 1) // gpus)
+    with cluster_of(gpus, xp is np, threads) as cluster, Client(cluster) as client:
+        client.wait_for_workers(gpus)
+        darr = lazy_volume(args.kind, args.size, args.chunk, args.density, args.seed, xp)
+        rows = []
+        for rep in range(args.reps + 1):  # the first: warm-up (imports, CUDA contexts)
+            with get_task_stream(client) as stream:
+                start = time.perf_counter()
+                result = wd.label(darr, args.connectivity, stats=args.stats, progress=False)
+                labels, n = result[0], result[1]
+                called = time.perf_counter()
+                labels = labels.persist()
+                wait(labels)
+                done = time.perf_counter()
+            kinds = busy_by_kind(stream.data)
+            digests = da.map_blocks(digest, labels, dtype=np.uint64, chunks=(1, 1, 1),
+                                    meta=np.zeros((0, 0, 0), np.uint64)).compute()
+            equal = n == expected_n and np.array_equal(digests, expected_digests)
+            del labels, result
+            if rep:
+                rows.append((called - start, done - called, done - start, equal, kinds))
+        return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--chunk", type=int, default=256)
+    ap.add_argument("--gpus", default="1,2", help="GPU counts to run, e.g. 1,2,4")
+    ap.add_argument("--kind", default="random", choices=("random", "mri"))
+    ap.add_argument("--density", type=float, default=0.3)
+    ap.add_argument("--connectivity", type=int, default=26)
+    ap.add_argument("--stats", action="store_true", help="statistics too (stats=True)")
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--numpy", action="store_true", help="NumPy chunks on CPU workers (the plumbing, no GPU)")
+    args = ap.parse_args()
+    if args.numpy:
+        xp = np
+    else:
+        import cupy as xp
+    import dask
+    import distributed
+
+    import winnow
+
+    n_expected, expected, t_whole = reference(args, xp)
+    voxels = args.size**3
+    print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
+          f"{args.kind} {args.size}^3 u8 (density {args.density}), {args.chunk}^3 chunks, "
+          f"{args.connectivity}-connectivity{', stats' if args.stats else ''}; one winnow.label call on one "
+          f"{'CPU' if args.numpy else 'GPU'}: {t_whole * 1e3:.1f} ms, N = {n_expected}", flush=True)
+    table = ["| GPUs | label() s (stages 1-2) | relabel s | total s | G voxels/s | speed-up | equal | busiest tasks "
+             "(count, busy s, span s) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
+    first = None
+    for gpus in (int(g) for g in args.gpus.split(",")):
+        rows = run(args, gpus, xp, n_expected, expected)
+        call = statistics.median(r[0] for r in rows)
+        relabel = statistics.median(r[1] for r in rows)
+        total = statistics.median(r[2] for r in rows)
+        first = first or total
+        kinds = rows[-1][4]
+        top = sorted(kinds.items(), key=lambda kv: -kv[1][1])[:4]
+        busiest = "; ".join(f"{name} ({c}, {busy:.2f}, {span:.2f})" for name, (c, busy, span) in top)
+        line = (f"| {gpus} | {call:.3f} | {relabel:.3f} | {total:.3f} | {voxels / total / 1e9:.2f} | "
+                f"{first / total:.2f}x | {all(r[3] for r in rows)} | {busiest} |")
+        table.append(line)
+        print(line, flush=True)
+    print("\n" + "\n".join(table))
+
+
+if __name__ == "__main__":
+    main()
