@@ -173,13 +173,28 @@ int main(int argc, char** argv) {
   if (huge) sizes.push_back(std::int64_t{1} << 28);
   const int percents[] = {1, 50, 99};
   for (auto n : sizes) {
-    benchmark::RegisterBenchmark("memcpy_threads", BM_memcpy_threads)->Args({n})->UseRealTime()->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("memcpy_1thread", BM_memcpy_1thread)->Args({n})->UseRealTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("memcpy_threads", BM_memcpy_threads)
+        ->Args({n})
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("memcpy_1thread", BM_memcpy_1thread)
+        ->Args({n})
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
     for (int p : percents) {
-      benchmark::RegisterBenchmark("winnow_group_scan", BM_winnow_group_scan)->Args({n, p})->UseRealTime()->Unit(benchmark::kMicrosecond);
-      benchmark::RegisterBenchmark("std_copy_if", BM_std_copy_if)->Args({n, p})->UseRealTime()->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark("winnow_group_scan", BM_winnow_group_scan)
+          ->Args({n, p})
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark("std_copy_if", BM_std_copy_if)
+          ->Args({n, p})
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
       if (n == (std::int64_t{1} << 21))
-        benchmark::RegisterBenchmark("winnow_histopyramid", BM_winnow_histopyramid)->Args({n, p})->UseRealTime()->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark("winnow_histopyramid", BM_winnow_histopyramid)
+            ->Args({n, p})
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
     }
   }
   int ac = static_cast<int>(args.size());
@@ -188,10 +203,11 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
   const int threads = winnow::detail::cpu_threads();
-  std::printf("\nthreads %d; bytes/s as a fraction of copy bandwidth (compaction: n*4 read + k*4 written; copy: 2*n*4)\n"
-              "  of copy:    memcpy on %d threads (memcpy_threads), the machine's copy bandwidth\n"
-              "  of memcpy1: memcpy on one thread (memcpy_1thread)\n",
-              threads, threads);
+  std::printf(
+      "\nthreads %d; bytes/s as a fraction of copy bandwidth (compaction: n*4 read + k*4 written; copy: 2*n*4)\n"
+      "  of copy:    memcpy on %d threads (memcpy_threads), the machine's copy bandwidth\n"
+      "  of memcpy1: memcpy on one thread (memcpy_1thread)\n",
+      threads, threads);
   std::printf("%-12s %-8s %-22s %12s %10s %10s\n", "n", "kept", "contestant", "GB/s", "of copy", "of memcpy1");
   for (auto n : sizes) {
     const std::string ns = std::to_string(n);

@@ -27,9 +27,9 @@
 // (4n + 4k bytes) / time over the achieved cudaMemcpy D2D bandwidth (2 * 4n bytes / its time).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,12 +41,11 @@
 #include <string>
 #include <vector>
 
-#include "winnow/compact.hpp"
-#include "winnow/image_compact.hpp"
-#include "winnow/cuda/compact.hpp"
 #include "compact_sweep.cuh"
-
 #include "gpu_timing.cuh"
+#include "winnow/compact.hpp"
+#include "winnow/cuda/compact.hpp"
+#include "winnow/image_compact.hpp"
 
 namespace {
 
@@ -63,17 +62,20 @@ __host__ __device__ inline std::uint32_t hash32(std::uint64_t x) {
 }
 
 __global__ void fill_random(std::int32_t* p, std::uint64_t n, std::uint64_t seed) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<std::int32_t>(hash32(i * 0x9e3779b97f4a7c15ull + seed) >> 1);  // 0 .. 2^31 - 1
 }
 
 // A dark sky with ~8% bright sources.
 __global__ void fill_image(winnow::Rgba8* p, std::uint64_t n, std::uint64_t seed) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
     const std::uint32_t h = hash32(i + seed), g = hash32(i ^ (seed << 7));
     const bool bright = (h % 100) < 8;
     const std::uint8_t base = bright ? static_cast<std::uint8_t>(60 + g % 196) : static_cast<std::uint8_t>(g % 32);
-    p[i] = winnow::Rgba8{base, static_cast<std::uint8_t>(base ^ (h >> 8 & 7)), static_cast<std::uint8_t>(base ^ (h >> 16 & 7)), 255};
+    p[i] = winnow::Rgba8{base, static_cast<std::uint8_t>(base ^ (h >> 8 & 7)),
+                         static_cast<std::uint8_t>(base ^ (h >> 16 & 7)), 255};
   }
 }
 
@@ -95,7 +97,8 @@ __global__ void gather_keys(const winnow::Rgba8* img, const std::uint32_t* idx, 
 
 template <class T>
 __global__ void count_mismatch(const T* a, const T* b, std::uint64_t k, unsigned long long* bad) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < k; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < k;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     if (a[i] != b[i]) atomicAdd(bad, 1ull);
 }
 
@@ -180,7 +183,8 @@ std::vector<Row> g_rows;
 
 void print_row(const Row& r) {
   std::printf("%-7s %-5s %-26s %10.1f us", r.size.c_str(), r.sel.c_str(), r.method.c_str(), r.us);
-  if (r.ours_over_cub > 0) std::printf("   ours/CUB %5.2fx", r.ours_over_cub); else std::printf("%18s", "");
+  if (r.ours_over_cub > 0) std::printf("   ours/CUB %5.2fx", r.ours_over_cub);
+  else std::printf("%18s", "");
   if (r.copy_frac > 0) std::printf("   copy frac %5.2f", r.copy_frac);
   std::printf("\n");
   std::fflush(stdout);
@@ -263,9 +267,8 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
     auto* d_bad = dalloc<unsigned long long>(1);
     auto* d_count = dalloc<std::uint64_t>(1);
 
-    const double copy_ms = median_ms([&](int r) {
-      CK(cudaMemcpyAsync(out[r % buffers], in[r % buffers], bytes, cudaMemcpyDeviceToDevice, s));
-    }, s);
+    const double copy_ms = median_ms(
+        [&](int r) { CK(cudaMemcpyAsync(out[r % buffers], in[r % buffers], bytes, cudaMemcpyDeviceToDevice, s)); }, s);
     const double copy_bps = 2.0 * bytes / (copy_ms * 1e-3);
     print_row({pow2_name(n), "-", "cudaMemcpy D2D", copy_ms * 1e3, 0, 0});
     std::printf("%-7s %-5s copy bandwidth %.0f GB/s (read + write)\n", pow2_name(n).c_str(), "-", copy_bps / 1e9);
@@ -286,11 +289,14 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
       CK(cudaMemcpyAsync(&k, d_num, sizeof k, cudaMemcpyDeviceToHost, s));
       CK(cudaStreamSynchronize(s));
       const double moved = 4.0 * n + 4.0 * k;
-      const double cub_ms = median_ms([&](int r) {
-        CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
-                                 static_cast<std::int64_t>(n), op, s));
-      }, s);
-      print_row({pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
+      const double cub_ms = median_ms(
+          [&](int r) {
+            CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
+                                     static_cast<std::int64_t>(n), op, s));
+          },
+          s);
+      print_row(
+          {pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
 
       CachingAllocator thrust_alloc;
       const std::int32_t* thrust_end =
@@ -300,10 +306,12 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
                      sel_name, static_cast<long long>(thrust_end - out[0]), static_cast<unsigned long long>(k));
         std::abort();
       }
-      const double thrust_ms = median_ms([&](int r) {
-        thrust::copy_if(thrust::cuda::par(thrust_alloc).on(s), in[r % buffers], in[r % buffers] + n, out[r % buffers],
-                        op);
-      }, s);
+      const double thrust_ms = median_ms(
+          [&](int r) {
+            thrust::copy_if(thrust::cuda::par(thrust_alloc).on(s), in[r % buffers], in[r % buffers] + n,
+                            out[r % buffers], op);
+          },
+          s);
       print_row({pow2_name(n), sel_name, "thrust::copy_if", thrust_ms * 1e3, cub_ms / thrust_ms,
                  moved / (thrust_ms * 1e-3) / copy_bps});
 
@@ -319,10 +327,12 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
         CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
         winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[0], n, out[0], d_count, pred, o, s);
         check_against_cub(what, v.order, out[0], ref, k, d_count, sorted_a, sorted_b, d_bad, s);
-        const double ms = median_ms([&](int r) {
-          winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[r % buffers], n, out[r % buffers], d_count, pred, o,
-                                              s);
-        }, s);
+        const double ms = median_ms(
+            [&](int r) {
+              winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[r % buffers], n, out[r % buffers], d_count, pred,
+                                                  o, s);
+            },
+            s);
         print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
         if (v.algorithm == CompactAlgorithm::single_pass) {  // the same on a CompactWorkspace (no reset per call)
           winnow::cuda::CompactWorkspace ws;
@@ -331,9 +341,11 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
             winnow::cuda::compact<std::int32_t>(ws, in[0], n, out[0], d_count, pred, o, s);
           }
           check_against_cub(what + " (workspace)", v.order, out[0], ref, k, d_count, sorted_a, sorted_b, d_bad, s);
-          const double ws_ms = median_ms([&](int r) {
-            winnow::cuda::compact<std::int32_t>(ws, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
-          }, s);
+          const double ws_ms = median_ms(
+              [&](int r) {
+                winnow::cuda::compact<std::int32_t>(ws, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
+              },
+              s);
           print_row({pow2_name(n), sel_name, std::string(v.name) + " (workspace)", ws_ms * 1e3, cub_ms / ws_ms,
                      moved / (ws_ms * 1e-3) / copy_bps});
         }
@@ -345,7 +357,8 @@ void bench_streams(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes
       CK(cudaFree(in[b]));
       CK(cudaFree(out[b]));
     }
-    for (void* p : {(void*)ref, (void*)sorted_a, (void*)sorted_b, (void*)d_num, (void*)d_bad, (void*)d_count}) CK(cudaFree(p));
+    for (void* p : {(void*)ref, (void*)sorted_a, (void*)sorted_b, (void*)d_num, (void*)d_bad, (void*)d_count})
+      CK(cudaFree(p));
   }
 }
 
@@ -369,9 +382,8 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
     auto* d_num = dalloc<std::uint64_t>(1);
     auto* d_bad = dalloc<unsigned long long>(1);
     auto* d_count = dalloc<std::uint64_t>(1);
-    const double copy_ms = median_ms([&](int r) {
-      CK(cudaMemcpyAsync(out[r % buffers], in[r % buffers], bytes, cudaMemcpyDeviceToDevice, s));
-    }, s);
+    const double copy_ms = median_ms(
+        [&](int r) { CK(cudaMemcpyAsync(out[r % buffers], in[r % buffers], bytes, cudaMemcpyDeviceToDevice, s)); }, s);
     const double copy_bps = 2.0 * bytes / (copy_ms * 1e-3);
     print_row({pow2_name(n), "-", "cudaMemcpy D2D", copy_ms * 1e3, 0, 0});
     for (double sel : sels) {
@@ -388,11 +400,14 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
       CK(cudaMemcpyAsync(&k, d_num, sizeof k, cudaMemcpyDeviceToHost, s));
       CK(cudaStreamSynchronize(s));
       const double moved = 4.0 * n + 4.0 * k;
-      const double cub_ms = median_ms([&](int r) {
-        CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
-                                 static_cast<std::int64_t>(n), op, s));
-      }, s);
-      print_row({pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
+      const double cub_ms = median_ms(
+          [&](int r) {
+            CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
+                                     static_cast<std::int64_t>(n), op, s));
+          },
+          s);
+      print_row(
+          {pow2_name(n), sel_name, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
       // verify (count and elements against CUB's stable output), then time
       auto verify = [&](const std::string& name, bool stable = true) {
         std::uint64_t kk = 0;
@@ -411,7 +426,11 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
         }
         return true;
       };
-      struct Lib { const char* name; CompactAlgorithm a; Order o; };
+      struct Lib {
+        const char* name;
+        CompactAlgorithm a;
+        Order o;
+      };
       for (const Lib& l : {Lib{"lib single_pass stable", CompactAlgorithm::single_pass, Order::stable},
                            Lib{"lib block_ballot stable", CompactAlgorithm::block_ballot, Order::stable},
                            Lib{"lib single_pass any", CompactAlgorithm::single_pass, Order::any}}) {
@@ -424,9 +443,12 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
         CK(cudaMemsetAsync(out[0], 0xA5, bytes, s));
         winnow::cuda::compact<std::int32_t>(temp, tb, in[0], n, out[0], d_count, pred, o, s);
         if (l.o == Order::any || verify(l.name)) {
-          const double ms = median_ms([&](int r) {
-            winnow::cuda::compact<std::int32_t>(temp, tb, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
-          }, s);
+          const double ms = median_ms(
+              [&](int r) {
+                winnow::cuda::compact<std::int32_t>(temp, tb, in[r % buffers], n, out[r % buffers], d_count, pred, o,
+                                                    s);
+              },
+              s);
           print_row({pow2_name(n), sel_name, l.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
         }
         CK(cudaFree(temp));
@@ -440,7 +462,8 @@ void bench_sweep(const std::vector<std::uint64_t>& sizes, std::size_t l2_bytes, 
         v.launch(in[0], n, out[0], d_count, pred, temp, s);  // a workspace's second call: words left ready
         CK(cudaGetLastError());
         if (verify(v.name, v.stable)) {
-          const double ms = median_ms([&](int r) { v.launch(in[r % buffers], n, out[r % buffers], d_count, pred, temp, s); }, s);
+          const double ms =
+              median_ms([&](int r) { v.launch(in[r % buffers], n, out[r % buffers], d_count, pred, temp, s); }, s);
           print_row({pow2_name(n), sel_name, v.name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
         }
         CK(cudaFree(temp));
@@ -483,7 +506,8 @@ void bench_image(int side, cudaStream_t s) {
   const winnow::Predicate pred = winnow::where_luminance(winnow::CompareOp::greater, threshold);
   winnow::CompactOptions o;  // automatic = single_pass, stable
   std::size_t ours_bytes = 0;
-  winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(nullptr, ours_bytes, img, n, idx_ours, d_count, pred, o, s);
+  winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(nullptr, ours_bytes, img, n, idx_ours, d_count, pred, o,
+                                                              s);
   void* ours_temp = dalloc<char>(ours_bytes);
   auto ours_compact = [&] {
     winnow::cuda::compact_indices<winnow::Rgba8, std::uint32_t>(ours_temp, ours_bytes, img, n, idx_ours, d_count, pred,
@@ -499,7 +523,7 @@ void bench_image(int side, cudaStream_t s) {
   void* cub_temp = dalloc<char>(cub_bytes);
   std::size_t sort_bytes = 0;
   CK(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys, keys_sorted, idx_cub, idx_sorted_cub,
-                                                static_cast<std::int64_t>(n), 0, 18, s));
+                                               static_cast<std::int64_t>(n), 0, 18, s));
   void* sort_temp = dalloc<char>(sort_bytes);
   auto cub = [&](bool sort) {
     CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, idx_cub, d_num, static_cast<std::int64_t>(n), op, s));
@@ -511,7 +535,7 @@ void bench_image(int side, cudaStream_t s) {
     gather_keys<<<(k + 255) / 256, 256, 0, s>>>(img, idx_cub, static_cast<std::uint32_t>(k), keys);
     CK(cudaGetLastError());
     CK(cub::DeviceRadixSort::SortPairsDescending(sort_temp, sort_bytes, keys, keys_sorted, idx_cub, idx_sorted_cub,
-                                                  static_cast<std::int64_t>(k), 0, 18, s));
+                                                 static_cast<std::int64_t>(k), 0, 18, s));
     return k;
   };
 
@@ -553,8 +577,8 @@ void bench_image(int side, cudaStream_t s) {
     const auto t0 = std::chrono::steady_clock::now();
     const winnow::ImageCompactResult res = winnow::compact_image(view, io);
     const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (r == 0 && (res.backend != winnow::Backend::cuda || res.packed_index != want_packed ||
-                   res.sorted_index != want_sorted)) {
+    if (r == 0 &&
+        (res.backend != winnow::Backend::cuda || res.packed_index != want_packed || res.sorted_index != want_sorted)) {
       std::fprintf(stderr, "MISMATCH compact_image: backend %s, %zu packed / %zu sorted indices (CUB %llu), %s\n",
                    res.backend == winnow::Backend::cuda ? "cuda" : "not cuda", res.packed_index.size(),
                    res.sorted_index.size(), (unsigned long long)k,
@@ -604,8 +628,8 @@ int main(int argc, char** argv) {
   CK(cudaGetDevice(&dev));
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, dev));
-  std::printf("device: %s, %d SMs, L2 %d MiB, %.0f GiB\n", prop.name, prop.multiProcessorCount,
-              prop.l2CacheSize >> 20, prop.totalGlobalMem / 1073741824.0);
+  std::printf("device: %s, %d SMs, L2 %d MiB, %.0f GiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+              prop.totalGlobalMem / 1073741824.0);
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 21, std::uint64_t{1} << 24};
@@ -620,8 +644,10 @@ int main(int argc, char** argv) {
     std::printf("\n| n | kept | method | median time (us) | ours/CUB | copy frac |\n|---|---|---|---:|---:|---:|\n");
     for (const Row& r : g_rows) {
       std::printf("| %s | %s | %s | %.1f | ", r.size.c_str(), r.sel.c_str(), r.method.c_str(), r.us);
-      if (r.ours_over_cub > 0) std::printf("%.2fx | ", r.ours_over_cub); else std::printf(" | ");
-      if (r.copy_frac > 0) std::printf("%.2f |\n", r.copy_frac); else std::printf(" |\n");
+      if (r.ours_over_cub > 0) std::printf("%.2fx | ", r.ours_over_cub);
+      else std::printf(" | ");
+      if (r.copy_frac > 0) std::printf("%.2f |\n", r.copy_frac);
+      else std::printf(" |\n");
     }
   }
   CK(cudaStreamDestroy(s));

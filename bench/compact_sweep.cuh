@@ -5,11 +5,11 @@
 // SmemCompaction, stable or unordered) and rings of bulk-copied tiles (kern::RingPolicy,
 // RingCompaction, unordered), the last two each on its own workspace as CompactWorkspace calls run.
 // The variants are instantiated in compact_sweep_{a,c}.cu (compiled in parallel).
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <cuda_runtime.h>
 
 #include "winnow/compact.hpp"
 
@@ -63,8 +63,7 @@ SweepVariant make_sweep_variant(const char* name) {
 }
 template <class Pol>
 SweepVariant make_smem_variant(const char* name) {
-  return make_launcher_variant<winnow::detail::cuda::SmemCompaction<Pol, SweepSrc, SweepSink>, true>(name,
-                                                                                                      Pol::stable);
+  return make_launcher_variant<winnow::detail::cuda::SmemCompaction<Pol, SweepSrc, SweepSink>, true>(name, Pol::stable);
 }
 template <class Pol>
 SweepVariant make_ring_variant(const char* name) {

@@ -8,13 +8,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                                                                \
-  do {                                                                                                          \
-    cudaError_t e_ = (call);                                                                                    \
-    if (e_ != cudaSuccess) {                                                                                    \
+#define CK(call)                                                                                               \
+  do {                                                                                                         \
+    cudaError_t e_ = (call);                                                                                   \
+    if (e_ != cudaSuccess) {                                                                                   \
       std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                             \
-    }                                                                                                           \
+      std::exit(1);                                                                                            \
+    }                                                                                                          \
   } while (0)
 
 /// Median of `reps` timings of f(r) in stream `s`, after `warmup` untimed calls f(w).

@@ -25,8 +25,8 @@
 //   bench_histopyramid_gpu [--quick]     --quick: 2^24 only
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 #include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -36,11 +36,10 @@
 #include <string>
 #include <vector>
 
+#include "gpu_timing.cuh"
 #include "winnow/compact.hpp"
 #include "winnow/cuda/compact.hpp"
 #include "winnow/cuda/histopyramid.hpp"
-
-#include "gpu_timing.cuh"
 
 namespace {
 
@@ -60,13 +59,15 @@ __device__ std::uint64_t mix(std::uint64_t x) {
 }
 
 __global__ void fill_int32(std::int32_t* p, std::uint64_t n, std::uint64_t seed) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<std::int32_t>(mix(i + seed) & 0x7fffffff);
 }
 
 /// uniform 0..5 (mc = false) or 90 % zero, the rest 1..4 (mc = true).
 __global__ void fill_counts(std::uint8_t* p, std::uint64_t n, std::uint64_t seed, bool mc) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
     const std::uint64_t r = mix(i + seed);
     p[i] = mc ? static_cast<std::uint8_t>(r % 10 == 0 ? 1 + (r >> 8) % 4 : 0) : static_cast<std::uint8_t>(r % 6);
   }
@@ -75,7 +76,8 @@ __global__ void fill_counts(std::uint8_t* p, std::uint64_t n, std::uint64_t seed
 template <class T>
 __global__ void count_mismatch(const T* a, const T* b, std::uint64_t n, unsigned long long* bad) {
   unsigned long long local = 0;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     local += a[i] != b[i];
   if (local) atomicAdd(bad, local);
 }
@@ -106,8 +108,10 @@ std::vector<Row> g_rows;
 bool g_failed = false;
 
 void print_row(const Row& r) {
-  std::printf("%-10s %-5s %-8s %-28s %10.1f us", r.task.c_str(), r.size.c_str(), r.cases.c_str(), r.method.c_str(), r.us);
-  if (r.ratio > 0) std::printf("   ratio %5.2fx", r.ratio); else std::printf("%15s", "");
+  std::printf("%-10s %-5s %-8s %-28s %10.1f us", r.task.c_str(), r.size.c_str(), r.cases.c_str(), r.method.c_str(),
+              r.us);
+  if (r.ratio > 0) std::printf("   ratio %5.2fx", r.ratio);
+  else std::printf("%15s", "");
   if (r.copy_frac > 0) std::printf("   copy frac %5.2f", r.copy_frac);
   std::printf("\n");
   std::fflush(stdout);
@@ -154,7 +158,8 @@ double copy_bandwidth(std::size_t bytes, std::size_t l2_bytes, cudaStream_t s, c
     a[i] = dalloc<char>(bytes);
     b[i] = dalloc<char>(bytes);
   }
-  const double ms = median_ms([&](int r) { CK(cudaMemcpyAsync(b[r % buffers], a[r % buffers], bytes, cudaMemcpyDeviceToDevice, s)); }, s);
+  const double ms = median_ms(
+      [&](int r) { CK(cudaMemcpyAsync(b[r % buffers], a[r % buffers], bytes, cudaMemcpyDeviceToDevice, s)); }, s);
   for (int i = 0; i < buffers; ++i) {
     CK(cudaFree(a[i]));
     CK(cudaFree(b[i]));
@@ -189,10 +194,14 @@ void bench_compaction(std::uint64_t n, std::size_t l2_bytes, cudaStream_t s) {
     CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[0], ref, d_num, static_cast<std::int64_t>(n), op, s));
     const std::uint64_t k = read_u64(d_num, s);
     const double moved = 4.0 * n + 4.0 * k;
-    const double cub_ms = median_ms([&](int r) {
-      CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num, static_cast<std::int64_t>(n), op, s));
-    }, s);
-    print_row({"compact", pow2_name(n), sel, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
+    const double cub_ms = median_ms(
+        [&](int r) {
+          CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in[r % buffers], out[r % buffers], d_num,
+                                   static_cast<std::int64_t>(n), op, s));
+        },
+        s);
+    print_row(
+        {"compact", pow2_name(n), sel, "cub::DeviceSelect::If", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
     CK(cudaFree(cub_temp));
     for (auto [name, algorithm] : {std::pair{"winnow single_pass", winnow::CompactAlgorithm::single_pass},
                                    std::pair{"winnow histopyramid", winnow::CompactAlgorithm::histopyramid}}) {
@@ -211,9 +220,12 @@ void bench_compaction(std::uint64_t n, std::size_t l2_bytes, cudaStream_t s) {
       } else {
         verify(what, out[0], ref, k, d_bad, s);
       }
-      const double ms = median_ms([&](int r) {
-        winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[r % buffers], n, out[r % buffers], d_count, pred, o, s);
-      }, s);
+      const double ms = median_ms(
+          [&](int r) {
+            winnow::cuda::compact<std::int32_t>(temp, temp_bytes, in[r % buffers], n, out[r % buffers], d_count, pred,
+                                                o, s);
+          },
+          s);
       print_row({"compact", pow2_name(n), sel, name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
       CK(cudaFree(temp));
     }
@@ -288,9 +300,11 @@ void bench_expansion(std::uint64_t n, std::size_t l2_bytes, cudaStream_t s) {
     verify(what + " ranks", rank, ref_rank, total, d_bad, s);
     const double moved = static_cast<double>(n) + 5.0 * static_cast<double>(total);
     const double peer_ms = median_ms([&](int r) { peer(r, ref_element, ref_rank); }, s);
-    print_row({"expand", pow2_name(n), dist, "CUB scan + expand kernel", peer_ms * 1e3, 1.0, moved / (peer_ms * 1e-3) / copy_bps});
+    print_row({"expand", pow2_name(n), dist, "CUB scan + expand kernel", peer_ms * 1e3, 1.0,
+               moved / (peer_ms * 1e-3) / copy_bps});
     const double ms = median_ms([&](int r) { ours(r, element, rank); }, s);
-    print_row({"expand", pow2_name(n), dist, "winnow histopyramid_expand", ms * 1e3, peer_ms / ms, moved / (ms * 1e-3) / copy_bps});
+    print_row({"expand", pow2_name(n), dist, "winnow histopyramid_expand", ms * 1e3, peer_ms / ms,
+               moved / (ms * 1e-3) / copy_bps});
     CK(cudaFree(element));
     CK(cudaFree(rank));
     CK(cudaFree(ref_element));
@@ -319,7 +333,8 @@ __global__ void decode_voxels(const std::uint32_t* indices, const std::uint64_t*
 }
 
 __global__ void fill_unit_floats(float* p, std::uint64_t n, std::uint64_t seed) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<float>(mix(i + seed) >> 40) * (1.0f / 16777216.0f);  // [0, 1), 24 random bits
 }
 
@@ -359,17 +374,22 @@ void bench_voxels(std::size_t l2_bytes, cudaStream_t s, int side) {
     const std::string sel = std::to_string(static_cast<int>(active * 100 + 0.5)) + "%";
     const auto first = thrust::counting_iterator<std::uint32_t>(0);
     std::size_t cub_bytes = 0;
-    CK(cub::DeviceSelect::If(nullptr, cub_bytes, first, ref, d_num, static_cast<std::int64_t>(n), VoxelAbove{vol[0], level}, s));
+    CK(cub::DeviceSelect::If(nullptr, cub_bytes, first, ref, d_num, static_cast<std::int64_t>(n),
+                             VoxelAbove{vol[0], level}, s));
     char* cub_temp = dalloc<char>(cub_bytes);
-    CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, ref, d_num, static_cast<std::int64_t>(n), VoxelAbove{vol[0], level}, s));
+    CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, ref, d_num, static_cast<std::int64_t>(n),
+                             VoxelAbove{vol[0], level}, s));
     const std::uint64_t k = read_u64(d_num, s);
     const double moved = 4.0 * n + 16.0 * k;
-    const double cub_ms = median_ms([&](int r) {
-      CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, indices, d_num, static_cast<std::int64_t>(n),
-                               VoxelAbove{vol[r % buffers], level}, s));
-      decode(vol[r % buffers]);
-    }, s);
-    print_row({"voxels", size, sel, "cub::DeviceSelect::If + decode", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
+    const double cub_ms = median_ms(
+        [&](int r) {
+          CK(cub::DeviceSelect::If(cub_temp, cub_bytes, first, indices, d_num, static_cast<std::int64_t>(n),
+                                   VoxelAbove{vol[r % buffers], level}, s));
+          decode(vol[r % buffers]);
+        },
+        s);
+    print_row(
+        {"voxels", size, sel, "cub::DeviceSelect::If + decode", cub_ms * 1e3, 1.0, moved / (cub_ms * 1e-3) / copy_bps});
     CK(cudaFree(cub_temp));
     const winnow::Predicate pred = winnow::where(winnow::CompareOp::greater, level);
     for (auto [name, algorithm] : {std::pair{"winnow single_pass + decode", winnow::CompactAlgorithm::single_pass},
@@ -389,10 +409,13 @@ void bench_voxels(std::size_t l2_bytes, cudaStream_t s, int side) {
       } else {
         verify(what, indices, ref, k, d_bad, s);
       }
-      const double ms = median_ms([&](int r) {
-        winnow::cuda::compact_indices<float, std::uint32_t>(temp, temp_bytes, vol[r % buffers], n, indices, d_num, pred, o, s);
-        decode(vol[r % buffers]);
-      }, s);
+      const double ms = median_ms(
+          [&](int r) {
+            winnow::cuda::compact_indices<float, std::uint32_t>(temp, temp_bytes, vol[r % buffers], n, indices, d_num,
+                                                                pred, o, s);
+            decode(vol[r % buffers]);
+          },
+          s);
       print_row({"voxels", size, sel, name, ms * 1e3, cub_ms / ms, moved / (ms * 1e-3) / copy_bps});
       CK(cudaFree(temp));
     }
@@ -428,12 +451,16 @@ int main(int argc, char** argv) {
   bench_voxels(static_cast<std::size_t>(prop.l2CacheSize), s, quick ? 256 : 512);
   CK(cudaStreamDestroy(s));
 
-  std::printf("\n## summary\n\n| task | n | case | method | median time (us) | ratio vs peer | copy frac |\n"
-              "|---|---|---|---|---:|---:|---:|\n");
+  std::printf(
+      "\n## summary\n\n| task | n | case | method | median time (us) | ratio vs peer | copy frac |\n"
+      "|---|---|---|---|---:|---:|---:|\n");
   for (const Row& r : g_rows) {
-    std::printf("| %s | %s | %s | %s | %.1f | ", r.task.c_str(), r.size.c_str(), r.cases.c_str(), r.method.c_str(), r.us);
-    if (r.ratio > 0) std::printf("%.2fx | ", r.ratio); else std::printf("- | ");
-    if (r.copy_frac > 0) std::printf("%.2f |\n", r.copy_frac); else std::printf("- |\n");
+    std::printf("| %s | %s | %s | %s | %.1f | ", r.task.c_str(), r.size.c_str(), r.cases.c_str(), r.method.c_str(),
+                r.us);
+    if (r.ratio > 0) std::printf("%.2fx | ", r.ratio);
+    else std::printf("- | ");
+    if (r.copy_frac > 0) std::printf("%.2f |\n", r.copy_frac);
+    else std::printf("- |\n");
   }
   if (g_failed) {
     std::fprintf(stderr, "some outputs differ from CUB's: see MISMATCH above\n");

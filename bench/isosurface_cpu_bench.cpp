@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   for (std::int64_t z = 0; z < n; ++z)
     for (std::int64_t y = 0; y < n; ++y)
       for (std::int64_t x = 0; x < n; ++x) {
-        sphere(x, y, z) = static_cast<float>(0.4 * n - std::sqrt((x - c) * (x - c) + (y - c) * (y - c) + (z - c) * (z - c)));
+        sphere(x, y, z) =
+            static_cast<float>(0.4 * n - std::sqrt((x - c) * (x - c) + (y - c) * (y - c) + (z - c) * (z - c)));
         gyroid(x, y, z) = static_cast<float>(std::sin(k * x) * std::cos(k * y) + std::sin(k * y) * std::cos(k * z) +
                                              std::sin(k * z) * std::cos(k * x));
       }

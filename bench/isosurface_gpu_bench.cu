@@ -2,8 +2,8 @@
 //
 // Volumes (float32, generated on the device): a sphere (distance from the centre, level 0.35 n)
 // and a gyroid (sin x cos y + sin y cos z + sin z cos x, 2 periods per side, level 0: the size
-// of the issue's scikit-image figure, 4.94 M triangles at 512^3) at 256^3 and 512^3 (and 1024^3 with --large), and the bundled MRI grey-matter map
-// (197 x 233 x 189, level 0.5).
+// of the issue's scikit-image figure, 4.94 M triangles at 512^3) at 256^3 and 512^3 (and 1024^3 with --large), and the
+// bundled MRI grey-matter map (197 x 233 x 189, level 0.5).
 //
 // Methods, each producing its mesh in device memory:
 //  * winnow::cuda::isosurface: welded mesh + normals (outputs sized beforehand from a first call);
@@ -89,7 +89,8 @@ __device__ bool decode(std::uint64_t i, const iso::Grid& g, std::int64_t& x, std
 // ---- unwelded scan pipeline (NVIDIA sample style) -----------------------------------------------
 __global__ void classify_cells(Field f, iso::Grid g, double level, std::uint32_t* verts, std::uint32_t* occupied) {
   const std::uint64_t n = std::uint64_t(g.nx) * g.ny * g.nz;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::int64_t x, y, z;
     std::uint32_t count = 0;
     if (decode(i, g, x, y, z)) {
@@ -103,7 +104,8 @@ __global__ void classify_cells(Field f, iso::Grid g, double level, std::uint32_t
 }
 __global__ void compact_cells(const std::uint32_t* occupied, const std::uint32_t* scanned, std::uint64_t n,
                               std::uint32_t* active) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     if (occupied[i]) active[scanned[i]] = static_cast<std::uint32_t>(i);
 }
 __global__ void active_count(const std::uint32_t* occupied, const std::uint32_t* scanned, std::uint64_t n,
@@ -127,8 +129,8 @@ __global__ void generate_triangles(Field f, iso::Grid g, double level, const std
         const int e = b_table.triangle[c][t][j];
         const int a = b_table.edge_corner[e][0];
         float p[3], value, nn[3];
-        iso::vertex_attributes(f, g, level, x + b_table.corner[a][0], y + b_table.corner[a][1], z + b_table.corner[a][2],
-                               b_table.edge_axis[e], true, false, p, value, nn);
+        iso::vertex_attributes(f, g, level, x + b_table.corner[a][0], y + b_table.corner[a][1],
+                               z + b_table.corner[a][2], b_table.edge_axis[e], true, false, p, value, nn);
         for (int q = 0; q < 3; ++q) pos[3 * out + q] = p[q], nor[3 * out + q] = nn[q];
       }
   }
@@ -147,7 +149,8 @@ __device__ unsigned mask_at(const Field& f, const iso::Grid& g, std::int64_t x, 
 }
 __global__ void classify_welded(Field f, iso::Grid g, double level, std::uint32_t* vcount, std::uint32_t* tcount) {
   const std::uint64_t n = std::uint64_t(g.nx) * g.ny * g.nz;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::int64_t x, y, z;
     const bool cell = decode(i, g, x, y, z);
     vcount[i] = iso::popcount3(mask_at(f, g, x, y, z, level));
@@ -162,7 +165,8 @@ __global__ void classify_welded(Field f, iso::Grid g, double level, std::uint32_
 }
 __global__ void welded_vertices(Field f, iso::Grid g, double level, const std::uint32_t* voff, float* pos, float* nor) {
   const std::uint64_t n = std::uint64_t(g.nx) * g.ny * g.nz;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::int64_t x, y, z;
     decode(i, g, x, y, z);
     const unsigned mask = mask_at(f, g, x, y, z, level);
@@ -179,7 +183,8 @@ __global__ void welded_vertices(Field f, iso::Grid g, double level, const std::u
 __global__ void welded_triangles(Field f, iso::Grid g, double level, const std::uint32_t* voff,
                                  const std::uint32_t* toff, std::uint32_t* tri) {
   const std::uint64_t n = std::uint64_t(g.nx) * g.ny * g.nz;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::int64_t x, y, z;
     if (!decode(i, g, x, y, z)) continue;
     std::uint8_t corner[8];
@@ -214,8 +219,8 @@ std::vector<Row> g_rows;
 bool g_failed = false;
 
 void print(const Row& r) {
-  std::printf("%-22s %-34s %9.3f ms  ratio %6.2fx  %8.1f Mtri/s  floor frac %5.2f\n", r.volume.c_str(), r.method.c_str(),
-              r.ms, r.ratio, r.tris_per_s * 1e-6, r.floor_frac);
+  std::printf("%-22s %-34s %9.3f ms  ratio %6.2fx  %8.1f Mtri/s  floor frac %5.2f\n", r.volume.c_str(),
+              r.method.c_str(), r.ms, r.ratio, r.tris_per_s * 1e-6, r.floor_frac);
   std::fflush(stdout);
   g_rows.push_back(r);
 }
@@ -242,9 +247,11 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
   CK(cudaStreamSynchronize(s));
   const std::uint64_t V = totals[0], T = totals[1];
   winnow::cuda::DeviceMesh out;
-  out.d_vertices = dalloc<float>(3 * V), out.d_normals = dalloc<float>(3 * V), out.d_triangles = dalloc<std::uint32_t>(3 * T);
+  out.d_vertices = dalloc<float>(3 * V), out.d_normals = dalloc<float>(3 * V),
+  out.d_triangles = dalloc<std::uint32_t>(3 * T);
   out.vertex_capacity = V, out.triangle_capacity = T;
-  const double ours = median_ms([&](int) { winnow::cuda::isosurface<float>(temp, temp_bytes, view, level, o, out, d_totals, s); }, s, 15);
+  const double ours = median_ms(
+      [&](int) { winnow::cuda::isosurface<float>(temp, temp_bytes, view, level, o, out, d_totals, s); }, s, 15);
   const double floor_s = (4.0 * n + 24.0 * V + 12.0 * T) / bw;
   const std::string vol = name + " (" + std::to_string(T) + " tri)";
   print({vol, "winnow::cuda::isosurface (welded+normals)", ours, 1.0, T / (ours * 1e-3), floor_s / (ours * 1e-3)});
@@ -268,13 +275,15 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
     auto* nor = dalloc<float>(3 * V);
     auto* tri = dalloc<std::uint32_t>(3 * T);
     const int grid = 132 * 16;
-    const double ms = median_ms([&](int) {
-      classify_welded<<<grid, 256, 0, s>>>(f, g, level, vcount, tcount);
-      CK(cub::DeviceScan::ExclusiveSum(st, sb, vcount, voff, static_cast<std::int64_t>(n), s));
-      CK(cub::DeviceScan::ExclusiveSum(st, sb, tcount, toff, static_cast<std::int64_t>(n), s));
-      welded_vertices<<<grid, 256, 0, s>>>(f, g, level, voff, pos, nor);
-      welded_triangles<<<grid, 256, 0, s>>>(f, g, level, voff, toff, tri);
-    }, s, 15);
+    const double ms = median_ms(
+        [&](int) {
+          classify_welded<<<grid, 256, 0, s>>>(f, g, level, vcount, tcount);
+          CK(cub::DeviceScan::ExclusiveSum(st, sb, vcount, voff, static_cast<std::int64_t>(n), s));
+          CK(cub::DeviceScan::ExclusiveSum(st, sb, tcount, toff, static_cast<std::int64_t>(n), s));
+          welded_vertices<<<grid, 256, 0, s>>>(f, g, level, voff, pos, nor);
+          welded_triangles<<<grid, 256, 0, s>>>(f, g, level, voff, toff, tri);
+        },
+        s, 15);
     CK(cudaGetLastError());
     // the welded peer must build our mesh exactly
     std::vector<std::uint32_t> a(3 * T), b(3 * T);
@@ -286,7 +295,8 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
       g_failed = true;
     }
     print({vol, "scan pipeline, welded (CUB scans)", ms, ms / ours, T / (ms * 1e-3), floor_s / (ms * 1e-3)});
-    for (void* p : {(void*)vcount, (void*)tcount, (void*)voff, (void*)toff, (void*)st, (void*)pos, (void*)nor, (void*)tri})
+    for (void* p :
+         {(void*)vcount, (void*)tcount, (void*)voff, (void*)toff, (void*)st, (void*)pos, (void*)nor, (void*)tri})
       CK(cudaFree(p));
   }
   // scan pipeline, unwelded (NVIDIA sample style)
@@ -313,18 +323,21 @@ void bench_volume(const std::string& name, const float* d_vol, std::int64_t nx, 
     auto* nor = dalloc<float>(9 * raw_tris);
     const int grid = 132 * 16;
     auto* d_active_count = dalloc<std::uint32_t>(1);
-    const double ms = median_ms([&](int) {
-      classify_cells<<<grid, 256, 0, s>>>(f, g, level, verts, occ);
-      CK(cub::DeviceScan::ExclusiveSum(st, sb, occ, ooff, static_cast<std::int64_t>(n), s));
-      CK(cub::DeviceScan::ExclusiveSum(st, sb, verts, voff, static_cast<std::int64_t>(n), s));
-      compact_cells<<<grid, 256, 0, s>>>(occ, ooff, n, active);
-      active_count<<<1, 1, 0, s>>>(occ, ooff, n, d_active_count);
-      generate_triangles<<<grid, 256, 0, s>>>(f, g, level, active, d_active_count, voff, pos, nor);
-    }, s, 15);
+    const double ms = median_ms(
+        [&](int) {
+          classify_cells<<<grid, 256, 0, s>>>(f, g, level, verts, occ);
+          CK(cub::DeviceScan::ExclusiveSum(st, sb, occ, ooff, static_cast<std::int64_t>(n), s));
+          CK(cub::DeviceScan::ExclusiveSum(st, sb, verts, voff, static_cast<std::int64_t>(n), s));
+          compact_cells<<<grid, 256, 0, s>>>(occ, ooff, n, active);
+          active_count<<<1, 1, 0, s>>>(occ, ooff, n, d_active_count);
+          generate_triangles<<<grid, 256, 0, s>>>(f, g, level, active, d_active_count, voff, pos, nor);
+        },
+        s, 15);
     CK(cudaGetLastError());
     print({vol, "scan pipeline, unwelded (sample)", ms, ms / ours, raw_tris / (ms * 1e-3), floor_s / (ms * 1e-3)});
     CK(cudaFree(d_active_count));
-    for (void* p : {(void*)verts, (void*)occ, (void*)voff, (void*)ooff, (void*)active, (void*)st, (void*)pos, (void*)nor})
+    for (void* p :
+         {(void*)verts, (void*)occ, (void*)voff, (void*)ooff, (void*)active, (void*)st, (void*)pos, (void*)nor})
       CK(cudaFree(p));
   }
   for (void* p : {(void*)d_totals, (void*)temp, (void*)out.d_vertices, (void*)out.d_normals, (void*)out.d_triangles})
@@ -370,16 +383,20 @@ int main(int argc, char** argv) {
     }
   if (wanted("MRI 197x233x189")) {
     const auto any = winnow::io::read_volume(WINNOW_DATA_DIR "/volumes/mni152_gm.nii.gz");
-    std::visit([&](const auto& vol) {
-      std::vector<float> h(static_cast<std::size_t>(vol.size()));
-      for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(vol.data()[i]);
-      float* v = dalloc<float>(h.size());
-      CK(cudaMemcpy(v, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-      bench_volume("MRI 197x233x189", v, vol.nx(), vol.ny(), vol.nz(), 0.5, s, bw);
-      CK(cudaFree(v));
-    }, any);
+    std::visit(
+        [&](const auto& vol) {
+          std::vector<float> h(static_cast<std::size_t>(vol.size()));
+          for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(vol.data()[i]);
+          float* v = dalloc<float>(h.size());
+          CK(cudaMemcpy(v, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+          bench_volume("MRI 197x233x189", v, vol.nx(), vol.ny(), vol.nz(), 0.5, s, bw);
+          CK(cudaFree(v));
+        },
+        any);
   }
-  std::printf("\n## summary\n\n| volume | method | ms | ours faster by | Mtriangles/s | fraction of floor |\n|---|---|---:|---:|---:|---:|\n");
+  std::printf(
+      "\n## summary\n\n| volume | method | ms | ours faster by | Mtriangles/s | fraction of floor "
+      "|\n|---|---|---:|---:|---:|---:|\n");
   for (const Row& r : g_rows)
     std::printf("| %s | %s | %.3f | %.2fx | %.1f | %.2f |\n", r.volume.c_str(), r.method.c_str(), r.ms, r.ratio,
                 r.tris_per_s * 1e-6, r.floor_frac);

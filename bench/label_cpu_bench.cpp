@@ -15,8 +15,8 @@
 // their own, with OpenCV after a malloc_trim too ("opencv cold"), their reference for "vs OpenCV".
 // The "faults" column, minor page faults per call (median), shows how much fresh memory a row
 // paged in.
-#include <omp.h>
 #include <malloc.h>
+#include <omp.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -77,13 +77,15 @@ int main(int argc, char** argv) {
   for (double d : {0.1, 0.5, 0.9}) {
     Image<std::uint8_t> m(size, size);
     const auto cut = static_cast<std::uint32_t>(d * 4294967296.0);
-    for (std::int64_t i = 0; i < m.size(); ++i) m.data()[i] = fmix32(static_cast<std::uint32_t>(i) ^ (12345u * 0x9E3779B9u)) < cut;
+    for (std::int64_t i = 0; i < m.size(); ++i)
+      m.data()[i] = fmix32(static_cast<std::uint32_t>(i) ^ (12345u * 0x9E3779B9u)) < cut;
     cases.push_back({"random_" + std::to_string(size) + "_d" + std::to_string(d).substr(0, 3), std::move(m)});
   }
   for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {
     const auto rgba = io::read_rgba8(std::filesystem::path(WINNOW_DATA_DIR) / f);
     Image<std::uint8_t> grey(rgba.width(), rgba.height()), m(rgba.width(), rgba.height());
-    for (std::int64_t i = 0; i < grey.size(); ++i) grey.data()[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000);
+    for (std::int64_t i = 0; i < grey.size(); ++i)
+      grey.data()[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000);
     const int t = otsu_threshold(grey.view());
     for (std::int64_t i = 0; i < grey.size(); ++i) m.data()[i] = grey.data()[i] > t;
     cases.push_back({std::string(f).substr(0, std::string(f).find('.')), std::move(m)});
@@ -91,7 +93,8 @@ int main(int argc, char** argv) {
   // The small image of the "cold" rows: random, half foreground.
   Image<std::uint8_t> small(64, 64);
   Image<std::uint32_t> small_out(64, 64);
-  for (std::int64_t i = 0; i < small.size(); ++i) small.data()[i] = fmix32(static_cast<std::uint32_t>(i) * 0x9E3779B9u) >> 31;
+  for (std::int64_t i = 0; i < small.size(); ++i)
+    small.data()[i] = fmix32(static_cast<std::uint32_t>(i) * 0x9E3779B9u) >> 31;
   // Every repetition runs each variant once, in turn, so load from other processes hits all of
   // them alike; "vs OpenCV" is the median of the per-repetition ratios (OpenCV ms / ours ms).
   for (const auto& c : cases) {
@@ -126,9 +129,12 @@ int main(int argc, char** argv) {
                   const_cast<std::uint8_t*>(c.mask.data()));
       cv::Mat labels, stats, centroids;
       const auto trim = [] { malloc_trim(0); };
-      const auto cc = [&] { return static_cast<std::uint32_t>(cv::connectedComponents(src, labels, conn, CV_32S) - 1); };
+      const auto cc = [&] {
+        return static_cast<std::uint32_t>(cv::connectedComponents(src, labels, conn, CV_32S) - 1);
+      };
       const auto cc_stats = [&] {
-        return static_cast<std::uint32_t>(cv::connectedComponentsWithStats(src, labels, stats, centroids, conn, CV_32S) - 1);
+        return static_cast<std::uint32_t>(
+            cv::connectedComponentsWithStats(src, labels, stats, centroids, conn, CV_32S) - 1);
       };
       for (bool cold : {false, true}) {
         vs.push_back({cold ? "opencv cold" : "opencv", false, cold, cc, cold ? std::function<void()>(trim) : nothing});

@@ -49,7 +49,7 @@ float median(std::vector<float> v) {
 int main(int argc, char** argv) {
   bool quick = false;
   int reps = 20;
-  int only_conn = 0;  // 0: both
+  int only_conn = 0;                // 0: both
   std::string only_case, only_alg;  // substrings to select cases / algorithms
   std::string dump;
   for (int i = 1; i < argc; ++i) {
@@ -65,23 +65,26 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%d SMs, L2 %d MiB)\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
 
   std::vector<Case> cases;
-  const std::vector<std::int64_t> sizes = quick ? std::vector<std::int64_t>{1024, 4096, 16384}
-                                                : std::vector<std::int64_t>{1024, 4096, 8192, 16384};
+  const std::vector<std::int64_t> sizes =
+      quick ? std::vector<std::int64_t>{1024, 4096, 16384} : std::vector<std::int64_t>{1024, 4096, 8192, 16384};
   for (std::int64_t s : sizes)
-    for (double d : {0.1, 0.5, 0.9}) cases.push_back({"random_" + std::to_string(s) + "_d" + std::to_string(d).substr(0, 3), s, s, {}, d});
+    for (double d : {0.1, 0.5, 0.9})
+      cases.push_back({"random_" + std::to_string(s) + "_d" + std::to_string(d).substr(0, 3), s, s, {}, d});
   for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg"}) {
     const auto rgba = io::read_rgba8(std::filesystem::path(WINNOW_DATA_DIR) / f);
     std::vector<std::uint8_t> grey(static_cast<std::size_t>(rgba.size()));
     std::array<std::uint64_t, 256> hist{};
-    for (std::size_t i = 0; i < grey.size(); ++i) ++hist[grey[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000)];
+    for (std::size_t i = 0; i < grey.size(); ++i)
+      ++hist[grey[i] = static_cast<std::uint8_t>(luminance_milli(rgba.data()[i]) / 1000)];
     const int t = otsu_threshold(std::span<const std::uint64_t, 256>(hist));
     Case c{std::string(f).substr(0, std::string(f).find('.')), rgba.width(), rgba.height(), {}, 0};
     c.host.resize(grey.size());
     for (std::size_t i = 0; i < grey.size(); ++i) c.host[i] = grey[i] > t;
     if (!dump.empty()) {
       std::filesystem::create_directories(dump);
-      std::ofstream(std::filesystem::path(dump) / (c.name + "_" + std::to_string(c.w) + "x" + std::to_string(c.h) + ".u8"),
-                    std::ios::binary)
+      std::ofstream(
+          std::filesystem::path(dump) / (c.name + "_" + std::to_string(c.w) + "x" + std::to_string(c.h) + ".u8"),
+          std::ios::binary)
           .write(reinterpret_cast<const char*>(c.host.data()), static_cast<std::streamsize>(c.host.size()));
     }
     cases.push_back(std::move(c));
@@ -151,8 +154,7 @@ int main(int argc, char** argv) {
         }
         for (int r = 0; r < reps + 3; ++r) {
           WINNOW_CUDA_CHECK(cudaEventRecord(e0, s));
-          cuda::label(d_temp.get(), temp_bytes, mask, d_labels.get(), d_count.get(), d_stats.get(),
-                      count, o, s);
+          cuda::label(d_temp.get(), temp_bytes, mask, d_labels.get(), d_count.get(), d_stats.get(), count, o, s);
           WINNOW_CUDA_CHECK(cudaEventRecord(e1, s));
           WINNOW_CUDA_CHECK(cudaEventSynchronize(e1));
           float ms;
@@ -182,14 +184,14 @@ int main(int argc, char** argv) {
         std::vector<cuda::RawComponentStats> raw(nstats);
         if (nstats)
           WINNOW_CUDA_CHECK(cudaMemcpy(raw.data(), d_stats.get(), nstats * sizeof(raw[0]), cudaMemcpyDeviceToHost));
-        bool ok = count2 == count && want->count == count2 && std::equal(want->labels.pixels().begin(), want->labels.pixels().end(),
-                                                      got.pixels().begin());
+        bool ok = count2 == count && want->count == count2 &&
+                  std::equal(want->labels.pixels().begin(), want->labels.pixels().end(), got.pixels().begin());
         for (std::uint32_t i = 0; ok && i < count2; ++i) ok = cuda::to_component_stats(raw[i]) == want->stats[i];
         any_mismatch |= !ok;
         const char* verdict = ok ? "  ok" : "  MISMATCH";
         const float ms = median(t);
-        std::printf("%-22s %-17s %4d %10.4f %10.4f %10.2f %10.4f %12u%s%s\n", c.name.c_str(), aname.c_str(),
-                    conn, ms, median(t0), n / (ms * 1e6), copy_ms, count2, count2 == count ? "" : "  COUNT CHANGED", verdict);
+        std::printf("%-22s %-17s %4d %10.4f %10.4f %10.2f %10.4f %12u%s%s\n", c.name.c_str(), aname.c_str(), conn, ms,
+                    median(t0), n / (ms * 1e6), copy_ms, count2, count2 == count ? "" : "  COUNT CHANGED", verdict);
         std::fflush(stdout);
       }
   }

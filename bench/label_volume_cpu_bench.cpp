@@ -16,10 +16,11 @@
 //                          [--conn C] [--kind binary|multi] [--no-stats] [--dump DIR]
 //
 // --case keeps the cases whose name contains TEXT, --conn one connectivity, --kind one kind (for
-// profiling one case; --no-stats leaves the statistics calls out). --dump DIR writes each binary case's mask as DIR/<case>.npy.
-#include <algorithm>
+// profiling one case; --no-stats leaves the statistics calls out). --dump DIR writes each binary case's mask as
+// DIR/<case>.npy.
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -110,15 +111,18 @@ int main(int argc, char** argv) {
   }
   const std::string n = std::to_string(size);
   if (wanted("mni" + n) || wanted("mni" + n + "_u8")) {
-    const auto gm = std::get<Volume<std::uint8_t>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/mni152_gm.nii.gz"));
+    const auto gm =
+        std::get<Volume<std::uint8_t>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/mni152_gm.nii.gz"));
     if (wanted("mni" + n)) {
       cases.push_back({"mni" + n, false, tiled(gm, size, [](std::uint8_t v) { return v > 128; })});
       cases.push_back({"mni" + n, true, tiled(gm, size, [](std::uint8_t v) { return v / 64; })});
     }
-    if (wanted("mni" + n + "_u8")) cases.push_back({"mni" + n + "_u8", true, tiled(gm, size, [](std::uint8_t v) { return v; })});
+    if (wanted("mni" + n + "_u8"))
+      cases.push_back({"mni" + n + "_u8", true, tiled(gm, size, [](std::uint8_t v) { return v; })});
   }
   if (wanted("motor" + n)) {
-    const auto t = std::get<Volume<float>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/motor_activation.nii.gz"));
+    const auto t =
+        std::get<Volume<float>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/motor_activation.nii.gz"));
     cases.push_back({"motor" + n, false, tiled(t, size, [](float v) { return std::abs(v) > 2; })});
     cases.push_back({"motor" + n, true, tiled(t, size, [](float v) { return v > 2 ? 1 : v < -2 ? 2 : 0; })});
   }

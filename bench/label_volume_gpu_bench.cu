@@ -47,7 +47,6 @@ namespace winnow::detail::cuda {
 void set_volume_phase_events(cudaEvent_t* events);  // src/label/cuda/label_volume.cu
 }
 
-
 namespace {
 
 // The floor: read a u8 and write a u32 per voxel, 4 voxels per thread.
@@ -96,8 +95,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--conn") && i + 1 < argc) only_conn = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown] [--images]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown] [--images]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -109,8 +110,8 @@ int main(int argc, char** argv) {
   struct Case {
     std::string name;
     std::int64_t nx, ny, nz;
-    double density;                // volumes: the mask's density
-    std::uint32_t square, values;  // images: see random_values_kernel
+    double density;                       // volumes: the mask's density
+    std::uint32_t square, values;         // images: see random_values_kernel
     std::vector<std::uint8_t> mask = {};  // a real volume's mask (x fastest), else empty
   };
   std::vector<Case> cases;
@@ -122,9 +123,10 @@ int main(int argc, char** argv) {
   } else {
     for (std::int64_t side : quick ? std::vector<std::int64_t>{256} : std::vector<std::int64_t>{256, 512})
       for (double density : {0.1, 0.5, 0.9})
-        cases.push_back({"random_" + std::to_string(side) + "_d" + std::to_string(density).substr(0, 3), side, side, side,
-                         density, 0, 0});
-    const auto mni = std::get<Volume<std::uint8_t>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/mni152_gm.nii.gz"));
+        cases.push_back({"random_" + std::to_string(side) + "_d" + std::to_string(density).substr(0, 3), side, side,
+                         side, density, 0, 0});
+    const auto mni =
+        std::get<Volume<std::uint8_t>>(io::read_volume(std::string(WINNOW_DATA_DIR) + "/volumes/mni152_gm.nii.gz"));
     constexpr std::int64_t kTimesX = 3, kTimesY = 2, kTimesZ = 3;
     Case tiled{"mni152_3x2x3", mni.nx() * kTimesX, mni.ny() * kTimesY, mni.nz() * kTimesZ, 0, 0, 0};
     tiled.mask.resize(static_cast<std::size_t>(tiled.nx * tiled.ny * tiled.nz));
@@ -146,17 +148,17 @@ int main(int argc, char** argv) {
       const auto n = static_cast<std::size_t>(nx * ny * nz);
       Buf<std::uint8_t> d_vol(n);
       Buf<std::uint32_t> d_labels(n), d_count(1);
-      if (!c.mask.empty())
-        CK(cudaMemcpy(d_vol.p, c.mask.data(), n, cudaMemcpyHostToDevice));
+      if (!c.mask.empty()) CK(cudaMemcpy(d_vol.p, c.mask.data(), n, cudaMemcpyHostToDevice));
       else if (images)
         random_values_kernel<<<2048, 256, 0, s>>>(d_vol.p, static_cast<std::uint32_t>(nx), n, c.square, c.values);
       else
-        random_mask_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u, static_cast<std::uint32_t>(c.density * 4294967296.0));
+        random_mask_kernel<<<2048, 256, 0, s>>>(d_vol.p, n, 12345u,
+                                                static_cast<std::uint32_t>(c.density * 4294967296.0));
       CK(cudaGetLastError());
       const double floor_ms = median_ms(
           [&](int) {
-            copy_floor_kernel<<<4 * prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<const uchar4*>(d_vol.p),
-                                                                            reinterpret_cast<uint4*>(d_labels.p), n / 4);
+            copy_floor_kernel<<<4 * prop.multiProcessorCount * 8, 256, 0, s>>>(
+                reinterpret_cast<const uchar4*>(d_vol.p), reinterpret_cast<uint4*>(d_labels.p), n / 4);
           },
           s, reps);
       CK(cudaGetLastError());
@@ -174,16 +176,12 @@ int main(int argc, char** argv) {
         CK(cudaMemcpy(&count, d_count.p, 4, cudaMemcpyDeviceToHost));
         Buf<cuda::RawVolumeComponentStats> d_stats(count);
         const double ms_labels = median_ms(
-            [&](int) {
-              cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, nullptr, 0, o, s);
-            },
-            s, reps);
+            [&](int) { cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, nullptr, 0, o, s); }, s,
+            reps);
         std::vector<std::uint32_t> labels_only(n);
         CK(cudaMemcpy(labels_only.data(), d_labels.p, n * 4, cudaMemcpyDeviceToHost));
         const double ms_stats = median_ms(
-            [&](int) {
-              cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, d_stats.p, count, o, s);
-            },
+            [&](int) { cuda::label_volume(d_temp.p, temp_bytes, view, d_labels.p, d_count.p, d_stats.p, count, o, s); },
             s, reps);
         std::uint32_t count2 = 0;
         std::vector<std::uint32_t> labels(n);
@@ -195,7 +193,8 @@ int main(int argc, char** argv) {
             host.resize(n);
             CK(cudaMemcpy(host.data(), d_vol.p, n, cudaMemcpyDeviceToHost));
           }
-          const auto want = test::oracle_label_volume(VolumeView<const std::uint8_t>(host.data(), nx, ny, nz), conn, images);
+          const auto want =
+              test::oracle_label_volume(VolumeView<const std::uint8_t>(host.data(), nx, ny, nz), conn, images);
           std::vector<cuda::RawVolumeComponentStats> raw(count);
           CK(cudaMemcpy(raw.data(), d_stats.p, count * sizeof(raw[0]), cudaMemcpyDeviceToHost));
           ok = want.components.size() == count;
@@ -209,8 +208,8 @@ int main(int argc, char** argv) {
           }
         }
         any_mismatch |= !ok;
-        std::printf("%-18s %4d %10.4f %10.4f %10.4f %8.1f %8.2f %12u%s\n", name.c_str(), conn, ms_labels, ms_stats, floor_ms,
-                    ms_stats / floor_ms, n / (ms_stats * 1e6), count2, ok ? "  ok" : "  MISMATCH");
+        std::printf("%-18s %4d %10.4f %10.4f %10.4f %8.1f %8.2f %12u%s\n", name.c_str(), conn, ms_labels, ms_stats,
+                    floor_ms, ms_stats / floor_ms, n / (ms_stats * 1e6), count2, ok ? "  ok" : "  MISMATCH");
         if (breakdown) {
           constexpr int kEvents = 6;
           const char* phase_names[kEvents - 1] = {"local", "merge", "scan", "labels", "stats"};

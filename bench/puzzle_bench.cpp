@@ -121,11 +121,13 @@ struct Tally {
 // average of each seed set, and the spread of those averages.
 void mit_seeds(const std::vector<winnow::Image<winnow::RgbaF32>>& photos, int seeds, pz::Measure m, Backend backend) {
   const int images = static_cast<int>(photos.size());
-  std::printf("\nMIT 432 (18 x 24 tiles of 28 px), measure %s, %d seeds per photo: seed 1000 + k + 10000 s, s = 0..%d\n",
-              std::string(pz::to_string(m)).c_str(), seeds, seeds - 1);
+  std::printf(
+      "\nMIT 432 (18 x 24 tiles of 28 px), measure %s, %d seeds per photo: seed 1000 + k + 10000 s, s = 0..%d\n",
+      std::string(pz::to_string(m)).c_str(), seeds, seeds - 1);
   std::vector<Tally> per_photo(images), per_set(seeds);
   {
-    winnow::Progress progress(std::string("MIT 432 seeds ") + std::string(pz::to_string(m)), std::uint64_t(images) * seeds);
+    winnow::Progress progress(std::string("MIT 432 seeds ") + std::string(pz::to_string(m)),
+                              std::uint64_t(images) * seeds);
     for (int k = 0; k < images; ++k)
       for (int s = 0; s < seeds; ++s) {
         const auto t = run_trial(photos[k], 28, 1000 + (k + 1) + 10000ull * s, m, backend);
@@ -134,14 +136,17 @@ void mit_seeds(const std::vector<winnow::Image<winnow::RgbaF32>>& photos, int se
         progress.advance();
       }
   }
-  std::printf("| photo | direct mean (min-max, sd) | neighbor mean (min-max, sd) | perfect | ms mean |\n"
-              "|---|---|---|---|---|\n");
+  std::printf(
+      "| photo | direct mean (min-max, sd) | neighbor mean (min-max, sd) | perfect | ms mean |\n"
+      "|---|---|---|---|---|\n");
   for (int k = 0; k < images; ++k)
     std::printf("| %02d | %s | %s | %d/%d | %.0f |\n", k + 1, percent(spread(per_photo[k].direct)).c_str(),
                 percent(spread(per_photo[k].neighbor)).c_str(), per_photo[k].perfect, seeds,
                 spread(per_photo[k].ms).mean);
-  std::printf("\nAverage over the %d photos, per seed set\n| s | direct | neighbor | perfect | ms mean |\n"
-              "|---|---|---|---|---|\n", images);
+  std::printf(
+      "\nAverage over the %d photos, per seed set\n| s | direct | neighbor | perfect | ms mean |\n"
+      "|---|---|---|---|---|\n",
+      images);
   std::vector<double> set_direct, set_neighbor, set_perfect;
   for (int s = 0; s < seeds; ++s) {
     set_direct.push_back(spread(per_set[s].direct).mean);
@@ -151,18 +156,22 @@ void mit_seeds(const std::vector<winnow::Image<winnow::RgbaF32>>& photos, int se
                 per_set[s].perfect, images, spread(per_set[s].ms).mean);
   }
   const Spread p = spread(set_perfect);
-  std::printf("\nOver the %d seed sets (mean (min-max, sd) of the %d-photo averages), measure %s\n"
-              "| direct | neighbor | perfect of %d |\n|---|---|---|\n| %s | %s | %.1f (%.0f-%.0f, sd %.2f) |\n",
-              seeds, images, std::string(pz::to_string(m)).c_str(), images, percent(spread(set_direct)).c_str(),
-              percent(spread(set_neighbor)).c_str(), p.mean, p.min, p.max, p.sd);
+  std::printf(
+      "\nOver the %d seed sets (mean (min-max, sd) of the %d-photo averages), measure %s\n"
+      "| direct | neighbor | perfect of %d |\n|---|---|---|\n| %s | %s | %.1f (%.0f-%.0f, sd %.2f) |\n",
+      seeds, images, std::string(pz::to_string(m)).c_str(), images, percent(spread(set_direct)).c_str(),
+      percent(spread(set_neighbor)).c_str(), p.mean, p.min, p.max, p.sd);
 }
 
 // Photos outside the MIT set (the solver's parameters were chosen on MIT 432 only), several tile
 // sizes, seeds 7 + 10000 s.
 void held_out(const std::filesystem::path& data, const std::vector<pz::Measure>& measures, int seeds, Backend backend) {
-  std::printf("\nOther photos (held out), greedy, %d seed(s): 7 + 10000 s\n"
-              "| photo | tile px | grid | measure | direct mean (min-max, sd) | neighbor mean (min-max, sd) | perfect | ms mean |\n"
-              "|---|---|---|---|---|---|---|---|\n", seeds);
+  std::printf(
+      "\nOther photos (held out), greedy, %d seed(s): 7 + 10000 s\n"
+      "| photo | tile px | grid | measure | direct mean (min-max, sd) | neighbor mean (min-max, sd) | perfect | ms "
+      "mean |\n"
+      "|---|---|---|---|---|---|---|---|\n",
+      seeds);
   for (const char* name : {"astronaut.png", "chelsea.png", "coins.png"}) {
     const auto img = winnow::io::read_rgbaf(data / name);
     for (int px : {16, 24, 32, 48}) {
@@ -240,8 +249,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--seeds needs a whole number of at least 1\n");
         return 2;
       }
-    }
-    else if (a == "--skip-mit") mit = false;
+    } else if (a == "--skip-mit") mit = false;
     else if (a == "--skip-exhaustive") exhaustive = false;
     else if (a == "--energy") energy = true;
     else if (a == "--extra") extra = true;
@@ -256,8 +264,10 @@ int main(int argc, char** argv) {
         p = q + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: puzzle_bench [--data DIR] [--measures ssd,prediction,mgc] [--backend B] "
-                           "[--images N] [--seeds N] [--skip-mit] [--skip-exhaustive] [--energy] [--seams] [--dump DIR] [--extra]\n");
+      std::fprintf(
+          stderr,
+          "usage: puzzle_bench [--data DIR] [--measures ssd,prediction,mgc] [--backend B] "
+          "[--images N] [--seeds N] [--skip-mit] [--skip-exhaustive] [--energy] [--seams] [--dump DIR] [--extra]\n");
       return 2;
     }
   }
@@ -275,7 +285,8 @@ int main(int argc, char** argv) {
     // One scramble per photo, with the diagnostics; several seeds go to mit_seeds below.
     const std::vector<pz::Measure> single_seed_measures = seeds > 1 ? std::vector<pz::Measure>{} : measures;
     for (auto m : single_seed_measures) {
-      std::printf("\nMIT 432 (18 x 24 tiles of 28 px), measure %s, seeds 1000+k\n", std::string(pz::to_string(m)).c_str());
+      std::printf("\nMIT 432 (18 x 24 tiles of 28 px), measure %s, seeds 1000+k\n",
+                  std::string(pz::to_string(m)).c_str());
       std::printf("| photo | direct | neighbor | perfect | ms |\n|---|---|---|---|---|\n");
       double d = 0, nb = 0, ms = 0, worst = 0;
       int perfect = 0;
@@ -304,14 +315,19 @@ int main(int argc, char** argv) {
                 std::vector<float> v;
                 for (int r = 0; r < grid.rows; ++r)
                   for (int cc = 0; cc < grid.cols; ++cc) {
-                    if (cc + 1 < grid.cols) v.push_back(c.left_right(at[r * grid.cols + cc], at[r * grid.cols + cc + 1]));
-                    if (r + 1 < grid.rows) v.push_back(c.top_bottom(at[r * grid.cols + cc], at[(r + 1) * grid.cols + cc]));
+                    if (cc + 1 < grid.cols)
+                      v.push_back(c.left_right(at[r * grid.cols + cc], at[r * grid.cols + cc + 1]));
+                    if (r + 1 < grid.rows)
+                      v.push_back(c.top_bottom(at[r * grid.cols + cc], at[(r + 1) * grid.cols + cc]));
                   }
                 std::sort(v.rbegin(), v.rend());
-                double tot = 0; for (float x : v) tot += x;
+                double tot = 0;
+                for (float x : v) tot += x;
                 std::printf("  total %.1f top:", tot);
                 for (int i = 0; i < 12; ++i) std::printf(" %.0f", v[i]);
-                int z = 0; for (float x : v) z += x < 1; std::printf(" (<1: %d)\n", z);
+                int z = 0;
+                for (float x : v) z += x < 1;
+                std::printf(" (<1: %d)\n", z);
               };
               {
                 const std::size_t sz = std::size_t(grid.tile) * grid.tile * 3;
@@ -321,12 +337,19 @@ int main(int argc, char** argv) {
                   if (seen[a]) continue;
                   int g = 1;
                   for (int b = a + 1; b < tiles.count(); ++b)
-                    if (!seen[b] && std::equal(tiles.tile(a), tiles.tile(a) + sz, tiles.tile(b))) { seen[b] = 1; ++g; }
-                  if (g > 1) { dup += g; ++groups; }
+                    if (!seen[b] && std::equal(tiles.tile(a), tiles.tile(a) + sz, tiles.tile(b))) {
+                      seen[b] = 1;
+                      ++g;
+                    }
+                  if (g > 1) {
+                    dup += g;
+                    ++groups;
+                  }
                 }
                 std::printf("photo %d: %d tiles in %d groups of identical tiles\n", k + 1, dup, groups);
               }
-              std::printf("photo %d sol:", k + 1); seams(sol.tile_at);
+              std::printf("photo %d sol:", k + 1);
+              seams(sol.tile_at);
               if (sc.direct < 1) {
                 std::vector<int> ident(tiles.count(), 0);
                 const std::size_t sz = std::size_t(grid.tile) * grid.tile * 3;
@@ -345,7 +368,8 @@ int main(int argc, char** argv) {
                   std::printf("\n");
                 }
               }
-              std::printf("photo %d tru:", k + 1); seams(truth_at);
+              std::printf("photo %d tru:", k + 1);
+              seams(truth_at);
             }
           }
           if (!dump.empty()) {

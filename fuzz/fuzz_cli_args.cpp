@@ -26,8 +26,7 @@ template <class F>
 void parse_or_refuse(F&& parse) {
   try {
     (void)parse();
-  } catch (const winnow::Error&) {
-  }
+  } catch (const winnow::Error&) {}
 }
 
 }  // namespace
@@ -55,8 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const Parsed&) {
   } catch (const CLI::Error&) {  // a refused line, --help and --version alike
-  } catch (const winnow::Error&) {
-  }
+  } catch (const winnow::Error&) {}
 
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];

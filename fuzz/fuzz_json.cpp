@@ -14,7 +14,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   winnow::fuzz::MemoryFile file(data, size);
   if (!file.ok()) return 0;
-  for (const auto& [format, key] : {std::pair{"winnow-puzzle-placement", "tile_at"}, std::pair{"winnow-puzzle-truth", "truth"}}) {
+  for (const auto& [format, key] :
+       {std::pair{"winnow-puzzle-placement", "tile_at"}, std::pair{"winnow-puzzle-truth", "truth"}}) {
     try {
       const winnow::cli::PuzzleFile p = winnow::cli::read_puzzle_json(file.path(), format, key);
       if (p.rows < 1 || p.cols < 1 || p.values.size() != static_cast<std::size_t>(p.rows) * p.cols) std::abort();
@@ -23,8 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (v < 0 || static_cast<std::size_t>(v) >= seen.size() || seen[v]) std::abort();
         seen[v] = 1;
       }
-    } catch (const winnow::Error&) {
-    }
+    } catch (const winnow::Error&) {}
   }
   return 0;
 }

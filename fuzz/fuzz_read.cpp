@@ -4,10 +4,11 @@
 // every input (io::detail::read_rgbaf_as, read_volume_as), so each format's parser gets all the
 // fuzzer's executions. Any input must end in an image, a volume or a winnow::Error (one line),
 // never a crash, a leak, undefined behaviour or an allocation beyond the fuzzer's limit.
+#include "fuzz_read.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
-#include "fuzz_read.hpp"
 #include "io/io_detail.hpp"
 #include "io/volume_detail.hpp"
 #include "winnow/error.hpp"
@@ -44,7 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!file.ok()) return 0;
   try {
     read(file.path());
-  } catch (const winnow::Error&) {
-  }
+  } catch (const winnow::Error&) {}
   return 0;
 }

@@ -5,6 +5,7 @@
 // puzzle JSON files and command lines for fuzz_json and fuzz_cli_args. The pixels are random
 // (fixed seed), so every decoder path sees real data.
 //   make_seeds DIR      writes DIR/<target>/... for every target of fuzz/CMakeLists.txt
+#include <jpeglib.h>  // after <cstdio>: it uses FILE and size_t without including them
 #include <zlib.h>
 
 #include <algorithm>
@@ -17,8 +18,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <jpeglib.h>  // after <cstdio>: it uses FILE and size_t without including them
 
 #include "winnow/image.hpp"
 #include "winnow/io.hpp"
@@ -87,7 +86,8 @@ void write_fits(const fs::path& path, int bitpix, int width, int height, const s
   std::string data(static_cast<std::size_t>(width * height * (bitpix < 0 ? -bitpix : bitpix) / 8), '\0');
   if (bitpix == -32) {
     for (std::size_t i = 0; i < data.size(); i += 4) {
-      const auto bits = __builtin_bswap32(std::bit_cast<std::uint32_t>(std::uniform_real_distribution<float>(-1, 1)(rng)));
+      const auto bits =
+          __builtin_bswap32(std::bit_cast<std::uint32_t>(std::uniform_real_distribution<float>(-1, 1)(rng)));
       std::memcpy(&data[i], &bits, 4);
     }
   } else {
@@ -183,16 +183,20 @@ int main(int argc, char** argv) {
   io::write_volume(dir / "tiff_stack/u8.tif", random_volume<std::uint8_t>(8, 6, 3).view());
   io::write_volume(dir / "tiff_stack/u16.tif", random_volume<std::uint16_t>(5, 4, 2).view());
   const std::string nrrd_head = "NRRD0004\n# seed\ntype: unsigned short\ndimension: 3\nsizes: 5 4 3\nendian: little\n";
-  write_file(dir / "nrrd/u16-raw.nrrd", nrrd_head + "spacings: 1 1 2.5\nencoding: raw\n\n" + random_bytes(5 * 4 * 3 * 2));
+  write_file(dir / "nrrd/u16-raw.nrrd",
+             nrrd_head + "spacings: 1 1 2.5\nencoding: raw\n\n" + random_bytes(5 * 4 * 3 * 2));
   write_file(dir / "nrrd/f32-gzip.nrrd",
              "NRRD0005\ntype: float\ndimension: 3\nspace: left-posterior-superior\nsizes: 3 3 2\n"
-             "space directions: (1,0,0) (0,1,0) (0,0,2)\nendian: big\nencoding: gzip\n\n" + gzip(random_bytes(3 * 3 * 2 * 4)));
-  write_file(dir / "nrrd/i8-skip.nrrd",
-             "NRRD0004\ntype: signed char\ndimension: 3\nsizes: 4 3 2\nbyte skip: -1\nencoding: raw\n\n" + random_bytes(40));
+             "space directions: (1,0,0) (0,1,0) (0,0,2)\nendian: big\nencoding: gzip\n\n" +
+                 gzip(random_bytes(3 * 3 * 2 * 4)));
+  write_file(
+      dir / "nrrd/i8-skip.nrrd",
+      "NRRD0004\ntype: signed char\ndimension: 3\nsizes: 4 3 2\nbyte skip: -1\nencoding: raw\n\n" + random_bytes(40));
 
   // The dispatching targets take every format of their kind.
-  for (const auto& [target, parts] : {std::pair{"image", std::vector<const char*>{"png", "jpeg", "tiff", "fits"}},
-                                      std::pair{"volume", std::vector<const char*>{"nifti", "nrrd", "npy", "tiff_stack"}}})
+  for (const auto& [target, parts] :
+       {std::pair{"image", std::vector<const char*>{"png", "jpeg", "tiff", "fits"}},
+        std::pair{"volume", std::vector<const char*>{"nifti", "nrrd", "npy", "tiff_stack"}}})
     for (const char* part : parts)
       for (const auto& f : fs::directory_iterator(dir / part)) {
         fs::create_directories(dir / target);
@@ -210,7 +214,8 @@ int main(int argc, char** argv) {
                               "--out-labels", "l.tif", "-q"})},
       {"label-volume", command_line({"label", "v.nii.gz", "--connectivity", "18", "--multilabel", "--largest-k", "3",
                                      "--stats", "s.csv"})},
-      {"scramble", command_line({"scramble", "in.png", "--grid", "3x4", "--seed", "7", "--out", "s.png", "--truth", "t.json"})},
+      {"scramble",
+       command_line({"scramble", "in.png", "--grid", "3x4", "--seed", "7", "--out", "s.png", "--truth", "t.json"})},
       {"unscramble", command_line({"unscramble", "s.png", "--tile", "28", "--method", "greedy", "--measure", "mgc",
                                    "--out", "r.png", "--placement", "p.json"})},
       {"score", command_line({"puzzle-score", "p.json", "t.json"})},

@@ -13,10 +13,12 @@ namespace {
 struct EnvGuard {
   explicit EnvGuard(const char* value) {
     if (const char* old = std::getenv("WINNOW_BACKEND")) saved = old, had = true;
-    if (value) setenv("WINNOW_BACKEND", value, 1); else unsetenv("WINNOW_BACKEND");
+    if (value) setenv("WINNOW_BACKEND", value, 1);
+    else unsetenv("WINNOW_BACKEND");
   }
   ~EnvGuard() {
-    if (had) setenv("WINNOW_BACKEND", saved.c_str(), 1); else unsetenv("WINNOW_BACKEND");
+    if (had) setenv("WINNOW_BACKEND", saved.c_str(), 1);
+    else unsetenv("WINNOW_BACKEND");
   }
   std::string saved;
   bool had = false;

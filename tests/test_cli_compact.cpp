@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -65,11 +65,11 @@ TEST_P(CliCompactImage, CountsCsvAndImages) {
   const fs::path input = data_path(GetParam());
   const auto img = winnow::io::read_rgba8(input);  // decoding only; the count is computed here
   TempDir dir;
-  for (const auto& [threshold, milli] : {std::pair<std::string, std::uint32_t>{"", 40000},
-                                         std::pair<std::string, std::uint32_t>{"100.5", 100500}}) {
+  for (const auto& [threshold, milli] :
+       {std::pair<std::string, std::uint32_t>{"", 40000}, std::pair<std::string, std::uint32_t>{"100.5", 100500}}) {
     SCOPED_TRACE("threshold " + (threshold.empty() ? std::string("default") : threshold));
-    std::vector<std::string> args{"compact", input.string(), "--out-packed", (dir / "p.png").string(), "--out-sorted",
-                                  (dir / "s.png").string(), "--out-list", (dir / "l.csv").string()};
+    std::vector<std::string> args{"compact",      input.string(),           "--out-packed", (dir / "p.png").string(),
+                                  "--out-sorted", (dir / "s.png").string(), "--out-list",   (dir / "l.csv").string()};
     if (!threshold.empty()) {
       args.push_back("--threshold");
       args.push_back(threshold);
@@ -105,7 +105,8 @@ TEST_P(CliCompactImage, CountsCsvAndImages) {
     // Packed: kept pixels in raster order, then transparent black.
     for (std::size_t k = 0; k < kept.size(); k += std::max<std::size_t>(1, kept.size() / 100))
       ASSERT_EQ(packed.data()[k], img.data()[kept[k]]) << k;
-    if (kept.size() < static_cast<std::size_t>(img.size())) EXPECT_EQ(packed.data()[kept.size()], (winnow::Rgba8{0, 0, 0, 0}));
+    if (kept.size() < static_cast<std::size_t>(img.size()))
+      EXPECT_EQ(packed.data()[kept.size()], (winnow::Rgba8{0, 0, 0, 0}));
     // Sorted: luminance never increases along the kept prefix.
     auto lum = [](const winnow::Rgba8& p) { return 299u * p.r + 587u * p.g + 114u * p.b; };
     for (std::size_t k = 1; k < kept.size(); ++k) ASSERT_GE(lum(sorted.data()[k - 1]), lum(sorted.data()[k])) << k;
@@ -154,8 +155,10 @@ TEST(CliCompact, CpuBackendByName) {
 
 void expect_bad(const std::vector<std::string>& extra, const std::string& input, const std::string& names) {
   TempDir out;
-  std::vector<std::string> args{"compact", input, "--out-packed", (out / "p.png").string(), "--out-sorted",
-                                (out / "s.png").string(), "--out-list", (out / "l.csv").string()};
+  std::vector<std::string> args{"compact",      input,
+                                "--out-packed", (out / "p.png").string(),
+                                "--out-sorted", (out / "s.png").string(),
+                                "--out-list",   (out / "l.csv").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_cli(args);
   expect_one_line_error(r, names);
@@ -205,8 +208,8 @@ TEST(CliCompactBadInput, ZeroSizeFile) {
 TEST(CliCompactBadInput, OutputDirectoryMissing) {
   TempDir out;
   const std::string target = (out / "no_such_dir" / "p.png").string();
-  const auto r = run_cli({"compact", data_path("coins.png").string(), "--out-packed", target, "--out-list",
-                          (out / "l.csv").string()});
+  const auto r = run_cli(
+      {"compact", data_path("coins.png").string(), "--out-packed", target, "--out-list", (out / "l.csv").string()});
   expect_one_line_error(r, "no_such_dir");
   EXPECT_TRUE(out.files().empty()) << "left behind: " << out.files().front();
 }
@@ -258,8 +261,8 @@ TEST(CliCompact, ParseErrorsAreOneLine) {
 
 TEST(CliCompactBadInput, EmptyOutputName) {
   TempDir out;
-  const auto r = run_cli({"compact", data_path("coins.png").string(), "--out-packed", (out / "p.png").string(),
-                          "--out-list", ""});
+  const auto r =
+      run_cli({"compact", data_path("coins.png").string(), "--out-packed", (out / "p.png").string(), "--out-list", ""});
   expect_one_line_error(r, "empty file name");
   EXPECT_TRUE(out.files().empty());
 }

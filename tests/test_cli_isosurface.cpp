@@ -99,8 +99,8 @@ TEST(CliIsosurface, VerticesAreTheCrossedEdgesAtTheirInterpolatedPoints) {
   TempDir dir;
   const Grid g = random_grid(9, 7, 6, 1, 0.0, 1.0);
   write_raw<float>(dir / "v.raw", g);
-  const auto r = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "9,7,6", "--dtype", "f32", "--level",
-                          "0.5", "--spacing", "2,1,0.5", "--out", (dir / "m.ply").string(), "--backend", "cpu"});
+  const auto r = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "9,7,6", "--dtype", "f32", "--level", "0.5",
+                          "--spacing", "2,1,0.5", "--out", (dir / "m.ply").string(), "--backend", "cpu"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The level is compared with the f32 voxels as the file holds them.
   Grid stored = g;
@@ -127,8 +127,8 @@ TEST(CliIsosurface, ObjStlAndPreviewHoldTheSameMesh) {
   TempDir dir;
   const Grid g = random_grid(8, 8, 5, 2, -1.0, 1.0);
   write_raw<double>(dir / "v.raw", g);
-  const std::vector<std::string> common = {"isosurface", (dir / "v.raw").string(), "--dims", "8,8,5", "--dtype",
-                                           "f64", "--level", "0.25", "--quiet"};
+  const std::vector<std::string> common = {
+      "isosurface", (dir / "v.raw").string(), "--dims", "8,8,5", "--dtype", "f64", "--level", "0.25", "--quiet"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = common;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -172,8 +172,17 @@ TEST(CliIsosurface, NormalsPointOutOfTheAboveRegionAndFlipReversesThem) {
   const double centre = 6.3;
   write_raw<float>(dir / "ball.raw", ball(13, centre));
   auto extract = [&](const char* name, bool flip) {
-    std::vector<std::string> args = {"isosurface", (dir / "ball.raw").string(), "--dims", "13,13,13", "--dtype",
-                                     "f32", "--level", "-4.5", "--normals", "--out", (dir / name).string()};
+    std::vector<std::string> args = {"isosurface",
+                                     (dir / "ball.raw").string(),
+                                     "--dims",
+                                     "13,13,13",
+                                     "--dtype",
+                                     "f32",
+                                     "--level",
+                                     "-4.5",
+                                     "--normals",
+                                     "--out",
+                                     (dir / name).string()};
     if (flip) args.push_back("--flip");
     const auto r = run_cli(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -196,8 +205,10 @@ TEST(CliIsosurface, NormalsPointOutOfTheAboveRegionAndFlipReversesThem) {
       const auto& a = m.vertices[f[0]];
       const auto& b = m.vertices[f[1]];
       const auto& c = m.vertices[f[2]];
-      v += (double(a[0]) * (double(b[1]) * c[2] - double(b[2]) * c[1]) - double(a[1]) * (double(b[0]) * c[2] - double(b[2]) * c[0]) +
-            double(a[2]) * (double(b[0]) * c[1] - double(b[1]) * c[0])) / 6.0;
+      v += (double(a[0]) * (double(b[1]) * c[2] - double(b[2]) * c[1]) -
+            double(a[1]) * (double(b[0]) * c[2] - double(b[2]) * c[0]) +
+            double(a[2]) * (double(b[0]) * c[1] - double(b[1]) * c[0])) /
+           6.0;
     }
     return v;
   };
@@ -235,14 +246,14 @@ TEST(CliIsosurface, NoCrossingGivesAnEmptyMeshAndABlankPreview) {
     const int stored = std::uint8_t(x);
     lowest = std::min(lowest, stored), highest = std::max(highest, stored);
   }
-  const auto r = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level",
-                          "200", "--out", (dir / "m.ply").string(), "--preview", (dir / "p.png").string()});
+  const auto r = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level", "200",
+                          "--out", (dir / "m.ply").string(), "--preview", (dir / "p.png").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("0 vertices, 0 triangles (an empty mesh)"), std::string::npos) << r.out;
   // Said on stderr too, in one line with the volume's range, whatever --quiet says.
   const std::string warning = "winnow: warning: empty mesh: no voxel of " + (dir / "v.raw").string() +
-                              " is above level 200 (values " + std::to_string(lowest) + ".." +
-                              std::to_string(highest) + ")\n";
+                              " is above level 200 (values " + std::to_string(lowest) + ".." + std::to_string(highest) +
+                              ")\n";
   EXPECT_EQ(r.err, warning);
   const auto quiet = run_cli({"isosurface", (dir / "v.raw").string(), "--dims", "5,5,5", "--dtype", "u8", "--level",
                               "200", "--out", (dir / "m.ply").string(), "--quiet"});
@@ -315,8 +326,8 @@ TEST(CliIsosurface, IndexAndWorldCoordinates) {
   }
   // An orientation-less volume has no world; --spacing goes with scaled coordinates only.
   io::write_volume(dir / "ball.npy", v.view());
-  expect_one_line_error(run_cli({"isosurface", (dir / "ball.npy").string(), "--level", "-3.5", "--coordinates",
-                                 "world", "--out", (dir / "x.ply").string()}),
+  expect_one_line_error(run_cli({"isosurface", (dir / "ball.npy").string(), "--level", "-3.5", "--coordinates", "world",
+                                 "--out", (dir / "x.ply").string()}),
                         "ball.npy");
   expect_one_line_error(run_cli({"isosurface", (dir / "ball.nii.gz").string(), "--level", "-3.5", "--coordinates",
                                  "world", "--spacing", "1,1,1", "--out", (dir / "x.ply").string()}),
@@ -342,17 +353,15 @@ TEST(CliIsosurfaceBadInput, OneLineNamingTheProblemAndNoOutput) {
   expect_one_line_error(run({volume, "--out", out}), "--level");
   expect_one_line_error(run({volume, "--level", "0.5", "--spacing", "1,0,1", "--out", out}), "--spacing '1,0,1'");
   expect_one_line_error(run({volume, "--level", "0.5", "--spacing", "1,1", "--out", out}), "--spacing '1,1'");
-  expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--preview", (dir / "p.jpg").string()}),
-                        "p.jpg");
+  expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--preview", (dir / "p.jpg").string()}), "p.jpg");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", (dir / "no" / "m.ply").string()}), "m.ply");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", volume}), "v.raw");  // the input itself
   // A raw volume has no world.
   expect_one_line_error(run({volume, "--level", "0.5", "--coordinates", "world", "--out", out}), "v.raw");
   expect_one_line_error(run({(dir / "missing.nii").string(), "--level", "0.5", "--out", out}, false), "missing.nii");
   expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--dims", "5,4,4"}, false), "--dtype");
-  expect_one_line_error(run_cli({"isosurface", volume, "--level", "0.5", "--out", out, "--dims", "5,4,4", "--dtype",
-                                 "f32"}),
-                        "v.raw");
+  expect_one_line_error(
+      run_cli({"isosurface", volume, "--level", "0.5", "--out", out, "--dims", "5,4,4", "--dtype", "f32"}), "v.raw");
   if (!cuda_available())  // an explicit backend that is not there is an error, never a fallback
     expect_one_line_error(run({volume, "--level", "0.5", "--out", out, "--backend", "cuda"}), "cuda");
   EXPECT_EQ(dir.files(), std::vector<std::string>{"v.raw"});  // nothing written, no temporary left

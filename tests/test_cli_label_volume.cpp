@@ -13,10 +13,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -110,8 +110,9 @@ TEST(LabelCliVolume, LabelsAndStatisticsInEveryFormat) {
     for (int conn : {6, 18, 26})
       for (bool multi : {false, true}) {
         const fs::path labels = dir / (std::string("labels") + ext), csv = dir / "stats.csv";
-        std::vector<std::string> args = {"label", input.string(), "--connectivity", std::to_string(conn),
-                                         "--out-labels", labels.string(), "--stats", csv.string(), "--backend", "cpu"};
+        std::vector<std::string> args = {
+            "label",         input.string(), "--connectivity", std::to_string(conn), "--out-labels",
+            labels.string(), "--stats",      csv.string(),     "--backend",          "cpu"};
         if (multi) args.push_back("--multilabel");
         const auto r = run_cli(args);
         ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -174,8 +175,8 @@ TEST(LabelCliVolume, MultiPageTiffIsAVolumeOnePageAnImage) {
   io::write_volume(dir / "stack.tif", v.view());
   auto r = run_cli({"label", (dir / "stack.tif").string(), "--backend", "cpu"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("20x16x3 u16, " + std::to_string(test::oracle_label_volume<std::uint16_t>(v.view(), 26, false)
-                                                            .components.size()) +
+  EXPECT_NE(r.out.find("20x16x3 u16, " +
+                       std::to_string(test::oracle_label_volume<std::uint16_t>(v.view(), 26, false).components.size()) +
                        " components (26-connectivity)"),
             std::string::npos)
       << r.out;
@@ -195,8 +196,8 @@ TEST(LabelCliVolume, BundledVolumesMatchTheOracle) {
   const fs::path mni = test::data_path("volumes/mni152_gm.nii.gz");
   const auto volume = std::get<Volume<std::uint8_t>>(io::read_volume(mni));
   const fs::path labels = dir / "l.npy";
-  const auto r = run_cli({"label", mni.string(), "--multilabel", "--connectivity", "6", "--out-labels",
-                          labels.string(), "--backend", "cpu"});
+  const auto r = run_cli({"label", mni.string(), "--multilabel", "--connectivity", "6", "--out-labels", labels.string(),
+                          "--backend", "cpu"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const test::OracleLabeling o = test::oracle_label_volume<std::uint8_t>(volume.view(), 6, true);
   EXPECT_NE(r.out.find(" " + std::to_string(o.components.size()) + " components (6-connectivity, multilabel)"),
@@ -262,8 +263,8 @@ TEST(LabelCliVolume, ThresholdsLabelTheVoxelsAbove) {
     const double mid = std::is_integral_v<T> ? 180.7 : 0.83;
     for (const bool invert : {false, true})
       for (const bool otsu : {false, true}) {
-        std::vector<std::string> args = {"label", input.string(), "--out-labels", labels.string(), "--backend", "cpu",
-                                         "--connectivity", "18"};
+        std::vector<std::string> args = {"label",     input.string(), "--out-labels",   labels.string(),
+                                         "--backend", "cpu",          "--connectivity", "18"};
         if (otsu) args.push_back("--otsu");
         else args.insert(args.end(), {"--threshold", number_text(mid)});
         if (invert) args.push_back("--invert");
@@ -358,9 +359,10 @@ TEST(LabelCliVolume, LabelsCarryTheInputsOrientation) {
   EXPECT_EQ(spatial(bytes_of(dir / "labels.nii")), spatial(nifti));
 
   // NRRD in LPS: NRRD labels keep its fields; NIfTI labels get the sform of its RAS affine.
-  std::string nrrd = "NRRD0004\ntype: uint8\ndimension: 3\nspace: left-posterior-superior\nsizes: 12 10 8\n"
-                     "space directions: (0.9,0.1,0) (-0.1,0.9,0) (0,0,2.5)\nendian: little\nencoding: raw\n"
-                     "space origin: (-100.5,20,7.25)\n\n";
+  std::string nrrd =
+      "NRRD0004\ntype: uint8\ndimension: 3\nspace: left-posterior-superior\nsizes: 12 10 8\n"
+      "space directions: (0.9,0.1,0) (-0.1,0.9,0) (0,0,2.5)\nendian: little\nencoding: raw\n"
+      "space origin: (-100.5,20,7.25)\n\n";
   nrrd += std::string(voxels.begin(), voxels.end());
   std::ofstream(dir / "ct.nrrd", std::ios::binary) << nrrd;
   io::SpatialHeader in;
@@ -389,8 +391,8 @@ TEST(LabelCliVolume, NoComponentIsWrittenWithAWarning) {
   io::write_volume(dir / "in.nii.gz", v.view());
   const fs::path labels = dir / "l.nii.gz";
   for (const bool quiet : {false, true}) {
-    std::vector<std::string> args = {"label", (dir / "in.nii.gz").string(), "--threshold", "5000", "--out-labels",
-                                     labels.string()};
+    std::vector<std::string> args = {
+        "label", (dir / "in.nii.gz").string(), "--threshold", "5000", "--out-labels", labels.string()};
     if (quiet) args.push_back("--quiet");
     const auto r = run_cli(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -32,8 +32,9 @@ std::string bytes_of(const fs::path& p) {
 void write_inputs(const TempDir& dir) {
   std::mt19937 rng(3);
   Image<Rgba8> image(48, 32);
-  for (auto& p : image.pixels()) p = Rgba8{static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()),
-                                           static_cast<std::uint8_t>(rng()), 255};
+  for (auto& p : image.pixels())
+    p = Rgba8{static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()),
+              255};
   io::write_png(dir / "in.png", image.view());
   Volume<std::uint8_t> volume(10, 9, 8);
   for (auto& v : volume.voxels()) v = static_cast<std::uint8_t>(rng());
@@ -88,16 +89,15 @@ TEST(CliRefusals, AnOutputThatIsAnInputIsRefusedBeforeAnythingIsWritten) {
   }
   for (const std::string& same : nii_names) {
     expect_one_line_error(run_cli({"label", nii, "--out-labels", same}), same);
-    expect_one_line_error(run_cli({"isosurface", nii, "--level", "100", "--out", (dir / "m.ply").string(), "--preview",
-                                   same}),
-                          same);
+    expect_one_line_error(
+        run_cli({"isosurface", nii, "--level", "100", "--out", (dir / "m.ply").string(), "--preview", same}), same);
   }
   // A mesh or point file named as the volume (an odd name, but the same file).
   expect_one_line_error(run_cli({"voxels", nii, "--level", "100", "--out", nii}), nii);
   fs::copy_file(dir / "in.nii.gz", dir / "vol.ply");
-  expect_one_line_error(run_cli({"isosurface", (dir / "vol.ply").string(), "--level", "100", "--out",
-                                 (dir / "vol.ply").string()}),
-                        "vol.ply");
+  expect_one_line_error(
+      run_cli({"isosurface", (dir / "vol.ply").string(), "--level", "100", "--out", (dir / "vol.ply").string()}),
+      "vol.ply");
   // Two outputs naming one file.
   expect_one_line_error(run_cli({"label", nii, "--out-colored", (dir / "a.png").string(), "--stats",
                                  (dir / "sub" / ".." / "a.png").string()}),

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,8 +20,8 @@
 #include "common/device_buffer.cuh"
 #include "common/gpu_guard.hpp"
 #include "winnow/compact.hpp"
-#include "winnow/error.hpp"
 #include "winnow/cuda/compact.hpp"
+#include "winnow/error.hpp"
 
 namespace {
 
@@ -47,8 +47,8 @@ std::string name(const Variant& v) {
   return std::string(winnow::to_string(v.algorithm)) + (v.order == Order::stable ? "/stable" : "/any");
 }
 
-const std::uint64_t kSizes[] = {0, 1, 31, 32, 33, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
-                                8191, 8192, 8193, 100000, (1u << 20) + 7};
+const std::uint64_t kSizes[] = {0,    1,    31,   32,   33,   1000, 1023, 1024, 1025,   2047,
+                                2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193, 100000, (1u << 20) + 7};
 
 template <class T>
 void expect_same(std::vector<T> got, std::vector<T> want, Order order, const std::string& what) {
@@ -97,8 +97,8 @@ TEST(CompactDevice, ValuesIndicesSizingCallAllVariants) {
         expect_same(d_out.download(k), want, v.order, what);
 
         std::size_t ib = 0;
-        winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(nullptr, ib, d_in.p, n, d_idx64.p, d_count.p, pred, o,
-                                                                   nullptr);
+        winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(nullptr, ib, d_in.p, n, d_idx64.p, d_count.p, pred,
+                                                                   o, nullptr);
         Dev<unsigned char> itemp(ib);
         d_idx64.poison();
         d_count.poison();
@@ -132,8 +132,7 @@ std::vector<T> random_values(std::uint64_t n, std::mt19937_64& rng) {
                         static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng())};
     else if constexpr (std::is_same_v<T, winnow::RgbaF32>)
       x = winnow::RgbaF32{float(rng() % 256), float(rng() % 256), float(rng() % 256), float(rng() % 256)};
-    else
-      x = static_cast<T>(rng() % 200);
+    else x = static_cast<T>(rng() % 200);
   }
   return v;
 }
@@ -143,8 +142,7 @@ template <class T>
 winnow::Predicate pred_for() {
   if constexpr (std::is_same_v<T, winnow::Rgba8> || std::is_same_v<T, winnow::RgbaF32>)
     return winnow::where_luminance(winnow::CompareOp::greater, 100.0);
-  else
-    return winnow::where(winnow::CompareOp::less, static_cast<T>(90));
+  else return winnow::where(winnow::CompareOp::less, static_cast<T>(90));
 }
 template <class T>
 bool keep_ref(const T& x) {
@@ -153,8 +151,7 @@ bool keep_ref(const T& x) {
     return compare_ref(winnow::CompareOp::greater, winnow::test::luma_milli_ref(x), 100000u);
   else if constexpr (std::is_same_v<T, winnow::RgbaF32>)
     return compare_ref(winnow::CompareOp::greater, winnow::test::float_luma_ref(x), 100.0f);
-  else
-    return compare_ref(winnow::CompareOp::less, x, static_cast<T>(90));
+  else return compare_ref(winnow::CompareOp::less, x, static_cast<T>(90));
 }
 
 /// offset: elements before the input (1: an unaligned input); out_offset: likewise for the output
@@ -186,8 +183,10 @@ void check_type(std::uint64_t n, std::uint64_t offset, std::uint64_t out_offset 
     ASSERT_EQ(k, want.size()) << name(v) << " size " << sizeof(T) << " n " << n;
     auto all = d_out_all.download(n + out_offset);
     for (std::uint64_t i = k + out_offset; i < n + out_offset; ++i)  // nothing written past the kept elements
-      ASSERT_EQ(reinterpret_cast<const unsigned char*>(&all[i])[0], 0xA5) << name(v) << " wrote past the count at " << i;
-    if (out_offset) ASSERT_EQ(reinterpret_cast<const unsigned char*>(&all[0])[0], 0xA5) << name(v) << " wrote before out";
+      ASSERT_EQ(reinterpret_cast<const unsigned char*>(&all[i])[0], 0xA5)
+          << name(v) << " wrote past the count at " << i;
+    if (out_offset)
+      ASSERT_EQ(reinterpret_cast<const unsigned char*>(&all[0])[0], 0xA5) << name(v) << " wrote before out";
     std::vector<T> got(all.begin() + static_cast<std::ptrdiff_t>(out_offset),
                        all.begin() + static_cast<std::ptrdiff_t>(out_offset + k));
     if (v.order == Order::stable) {
@@ -309,11 +308,13 @@ TEST(CompactDevice, UnorderedIndicesManyTiles) {
     CompactOptions o;
     o.order = Order::any;
     std::size_t bytes = 0;
-    winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(nullptr, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o, nullptr);
+    winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(nullptr, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o,
+                                                               nullptr);
     Dev<unsigned char> temp(bytes);
     d_idx.poison();
     d_count.poison();
-    winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(temp.p, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o, nullptr);
+    winnow::cuda::compact_indices<std::int32_t, std::uint64_t>(temp.p, bytes, d_in.p, n, d_idx.p, d_count.p, pred, o,
+                                                               nullptr);
     ASSERT_EQ(d_count.download(1)[0], want.size()) << t;
     auto got = d_idx.download(want.size());
     std::sort(got.begin(), got.end());
@@ -499,20 +500,22 @@ TEST(CompactDevice, TooLittleTemporaryStorageThrows) {
   std::size_t bytes = 16;
   CompactOptions o;
   o.algorithm = CompactAlgorithm::block_ballot;
-  EXPECT_THROW(winnow::cuda::compact<std::int32_t>(temp.p, bytes, d_in.p, 100000, d_out.p, d_count.p,
-                                                   winnow::nonzero(), o, nullptr),
+  EXPECT_THROW(winnow::cuda::compact<std::int32_t>(temp.p, bytes, d_in.p, 100000, d_out.p, d_count.p, winnow::nonzero(),
+                                                   o, nullptr),
                winnow::Error);
 }
 
 // n > 2^32 uint8 elements: in[i] = i % 251, keep x > 200, so out[j] = 201 + j % 50 and the
 // index of out[j] is (j / 50) * 251 + 201 + j % 50. Checked on the device.
 __global__ void fill_mod251(std::uint8_t* p, std::uint64_t n) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<std::uint8_t>(i % 251);
 }
 __global__ void check_mod251(const std::uint8_t* out, const std::uint64_t* idx, std::uint64_t k,
                              unsigned long long* bad) {
-  for (std::uint64_t j = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; j < k; j += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t j = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; j < k;
+       j += std::uint64_t{gridDim.x} * blockDim.x) {
     if (out && out[j] != 201 + j % 50) atomicAdd(bad, 1ull);
     if (idx && idx[j] != (j / 50) * 251 + 201 + j % 50) atomicAdd(bad, 1ull);
   }
@@ -596,15 +599,24 @@ TEST(CompactDevice, WorkspaceBackToBackCallsAndCapture) {
     std::int32_t threshold;
   };
   const Call calls[] = {
-      {(1u << 21) + 5, Order::stable, Form::values, 0, 99000},  {(1u << 21) + 5, Order::stable, Form::values, 0, 50000},
-      {(1u << 21) + 5, Order::stable, Form::values, 0, 1000},   {5000, Order::stable, Form::values, 0, 30000},
-      {max_n, Order::stable, Form::values, 0, 70000},           {(1u << 20), Order::any, Form::values, 0, 99000},
-      {(1u << 20), Order::any, Form::values, 0, 20000},         {(1u << 20), Order::any, Form::indices, 0, 60000},
-      {(1u << 20) + 1, Order::stable, Form::indices, 0, 40000}, {7, Order::stable, Form::values, 0, 50000},
-      {0, Order::any, Form::values, 0, 50000},                  {(1u << 20) + 9, Order::stable, Form::values, 1, 50000},
-      {(1u << 20), Order::stable, Form::flagged, 0, 0},         {(1u << 20) + 3, Order::any, Form::flagged_indices, 0, 0},
-      {(1u << 21) + 5, Order::stable, Form::values, 0, 90000},  {(1u << 21) + 5, Order::any, Form::values, 0, 90000},
-      {(1u << 21) + 5, Order::stable, Form::values, 0, 10},     {(1u << 21) + 5, Order::any, Form::values, 0, 10},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 99000},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 50000},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 1000},
+      {5000, Order::stable, Form::values, 0, 30000},
+      {max_n, Order::stable, Form::values, 0, 70000},
+      {(1u << 20), Order::any, Form::values, 0, 99000},
+      {(1u << 20), Order::any, Form::values, 0, 20000},
+      {(1u << 20), Order::any, Form::indices, 0, 60000},
+      {(1u << 20) + 1, Order::stable, Form::indices, 0, 40000},
+      {7, Order::stable, Form::values, 0, 50000},
+      {0, Order::any, Form::values, 0, 50000},
+      {(1u << 20) + 9, Order::stable, Form::values, 1, 50000},
+      {(1u << 20), Order::stable, Form::flagged, 0, 0},
+      {(1u << 20) + 3, Order::any, Form::flagged_indices, 0, 0},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 90000},
+      {(1u << 21) + 5, Order::any, Form::values, 0, 90000},
+      {(1u << 21) + 5, Order::stable, Form::values, 0, 10},
+      {(1u << 21) + 5, Order::any, Form::values, 0, 10},
   };
   const std::size_t m = std::size(calls);
   std::vector<std::unique_ptr<Dev<std::int32_t>>> outs;
@@ -648,22 +660,21 @@ TEST(CompactDevice, WorkspaceBackToBackCallsAndCapture) {
     std::vector<std::int32_t> want;
     std::vector<std::uint64_t> want_idx;
     for (std::uint64_t i = 0; i < c.n; ++i) {
-      const bool keep = (c.form == Form::flagged || c.form == Form::flagged_indices) ? f[i] != 0
-                                                                                     : h[i + c.offset] > c.threshold;
+      const bool keep =
+          (c.form == Form::flagged || c.form == Form::flagged_indices) ? f[i] != 0 : h[i + c.offset] > c.threshold;
       if (keep) {
         want.push_back(h[i + c.offset]);
         want_idx.push_back(i);
       }
     }
     ASSERT_EQ(k, want.size()) << what;
-    if (c.form == Form::values || c.form == Form::flagged)
-      expect_same(out.download(k), want, c.order, what);
-    else
-      expect_same(idx.download(k), want_idx, c.order, what);
+    if (c.form == Form::values || c.form == Form::flagged) expect_same(out.download(k), want, c.order, what);
+    else expect_same(idx.download(k), want_idx, c.order, what);
   };
   const std::vector<std::uint64_t> counts = d_counts.download(m);
   for (std::size_t i = 0; i < m; ++i)
-    check(calls[i], counts[i], *outs[i], *idx_outs[i], "call " + std::to_string(i) + " n=" + std::to_string(calls[i].n));
+    check(calls[i], counts[i], *outs[i], *idx_outs[i],
+          "call " + std::to_string(i) + " n=" + std::to_string(calls[i].n));
 
   // Captured calls (the workspace is large enough now), replayed twice between eager calls.
   for (Order order : {Order::stable, Order::any}) {
@@ -674,8 +685,8 @@ TEST(CompactDevice, WorkspaceBackToBackCallsAndCapture) {
     CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     CompactOptions o;
     o.order = order;
-    winnow::cuda::compact<std::int32_t>(ws, d_in.p, c.n, out.p, count.p, winnow::where(winnow::CompareOp::greater,
-                                                                                       c.threshold), o, s);
+    winnow::cuda::compact<std::int32_t>(ws, d_in.p, c.n, out.p, count.p,
+                                        winnow::where(winnow::CompareOp::greater, c.threshold), o, s);
     CUDA_OK(cudaStreamEndCapture(s, &graph));
     cudaGraphExec_t exec;
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
@@ -704,8 +715,8 @@ TEST(CompactDevice, WorkspaceBackToBackCallsAndCapture) {
     out.poison();
     d_counts.poison();
     CompactOptions o;
-    winnow::cuda::compact<std::int32_t>(*w, d_in.p, c.n, out.p, d_counts.p, winnow::where(winnow::CompareOp::greater,
-                                                                                          c.threshold), o, s);
+    winnow::cuda::compact<std::int32_t>(*w, d_in.p, c.n, out.p, d_counts.p,
+                                        winnow::where(winnow::CompareOp::greater, c.threshold), o, s);
     CUDA_OK(cudaStreamSynchronize(s));
     check(c, d_counts.download(1)[0], out, *idx_outs[0], "after move");
   }

@@ -49,7 +49,8 @@ void check_values(std::uint64_t n, double keep, std::size_t skew) {
   ASSERT_EQ(cudaMemset(count, 0xA5, sizeof(std::uint64_t)), cudaSuccess);
   ASSERT_EQ(cudaMemset(temp, 0x5A, L::temp_bytes(n)), cudaSuccess);
   const T* src_in = in + skew;
-  const Src src{src_in, winnow::where(winnow::CompareOp::greater, thr), reinterpret_cast<std::uintptr_t>(src_in) % 16 == 0};
+  const Src src{src_in, winnow::where(winnow::CompareOp::greater, thr),
+                reinterpret_cast<std::uintptr_t>(src_in) % 16 == 0};
   const Sink sink{reinterpret_cast<kern::Storage<sizeof(T)>*>(out)};
   for (int rep = 0; rep < 2; ++rep) L::launch(src, sink, n, count, temp, nullptr);  // second: reused temp
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -71,8 +72,8 @@ void check_values(std::uint64_t n, double keep, std::size_t skew) {
 template <class Policy, class T>
 void sweep_values() {
   constexpr std::uint64_t tile = Policy::template tile<sizeof(T)>;
-  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{1000}, tile - 1, tile + 1, 5 * tile + 7,
-                          (std::uint64_t{1} << 23) + 13}) {
+  for (std::uint64_t n :
+       {std::uint64_t{1}, std::uint64_t{1000}, tile - 1, tile + 1, 5 * tile + 7, (std::uint64_t{1} << 23) + 13}) {
     for (double keep : {0.01, 0.5, 0.99}) {
       for (std::size_t skew : {std::size_t{0}, std::size_t{1}}) {
         check_values<Policy, T>(n, keep, skew);

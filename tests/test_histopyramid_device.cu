@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/expand_oracle.hpp"
 #include "common/device_buffer.cuh"
+#include "common/expand_oracle.hpp"
 #include "common/gpu_guard.hpp"
 #include "winnow/cuda/histopyramid.hpp"
 #include "winnow/error.hpp"
@@ -47,12 +47,12 @@ void expand_and_check(const std::vector<std::uint8_t>& counts, std::uint64_t cap
   *h_total = ~std::uint64_t{0};
   CUDA_OK(cudaDeviceSynchronize());
   std::size_t bytes = 0;
-  winnow::cuda::histopyramid_expand(nullptr, bytes, d_counts.p + shift, n, d_element.p,
-                                    with_ranks ? d_rank.p : nullptr, d_total.p, capacity, stream, h_total);
+  winnow::cuda::histopyramid_expand(nullptr, bytes, d_counts.p + shift, n, d_element.p, with_ranks ? d_rank.p : nullptr,
+                                    d_total.p, capacity, stream, h_total);
   ASSERT_GT(bytes, 0u) << what;
   Dev<unsigned char> temp(bytes);
-  winnow::cuda::histopyramid_expand(temp.p, bytes, d_counts.p + shift, n, d_element.p,
-                                    with_ranks ? d_rank.p : nullptr, d_total.p, capacity, stream, h_total);
+  winnow::cuda::histopyramid_expand(temp.p, bytes, d_counts.p + shift, n, d_element.p, with_ranks ? d_rank.p : nullptr,
+                                    d_total.p, capacity, stream, h_total);
   CUDA_OK(cudaStreamSynchronize(stream));
   const std::uint64_t want = sum_of(counts);
   EXPECT_EQ(*h_total, want) << what << ": host-mapped total";

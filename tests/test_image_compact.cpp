@@ -49,7 +49,8 @@ Threshold threshold(const std::string& text) {
   for (; i < text.size() && text[i] != '.'; ++i) t.milli = t.milli * 10 + static_cast<std::uint32_t>(text[i] - '0');
   std::uint32_t decimals = 0;
   int places = 0;
-  for (++i; i < text.size() && places < 3; ++i, ++places) decimals = decimals * 10 + static_cast<std::uint32_t>(text[i] - '0');
+  for (++i; i < text.size() && places < 3; ++i, ++places)
+    decimals = decimals * 10 + static_cast<std::uint32_t>(text[i] - '0');
   for (; places < 3; ++places) decimals *= 10;
   t.milli = t.milli * 1000 + decimals;
   t.value = std::strtod(text.c_str(), nullptr);
@@ -84,9 +85,11 @@ Oracle oracle(ImageView<const Rgba8> img, const ImageCompactOptions& o, std::uin
     r.sorted = r.packed;
     auto key = [&](std::uint32_t i) { return oracle_key(img(i % img.width, i / img.width), o.key); };
     if (o.sort == SortOrder::descending)
-      std::stable_sort(r.sorted.begin(), r.sorted.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) > key(b); });
+      std::stable_sort(r.sorted.begin(), r.sorted.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return key(a) > key(b); });
     else
-      std::stable_sort(r.sorted.begin(), r.sorted.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+      std::stable_sort(r.sorted.begin(), r.sorted.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
   }
   return r;
 }
@@ -131,8 +134,8 @@ class ImageCompactBackend : public ::testing::TestWithParam<Backend> {
 };
 
 TEST_P(ImageCompactBackend, RandomImagesAllOptions) {
-  const std::pair<std::int64_t, std::int64_t> sizes[] = {{1, 1}, {1, 97}, {97, 1}, {31, 33}, {64, 64},
-                                                         {257, 129}, {1000, 1000}, {4097, 3}};
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{1, 1},   {1, 97},    {97, 1},      {31, 33},
+                                                         {64, 64}, {257, 129}, {1000, 1000}, {4097, 3}};
   std::uint64_t seed = 1;
   for (auto [w, h] : sizes) {
     const auto img = random_image(w, h, seed);
@@ -197,7 +200,9 @@ TEST_P(ImageCompactBackend, EmptyImage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ImageCompactBackend, ::testing::Values(Backend::cpu, Backend::cuda),
-                         [](const ::testing::TestParamInfo<Backend>& i) { return std::string(winnow::to_string(i.param)); });
+                         [](const ::testing::TestParamInfo<Backend>& i) {
+                           return std::string(winnow::to_string(i.param));
+                         });
 
 TEST(ImageCompact, BackendsAgreeExactly) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();

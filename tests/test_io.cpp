@@ -1,25 +1,23 @@
 // Image I/O: formats, conversions, bad input and atomic writes.
 #include <gtest/gtest.h>
-
+#include <png.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <array>
 #include <chrono>
-#include <cstring>
 #include <cmath>
-#include <limits>
+#include <csignal>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "common/cli_runner.hpp"
 #include "common/input_error.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
-
-#include <png.h>
 
 #ifdef WINNOW_HAVE_TIFF
 #include <tiffio.h>
@@ -171,7 +169,8 @@ void write_test_tiff(const std::filesystem::path& p, std::uint32_t w, std::uint3
         std::fill(tile.begin(), tile.end(), T{});
         for (std::uint32_t r = 0; r < th && ty + r < h; ++r)
           for (std::uint32_t c = 0; c < tw && tx + c < w; ++c)
-            for (std::size_t k = 0; k < px; ++k) tile[(r * tw + c) * px + k] = samples[((ty + r) * w + tx + c) * px + k];
+            for (std::size_t k = 0; k < px; ++k)
+              tile[(r * tw + c) * px + k] = samples[((ty + r) * w + tx + c) * px + k];
         ASSERT_GE(TIFFWriteTile(t, tile.data(), tx, ty, 0, 0), 0);
       }
   } else {
@@ -230,8 +229,8 @@ TEST(Io, FloatAndSignedTiffAreScaledMinMaxTo0_255) {
   for (auto& v : f) v = u(rng);
   f[7] = std::numeric_limits<float>::quiet_NaN();  // no data -> 0, and not in the range
   f[8] = -std::numeric_limits<float>::infinity();
-  f[40] = -10.0f;                                  // the minimum
-  f[41] = 5000.0f;                                 // the maximum
+  f[40] = -10.0f;   // the minimum
+  f[41] = 5000.0f;  // the maximum
   for (bool tiled : {false, true}) {
     const auto path = dir / (tiled ? "ft.tif" : "fs.tif");
     write_test_tiff(path, w, h, 1, SAMPLEFORMAT_IEEEFP, tiled, f);
@@ -355,7 +354,8 @@ TEST(Io, FitsHeaderClaimingMoreThanItsFileHoldsIsNotAllocated) {
   TempDir dir;
   write_bytes(dir / "claims.fits", fits("20000", "20000"));  // 3.2 GB claimed by 5760 bytes
   winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(dir / "claims.fits"); },
-                                               "20000 x 20000 pixels cannot come from a file of 5760 bytes", dir.path());
+                                               "20000 x 20000 pixels cannot come from a file of 5760 bytes",
+                                               dir.path());
   write_bytes(dir / "overflow.fits", fits("4294967296", "4294967296"));
   expect_input_error([&] { io::read_rgba8(dir / "overflow.fits"); }, dir / "overflow.fits", "FITS");
   // The data of a real header are read: 18 x 20 samples of 8 bytes fill exactly 2880 bytes.
@@ -407,7 +407,7 @@ namespace {
 // width x height page, whatever its size. Bits reversed, as libtiff stores JBIG strips under
 // the default fill order.
 std::string jbig_one_empty_stripe(std::uint32_t width, std::uint32_t height) {
-  std::string b = {0, 0, 1, 0};  // DL, D, P, fill
+  std::string b = {0, 0, 1, 0};                    // DL, D, P, fill
   for (std::uint32_t v : {width, height, height})  // XD, YD, L0 (big-endian)
     for (int shift = 24; shift >= 0; shift -= 8) b += static_cast<char>((v >> shift) & 0xff);
   b += {0, 0, 0, 0x08};                  // MX, MY, order, options (TPBON)
@@ -463,8 +463,7 @@ TEST(Io, TiffJbigPageBeyondTheLimitIsNotAllocated) {
   winnow::test::expect_input_error_within_1GiB([&] { (void)io::read_rgba8(path); },
                                                "more than the 1073741824 pixels read from a JBIG page", dir.path());
   // Only once the child showed it refused before allocating: the message names the file.
-  if (!::testing::Test::HasFailure())
-    expect_input_error([&] { io::read_rgba8(path); }, path, "100000 x 100000");
+  if (!::testing::Test::HasFailure()) expect_input_error([&] { io::read_rgba8(path); }, path, "100000 x 100000");
   // Just over the limit (32769 x 32768 pixels) is refused; a page at the limit passes the check
   // and fails only for the 1 GiB the child has (its RGBA buffer is 4 GiB).
   write_jbig_tiff_raw(dir / "over.tif", 32769, 32768, jbig_one_empty_stripe(32769, 32768));
@@ -625,7 +624,8 @@ TEST(Io, TiffPlanesMinIsWhiteAndBigTiffReadExactly) {
   // RGBA, 8-bit, unassociated alpha, in separate planes: every sample as written.
   {
     const auto s = random_samples(w * h * 4, 255, 5);
-    write_tiff_layout(dir / "planes.tif", w, h, {4, 8, PHOTOMETRIC_RGB, PLANARCONFIG_SEPARATE, EXTRASAMPLE_UNASSALPHA}, s);
+    write_tiff_layout(dir / "planes.tif", w, h, {4, 8, PHOTOMETRIC_RGB, PLANARCONFIG_SEPARATE, EXTRASAMPLE_UNASSALPHA},
+                      s);
     const auto img = io::read_rgba8(dir / "planes.tif");
     ASSERT_EQ(img.width(), static_cast<std::int64_t>(w));
     for (std::size_t i = 0; i < w * h; ++i) {
@@ -664,10 +664,13 @@ TEST(Io, PremultipliedTiffAlphaIsDividedOut) {
   const auto straight = random_samples(w * h * 4, 255, 8);
   std::vector<std::uint16_t> stored = straight;
   for (std::size_t i = 0; i < w * h; ++i) {
-    stored[4 * i + 3] = static_cast<std::uint16_t>(std::max<int>(straight[4 * i + 3], 64));  // alpha >= 64: +-2 after division
-    for (int c = 0; c < 3; ++c) stored[4 * i + c] = static_cast<std::uint16_t>((straight[4 * i + c] * stored[4 * i + 3] + 127) / 255);
+    stored[4 * i + 3] =
+        static_cast<std::uint16_t>(std::max<int>(straight[4 * i + 3], 64));  // alpha >= 64: +-2 after division
+    for (int c = 0; c < 3; ++c)
+      stored[4 * i + c] = static_cast<std::uint16_t>((straight[4 * i + c] * stored[4 * i + 3] + 127) / 255);
   }
-  write_tiff_layout(dir / "assoc.tif", w, h, {4, 8, PHOTOMETRIC_RGB, PLANARCONFIG_CONTIG, EXTRASAMPLE_ASSOCALPHA}, stored);
+  write_tiff_layout(dir / "assoc.tif", w, h, {4, 8, PHOTOMETRIC_RGB, PLANARCONFIG_CONTIG, EXTRASAMPLE_ASSOCALPHA},
+                    stored);
   const auto img = io::read_rgba8(dir / "assoc.tif");
   for (std::size_t i = 0; i < w * h; ++i) {
     const Rgba8 p = img.data()[i];
@@ -708,8 +711,7 @@ TEST(Io, PngClaimingAnEnormousSizeIsRefusedQuickly) {
 }
 
 // A PNG written by libpng itself: w x h, one colour (grey 0 at 1 bit, or palette index 0 = rgb).
-void write_flat_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, bool palette,
-                    png_color rgb) {
+void write_flat_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, bool palette, png_color rgb) {
   FILE* f = std::fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr);
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);

@@ -50,7 +50,9 @@ Volume<T> sample(std::int64_t nx, std::int64_t ny, std::int64_t nz, F&& field) {
 using Point = std::array<double, 3>;
 Point point(const Mesh& m, std::uint64_t i) { return {m.vertices[i][0], m.vertices[i][1], m.vertices[i][2]}; }
 Point minus(Point a, Point b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Point cross(Point a, Point b) { return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]}; }
+Point cross(Point a, Point b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
 double dot(Point a, Point b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 // Directed edges of all triangles, with their multiplicity.
@@ -401,7 +403,8 @@ TEST(Isosurface, RandomNoiseReachesEveryCaseAndStaysWatertight) {
     for (std::int64_t y = 0; y + 1 < n; ++y)
       for (std::int64_t x = 0; x + 1 < n; ++x) {
         int c = 0, bit = 0;
-        for (auto [dx, dy, dz] : {std::array{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}})
+        for (auto [dx, dy, dz] :
+             {std::array{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}})
           c |= (vol(x + dx, y + dy, z + dz) > 0.5f) << bit++;
         cases.insert(c);
       }
@@ -515,7 +518,8 @@ TEST(Isosurface, SlabbedIsOnePassBitForBit) {
   });
   const Mesh whole = isosurface(vol.view(), 0.2, kCpuNormals);
   ASSERT_GT(whole.triangle_count(), 1000u);
-  for (std::int64_t slab : std::vector<std::int64_t>{1, 37 * 29 - 1, 37 * 29, 2 * 37 * 29 + 5, 7 * 37 * 29, 30 * 37 * 29}) {
+  for (std::int64_t slab :
+       std::vector<std::int64_t>{1, 37 * 29 - 1, 37 * 29, 2 * 37 * 29 + 5, 7 * 37 * 29, 30 * 37 * 29}) {
     IsosurfaceOptions o = kCpuNormals;
     o.max_slab_voxels = slab;
     SCOPED_TRACE(slab);
@@ -569,8 +573,8 @@ TEST(Isosurface, LevelsBetweenAndBeyondTheVoxelTypeCompareAsDoubles) {
   for (float& v : f.voxels()) v = near[rng() % 5];
   Volume<double> f_as_double(70, 9, 8);
   for (std::size_t i = 0; i < f.voxels().size(); ++i) f_as_double.voxels()[i] = f.voxels()[i];
-  for (double level : {0.1, static_cast<double>(tenth), static_cast<double>(std::nextafter(tenth, 0.0f)), 0.0, -1e300,
-                       1e300}) {
+  for (double level :
+       {0.1, static_cast<double>(tenth), static_cast<double>(std::nextafter(tenth, 0.0f)), 0.0, -1e300, 1e300}) {
     SCOPED_TRACE(level);
     const Mesh m = isosurface(f.view(), level, kCpuNormals);
     expect_same_mesh(m, isosurface(f_as_double.view(), level, kCpuNormals));
@@ -706,7 +710,8 @@ TEST(Isosurface, SpacingScalesPositionsAndKeepsNormalsOutward) {
 
 TEST(Isosurface, EveryVoxelTypeGivesTheSameMeshForTheSameValues) {
   const auto field = [](double x, double y, double z) {
-    return std::round(100 + 9 * (9.5 - std::sqrt((x - 12.2) * (x - 12.2) + (y - 11.7) * (y - 11.7) + (z - 10.9) * (z - 10.9))));
+    return std::round(
+        100 + 9 * (9.5 - std::sqrt((x - 12.2) * (x - 12.2) + (y - 11.7) * (y - 11.7) + (z - 10.9) * (z - 10.9))));
   };
   for (double level : {100.0, 100.5}) {
     SCOPED_TRACE(level);
@@ -779,8 +784,7 @@ void expect_pieces_match_the_whole(const Volume<T>& vol, double level, const Iso
   const std::int64_t n[3] = {vol.nx(), vol.ny(), vol.nz()};
   const auto cell_of = [](const std::array<std::array<std::int64_t, 4>, 3>& owners) {
     std::array<std::int64_t, 3> c{};
-    for (int axis = 0; axis < 3; ++axis)
-      c[axis] = std::min({owners[0][axis], owners[1][axis], owners[2][axis]});
+    for (int axis = 0; axis < 3; ++axis) c[axis] = std::min({owners[0][axis], owners[1][axis], owners[2][axis]});
     return c;
   };
   const std::int64_t step[3] = {11, 9, 7};

@@ -90,7 +90,8 @@ void device_matches_cpu(std::int64_t nx, std::int64_t ny, std::int64_t nz, doubl
   Dev<float> d_vertices(3 * V), d_normals(3 * V), d_values(V);
   Dev<std::uint32_t> d_triangles(T3);
   winnow::cuda::DeviceMesh out;
-  out.d_vertices = d_vertices.p, out.d_normals = d_normals.p, out.d_values = d_values.p, out.d_triangles = d_triangles.p;
+  out.d_vertices = d_vertices.p, out.d_normals = d_normals.p, out.d_values = d_values.p,
+  out.d_triangles = d_triangles.p;
   // A capacity one triangle short: nothing is written, the totals are.
   d_vertices.poison(), d_triangles.poison();
   out.vertex_capacity = V, out.triangle_capacity = cpu.triangle_count() - 1;

@@ -6,14 +6,14 @@
 #endif
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
-#include <functional>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <random>
-#include <span>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -254,8 +254,8 @@ class Label : public testing::TestWithParam<Variant> {
     const auto mis = std::mismatch(a.begin(), a.end(), b.begin());
     if (mis.first != a.end()) {
       const auto i = mis.first - a.begin();
-      FAIL() << "label mismatch at (" << i % m.width() << "," << i / m.width() << "): got " << *mis.first
-             << " want " << *mis.second;
+      FAIL() << "label mismatch at (" << i % m.width() << "," << i / m.width() << "): got " << *mis.first << " want "
+             << *mis.second;
     }
     ASSERT_EQ(got.stats.size(), want.stats.size());
     for (std::size_t i = 0; i < want.stats.size(); ++i)
@@ -263,14 +263,15 @@ class Label : public testing::TestWithParam<Variant> {
   }
 };
 
-#define REQUIRE_VARIANT()                                                     \
-  do {                                                                        \
-    if (GetParam().backend == Backend::cuda) WINNOW_REQUIRE_CUDA_OR_SKIP();   \
+#define REQUIRE_VARIANT()                                                   \
+  do {                                                                      \
+    if (GetParam().backend == Backend::cuda) WINNOW_REQUIRE_CUDA_OR_SKIP(); \
   } while (0)
 
 TEST_P(Label, RandomDensities) {
   REQUIRE_VARIANT();
-  const std::pair<int, int> sizes[] = {{1, 1}, {1, 97}, {131, 1}, {2, 2}, {3, 5}, {33, 31}, {65, 64}, {257, 131}, {300, 517}, {700, 530}};
+  const std::pair<int, int> sizes[] = {{1, 1},   {1, 97},  {131, 1},   {2, 2},     {3, 5},
+                                       {33, 31}, {65, 64}, {257, 131}, {300, 517}, {700, 530}};
   std::uint32_t seed = 1;
   for (const auto& [w, h] : sizes)
     for (double d : {0.05, 0.3, 0.5, 0.7, 0.95})
@@ -539,8 +540,8 @@ TEST(LabelApi, OtsuHistograms) {
     Histogram h{};
     const int kind = i % 4;
     for (int v = 0; v < 256; ++v) {
-      if (kind == 1 && rng() % 8) continue;                  // sparse
-      if (kind == 2 && v > 60 && rng() % 32) continue;       // mass at the dark end
+      if (kind == 1 && rng() % 8) continue;             // sparse
+      if (kind == 2 && v > 60 && rng() % 32) continue;  // mass at the dark end
       h[v] = kind == 3 ? rng() % (std::uint64_t{1} << 20) : rng() % 1000;
     }
     SCOPED_TRACE("histogram " + std::to_string(i));
@@ -552,7 +553,8 @@ TEST(LabelApi, OtsuHistograms) {
 // a second opinion (cv::threshold keeps value > t too and also takes the first maximum).
 TEST(LabelApi, OtsuImages) {
   std::vector<std::pair<std::string, Mask>> greys;
-  for (std::uint32_t seed : {5u, 6u, 7u}) greys.emplace_back("random " + std::to_string(seed), random_mask(64, 64, 0.6, seed));
+  for (std::uint32_t seed : {5u, 6u, 7u})
+    greys.emplace_back("random " + std::to_string(seed), random_mask(64, 64, 0.6, seed));
   for (const char* f : {"coins.png", "text.png", "hubble_deep_field.jpg", "astronaut.png", "chelsea.png"})
     greys.emplace_back(f, grey_levels(io::read_rgba8(test::data_path(f))));
   for (const auto& [what, grey] : greys) {
@@ -560,7 +562,8 @@ TEST(LabelApi, OtsuImages) {
     EXPECT_EQ(otsu_threshold(grey.view()), want) << what;
 #ifdef WINNOW_HAVE_OPENCV
     cv::Mat src(static_cast<int>(grey.height()), static_cast<int>(grey.width()), CV_8U,
-                const_cast<std::uint8_t*>(grey.data())), dst;
+                const_cast<std::uint8_t*>(grey.data())),
+        dst;
     EXPECT_EQ(cv::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU), want) << what << " (OpenCV)";
 #endif
   }
@@ -572,7 +575,7 @@ TEST(LabelApi, OtsuImages) {
 void check_huge_image(Backend backend) {
   const std::int64_t W = 65536, H = 32769;
   Mask m(W, H, 0);
-  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;       // 1: a full-width line
+  for (std::int64_t x = 0; x < W; ++x) m(x, 5) = 1;        // 1: a full-width line
   m(10, H - 1) = 1;                                        // 3: in the last row
   for (std::int64_t y = 100; y < H; ++y) m(W - 1, y) = 1;  // 2: the last column (first pixel earlier in raster)
   m(W - 3, H - 1) = 1;                                     // 4: in the last row
@@ -629,7 +632,8 @@ void check_bands(const Mask& m, int conn, std::int64_t rows, const std::string& 
 std::vector<std::pair<std::string, Mask>> band_masks() {
   std::vector<std::pair<std::string, Mask>> v;
   std::uint32_t seed = 77;
-  for (double d : {0.1, 0.45, 0.6, 0.95}) v.emplace_back("random " + std::to_string(d), random_mask(301, 203, d, seed++));
+  for (double d : {0.1, 0.45, 0.6, 0.95})
+    v.emplace_back("random " + std::to_string(d), random_mask(301, 203, d, seed++));
   v.emplace_back("spiral", spiral(157));
   v.emplace_back("rings", rings(140));
   v.emplace_back("comb", comb(97, 130, true));
@@ -652,7 +656,8 @@ TEST(LabelBands, CpuBandsMergeLikeOneCall) {
         detail::ComponentSums m;
         m.area = c.area;
         m.sum_x = static_cast<std::uint64_t>(std::llround(c.cx * static_cast<double>(c.area)));
-        m.sum_y = static_cast<std::uint64_t>(std::llround((c.cy + static_cast<double>(top)) * static_cast<double>(c.area)));
+        m.sum_y =
+            static_cast<std::uint64_t>(std::llround((c.cy + static_cast<double>(top)) * static_cast<double>(c.area)));
         m.left = c.left, m.right = c.left + c.width - 1;
         m.top = c.top + top, m.bottom = c.top + top + c.height - 1;
         out->push_back(m);
@@ -677,10 +682,11 @@ TEST(LabelCpu, RowStripesPixelPassMatchesTheOracle) {
   masks.emplace_back("rings large", rings(600));
   for (const auto& [what, m] : masks)
     for (int conn : {4, 8})
-      check_bands(m, conn, 0, what + " (pixel stripes)", [&](detail::LabelRequest req, std::vector<ComponentStats>* st) {
-        req.algorithm = LabelAlgorithm::row_stripes;
-        return detail::cpu::label_pixels(req, st);
-      });
+      check_bands(m, conn, 0, what + " (pixel stripes)",
+                  [&](detail::LabelRequest req, std::vector<ComponentStats>* st) {
+                    req.algorithm = LabelAlgorithm::row_stripes;
+                    return detail::cpu::label_pixels(req, st);
+                  });
 }
 
 // More components than 32-bit labels hold is an error, never a wrap-around: bands that report
@@ -838,8 +844,8 @@ TEST(LabelCli, BadThresholdsAndOutputsAreOneLineNamingTheFile) {
   test::TempDir dir;
   const std::string coins = test::data_path("coins.png").string();
   auto expect_bad = [&](std::vector<std::string> extra, const std::string& names) {
-    std::vector<std::string> args{"label", coins, "--out-colored", (dir / "c.png").string(), "--stats",
-                                  (dir / "s.csv").string()};
+    std::vector<std::string> args{
+        "label", coins, "--out-colored", (dir / "c.png").string(), "--stats", (dir / "s.csv").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = test::run_cli(args);
     test::expect_one_line_error(r, names);
@@ -866,8 +872,8 @@ TEST(LabelCli, BadInputsLeaveNothing) {
   test::TempDir dir;
   const auto bogus = dir / "bogus.png";
   { std::ofstream(bogus) << "not an image"; }
-  auto r = test::run_cli({"label", bogus.string(), "--stats", (dir / "s.csv").string(), "--out-colored",
-                          (dir / "c.png").string()});
+  auto r = test::run_cli(
+      {"label", bogus.string(), "--stats", (dir / "s.csv").string(), "--out-colored", (dir / "c.png").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bogus.png"), std::string::npos) << r.err;
   EXPECT_EQ(dir.files(), std::vector<std::string>{"bogus.png"});

@@ -81,7 +81,8 @@ Volume<std::uint8_t> random_values(std::int64_t nx, std::int64_t ny, std::int64_
 }
 
 TEST(ChunkLabelSummary, MatchesTheOracleOnLabelledRandomChunks) {
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {7, 1, 1}, {1, 9, 1}, {1, 1, 5}, {13, 11, 7}, {64, 3, 5}, {33, 17, 9}, {100, 2, 3}};
+  const std::int64_t shapes[][3] = {{1, 1, 1},   {7, 1, 1},  {1, 9, 1},   {1, 1, 5},
+                                    {13, 11, 7}, {64, 3, 5}, {33, 17, 9}, {100, 2, 3}};
   const double densities[] = {0.0, 0.05, 0.3, 0.7, 1.0};
   std::uint64_t seed = 1;
   for (const auto& shape : shapes)
@@ -89,8 +90,9 @@ TEST(ChunkLabelSummary, MatchesTheOracleOnLabelledRandomChunks) {
       for (const int connectivity : {6, 26})
         for (const bool multilabel : {false, true}) {
           const auto values = random_values(shape[0], shape[1], shape[2], density, multilabel ? 3 : 1, seed++);
-          const VolumeLabeling r = label(values.view(), {.connectivity = connectivity, .multilabel = multilabel,
-                                                         .want_stats = false, .backend = Backend::cpu});
+          const VolumeLabeling r = label(
+              values.view(),
+              {.connectivity = connectivity, .multilabel = multilabel, .want_stats = false, .backend = Backend::cpu});
           const std::string what = std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" +
                                    std::to_string(shape[2]) + " density " + std::to_string(density) + " c" +
                                    std::to_string(connectivity) + (multilabel ? " multi" : "");
@@ -152,7 +154,8 @@ TEST(ChunkLabelSummary, RejectsLabelsNotNumberedInRasterOrder) {
   test::expect_input_error([&] { chunk_label_summary(labels.view(), 3); }, "chunk_label_summary", "raster order");
   labels(3, 1, 0) = 2;
   test::expect_input_error([&] { chunk_label_summary(labels.view(), 1); }, "chunk_label_summary", "exceeds the count");
-  test::expect_input_error([&] { chunk_label_summary(labels.view(), 3); }, "chunk_label_summary", "largest present is 2");
+  test::expect_input_error([&] { chunk_label_summary(labels.view(), 3); }, "chunk_label_summary",
+                           "largest present is 2");
   test::expect_input_error([&] { chunk_label_summary(labels.view(), 3, {.counts = false}); }, "chunk_label_summary",
                            "largest present is 2");
   test::expect_input_error([&] { chunk_label_summary(labels.view(), 9); }, "chunk_label_summary", "exceeds the chunk");
@@ -161,8 +164,9 @@ TEST(ChunkLabelSummary, RejectsLabelsNotNumberedInRasterOrder) {
 
 /// The distinct (near, far) label pairs of two borders, by looking at every pair of voxels.
 template <class L, class V>
-std::vector<std::uint64_t> oracle_border_pairs(const Volume<L>& near, const Volume<L>& far, const Volume<V>* near_values,
-                                               const Volume<V>* far_values, const ChunkBorder& border) {
+std::vector<std::uint64_t> oracle_border_pairs(const Volume<L>& near, const Volume<L>& far,
+                                               const Volume<V>* near_values, const Volume<V>* far_values,
+                                               const ChunkBorder& border) {
   const int reach = border.connectivity == 6 ? 1 : border.connectivity == 18 ? 2 : 3;
   std::vector<std::array<std::uint64_t, 2>> pairs;
   const std::int64_t n[3] = {near.nz(), near.ny(), near.nx()};
@@ -185,7 +189,8 @@ std::vector<std::uint64_t> oracle_border_pairs(const Volume<L>& near, const Volu
                 }
               }
               if (!touching || moved > reach) continue;
-              const auto a = static_cast<std::uint64_t>(near(px, py, pz)), b = static_cast<std::uint64_t>(far(qx, qy, qz));
+              const auto a = static_cast<std::uint64_t>(near(px, py, pz)),
+                         b = static_cast<std::uint64_t>(far(qx, qy, qz));
               if (a == 0 || b == 0) continue;
               if (near_values && (*near_values)(px, py, pz) != (*far_values)(qx, qy, qz)) continue;
               pairs.push_back({a, b});
@@ -216,9 +221,9 @@ TEST(ChunkBorderPairs, MatchesEveryPairOfTouchingVoxels) {
     std::int64_t nz, ny, nx;
   };
   const Case cases[] = {
-      {{true, false, false}, 1, 6, 7},  {{false, true, false}, 5, 1, 4},  {{false, false, true}, 6, 5, 1},
-      {{true, false, false}, 1, 1, 9},  {{true, false, false}, 1, 1, 1},  {{true, true, false}, 1, 1, 8},
-      {{true, false, true}, 1, 7, 1},   {{false, true, true}, 6, 1, 1},   {{true, true, true}, 1, 1, 1},
+      {{true, false, false}, 1, 6, 7}, {{false, true, false}, 5, 1, 4}, {{false, false, true}, 6, 5, 1},
+      {{true, false, false}, 1, 1, 9}, {{true, false, false}, 1, 1, 1}, {{true, true, false}, 1, 1, 8},
+      {{true, false, true}, 1, 7, 1},  {{false, true, true}, 6, 1, 1},  {{true, true, true}, 1, 1, 1},
   };
   for (const Case& c : cases)
     for (const int connectivity : {6, 18, 26})
@@ -231,16 +236,16 @@ TEST(ChunkBorderPairs, MatchesEveryPairOfTouchingVoxels) {
           const auto far_values = random_labels<std::uint16_t>(c.nx, c.ny, c.nz, 1.0, 2, rng);
           const std::string what = std::to_string(c.nz) + "x" + std::to_string(c.ny) + "x" + std::to_string(c.nx) +
                                    " across " + std::to_string(c.across[0]) + std::to_string(c.across[1]) +
-                                   std::to_string(c.across[2]) + " c" + std::to_string(connectivity) +
-                                   " density " + std::to_string(density) + (multilabel ? " multi" : "");
+                                   std::to_string(c.across[2]) + " c" + std::to_string(connectivity) + " density " +
+                                   std::to_string(density) + (multilabel ? " multi" : "");
           const VolumeView<const std::uint16_t> none;
           const auto got = multilabel ? chunk_border_pairs(std::as_const(near).view(), std::as_const(far).view(),
                                                            near_values.view(), far_values.view(), border)
-                                      : chunk_border_pairs(std::as_const(near).view(), std::as_const(far).view(),
-                                                           none, none, border);
-          const auto expected = multilabel ? oracle_border_pairs(near, far, &near_values, &far_values, border)
-                                           : oracle_border_pairs<std::uint32_t, std::uint16_t>(near, far, nullptr,
-                                                                                               nullptr, border);
+                                      : chunk_border_pairs(std::as_const(near).view(), std::as_const(far).view(), none,
+                                                           none, border);
+          const auto expected =
+              multilabel ? oracle_border_pairs(near, far, &near_values, &far_values, border)
+                         : oracle_border_pairs<std::uint32_t, std::uint16_t>(near, far, nullptr, nullptr, border);
           EXPECT_EQ(got, expected) << what;
         }
 }
@@ -272,7 +277,10 @@ TEST(ChunkBorderPairs, RejectsBadBorders) {
   test::expect_input_error([&] { chunk_border_pairs(a.view(), a.view(), values.view(), none, face); },
                            "chunk_border_pairs", "values differ in size");
   test::expect_input_error(
-      [&] { chunk_border_pairs(a.view(), a.view(), none, none, ChunkBorder{.across = {true, false, false}, .connectivity = 8}); },
+      [&] {
+        chunk_border_pairs(a.view(), a.view(), none, none,
+                           ChunkBorder{.across = {true, false, false}, .connectivity = 8});
+      },
       "chunk_border_pairs", "connectivity");
   test::expect_input_error([&] { chunk_border_pairs(a.view(), a.view(), none, none, ChunkBorder{}); },
                            "chunk_border_pairs", "neighbours along at least one axis");

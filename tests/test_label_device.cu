@@ -24,18 +24,21 @@ struct Shape {
 
 TEST(LabelDevice, StatsCapacityStridesAlignment) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
-  const Shape shapes[] = {{1024, 768, 1024, 0}, {1000, 700, 1000, 0}, {999, 701, 1003, 1}, {1028, 130, 1032, 2}, {64, 64, 64, 0}};
+  const Shape shapes[] = {
+      {1024, 768, 1024, 0}, {1000, 700, 1000, 0}, {999, 701, 1003, 1}, {1028, 130, 1032, 2}, {64, 64, 64, 0}};
   std::uint32_t seed = 5;
   for (LabelAlgorithm alg : {LabelAlgorithm::tile_merge, LabelAlgorithm::block_union_find})
     for (const Shape& s : shapes)
       for (double d : {0.1, 0.45, 0.9}) {
         SCOPED_TRACE(std::string(to_string(alg)) + " " + std::to_string(s.w) + "x" + std::to_string(s.h) + " stride " +
-                     std::to_string(s.stride) + " offset " + std::to_string(s.offset) + " density " + std::to_string(d));
+                     std::to_string(s.stride) + " offset " + std::to_string(s.offset) + " density " +
+                     std::to_string(d));
         std::mt19937 rng(seed++);
         std::bernoulli_distribution on(d);
         std::vector<std::uint8_t> host(static_cast<std::size_t>(s.offset + s.h * s.stride), 0);
         for (std::int64_t y = 0; y < s.h; ++y)
-          for (std::int64_t x = 0; x < s.stride; ++x) host[s.offset + y * s.stride + x] = on(rng) ? (x < s.w ? 1 + rng() % 255 : 1) : 0;
+          for (std::int64_t x = 0; x < s.stride; ++x)
+            host[s.offset + y * s.stride + x] = on(rng) ? (x < s.w ? 1 + rng() % 255 : 1) : 0;
         LabelOptions co;
         co.connectivity = 8;
         co.backend = Backend::cpu;
@@ -80,10 +83,12 @@ TEST(LabelDevice, StatsCapacityStridesAlignment) {
         const auto wl = want.labels.pixels();
         for (std::size_t i = 0; i < n; ++i)
           ASSERT_EQ(got[i], wl[i]) << "label at (" << i % s.w << "," << i / s.w << ")";
-        for (std::uint64_t i = 0; i < cap; ++i) ASSERT_EQ(cuda::to_component_stats(raw[i]), want.stats[i]) << "label " << i + 1;
+        for (std::uint64_t i = 0; i < cap; ++i)
+          ASSERT_EQ(cuda::to_component_stats(raw[i]), want.stats[i]) << "label " << i + 1;
         std::vector<unsigned char> poison(sizeof(cuda::RawComponentStats), 0xAB);
         for (std::uint64_t i = cap; i < want.count; ++i)
-          ASSERT_EQ(std::memcmp(&raw[i], poison.data(), poison.size()), 0) << "record " << i + 1 << " beyond the capacity was written";
+          ASSERT_EQ(std::memcmp(&raw[i], poison.data(), poison.size()), 0)
+              << "record " << i + 1 << " beyond the capacity was written";
       }
 }
 

@@ -175,8 +175,8 @@ TEST(LabelStatisticsDevice, LabelsBeyondMAreReported) {
   labels[17] = 9, labels[200] = 0xFFFFFFFDu;  // a negative int32 label reads as this
   Dev<std::uint32_t> d(labels.size());
   d.upload(labels);
-  const DeviceResult r = run_device<std::uint32_t, std::uint8_t>(VolumeView<const std::uint32_t>(d.p, 300, 1, 1),
-                                                                 nullptr, 5, false);
+  const DeviceResult r =
+      run_device<std::uint32_t, std::uint8_t>(VolumeView<const std::uint32_t>(d.p, 300, 1, 1), nullptr, 5, false);
   EXPECT_EQ(r.beyond[0], 1u);
   EXPECT_EQ(r.beyond[1], 0xFFFFFFFDu);
   EXPECT_EQ(r.voxels[1], 298u);

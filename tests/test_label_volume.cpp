@@ -8,8 +8,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -28,8 +28,8 @@
 namespace winnow {
 namespace {
 
-using test::OracleLabeling;
 using test::oracle_label_volume;
+using test::OracleLabeling;
 
 /// Random voxels: background with probability 1 - density, else a value in 1..values (binary
 /// tests use values = 1; `high` is added to non-zero values to exercise wide types' upper bits).
@@ -94,7 +94,7 @@ std::string name(std::int64_t nx, std::int64_t ny, std::int64_t nz, double d, in
 // Sizes around the 64-voxel words of a row, and volumes large enough (>= 2^18 voxels) for the
 // parallel slabs, whose boundaries fall inside slices or between them.
 TEST(LabelVolume, RandomVolumesMatchTheOracle) {
-  const std::int64_t sizes[][3] = {{1, 1, 1},   {2, 3, 2},   {63, 5, 4},   {64, 7, 3},   {65, 9, 9},
+  const std::int64_t sizes[][3] = {{1, 1, 1},   {2, 3, 2},    {63, 5, 4},   {64, 7, 3},   {65, 9, 9},
                                    {127, 4, 6}, {129, 3, 17}, {70, 64, 60}, {129, 65, 33}};
   std::uint64_t seed = 1;
   for (const auto& s : sizes)
@@ -118,7 +118,8 @@ TEST(LabelVolume, ThinSlabsMatchTheOracle) {
           for (bool multi : {false, true}) {
             detail::cpu::volume_slab_rows = slab_rows;
             const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
-            check_volume(v, conn, multi, "slabs of " + std::to_string(slab_rows) + " rows, " + name(s[0], s[1], s[2], d, conn, multi));
+            check_volume(v, conn, multi,
+                         "slabs of " + std::to_string(slab_rows) + " rows, " + name(s[0], s[1], s[2], d, conn, multi));
           }
   detail::cpu::volume_slab_rows = saved;
 }
@@ -154,9 +155,11 @@ TEST(LabelVolume, ThreadCountsGiveIdenticalResults) {
           for (int threads : {2, 3, 4}) {
             omp_set_num_threads(threads);
             const VolumeLabeling r = label(v.view(), opt);
-            const std::string what = name(s[0], s[1], s[2], d, conn, multi) + ", " + std::to_string(threads) + " threads";
+            const std::string what =
+                name(s[0], s[1], s[2], d, conn, multi) + ", " + std::to_string(threads) + " threads";
             ASSERT_EQ(r.count, one.count) << what;
-            ASSERT_TRUE(std::equal(r.labels.voxels().begin(), r.labels.voxels().end(), one.labels.voxels().begin())) << what;
+            ASSERT_TRUE(std::equal(r.labels.voxels().begin(), r.labels.voxels().end(), one.labels.voxels().begin()))
+                << what;
             ASSERT_EQ(r.stats, one.stats) << what;
           }
         }
@@ -176,7 +179,8 @@ TEST(LabelVolume, LabelsIntoUnzeroedBuffers) {
       for (bool multi : {false, true})
         for (bool wide : {false, true}) {
           const auto v = random_volume<std::uint8_t>(70, 33, 41, d, multi ? 3 : 1, seed++);
-          const VolumeLabeling ref = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu});
+          const VolumeLabeling ref =
+              label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .backend = Backend::cpu});
           Volume<std::uint32_t> out32(70, 33, 41, 0xdeadbeefu);
           Volume<std::uint64_t> out64(70, 33, 41, ~std::uint64_t{0});
           detail::VolumeLabelRequest<std::uint8_t> req;
@@ -202,7 +206,9 @@ TEST(LabelVolume, WideRunIndicesMatchTheOracle) {
       for (bool multi : {false, true}) {
         const auto v = random_volume<std::uint32_t>(129, 65, 33, d, multi ? 3 : 1, seed++);
         check_volume(v, conn, multi, "64-bit runs " + name(129, 65, 33, d, conn, multi));
-        const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = conn, .multilabel = multi, .wide_labels = true, .backend = Backend::cpu});
+        const VolumeLabeling r = label(
+            v.view(),
+            LabelOptions{.connectivity = conn, .multilabel = multi, .wide_labels = true, .backend = Backend::cpu});
         expect_matches_oracle<std::uint32_t>(v.view(), r, r.labels64, conn, multi, "64-bit runs and labels");
       }
   detail::cpu::volume_narrow_run_index_limit = saved;
@@ -283,8 +289,8 @@ TEST(LabelVolume, SpiralsMatchTheOracle) {
   const int ring[][2] = {{10, 10}, {11, 10}, {12, 10}, {12, 11}, {12, 12}, {11, 12}, {10, 12}, {10, 11}};
   for (std::int64_t z = 0; z < nz; ++z) {
     const auto& a = ring[z % 8];
-    v(a[0], a[1], z) = 7;                              // edge-connected staircase
-    v(30 + (z % 8), 30 + (z % 8) % 3, z) = 9;          // mostly corner-connected
+    v(a[0], a[1], z) = 7;                      // edge-connected staircase
+    v(30 + (z % 8), 30 + (z % 8) % 3, z) = 9;  // mostly corner-connected
   }
   for (int conn : {6, 18, 26})
     for (bool multi : {false, true}) check_volume(v, conn, multi, "spiral " + std::to_string(conn));
@@ -371,7 +377,8 @@ TEST(LabelVolume, MinAreaAndLargestK) {
       const VolumeLabeling bare = label(v.view(), opt);
       EXPECT_TRUE(bare.stats.empty());
       EXPECT_EQ(bare.count, r.count);
-      EXPECT_TRUE(std::equal(bare.labels.voxels().begin(), bare.labels.voxels().end(), r.labels.voxels().begin())) << what;
+      EXPECT_TRUE(std::equal(bare.labels.voxels().begin(), bare.labels.voxels().end(), r.labels.voxels().begin()))
+          << what;
     }
 }
 
@@ -399,8 +406,8 @@ TEST(LabelVolume, EmptyVolumesAndBadOptions) {
 /// Labels `v` through `label_in_bands` (a request, its sums; the same shape as a band labeler),
 /// into 32- or 64-bit labels, and checks labels, count and sums against the oracle.
 template <class T>
-void check_bands(const Volume<T>& v, int conn, bool multi, bool wide, const detail::VolumeBandLabeler<T>& label_in_bands,
-                 const std::string& what) {
+void check_bands(const Volume<T>& v, int conn, bool multi, bool wide,
+                 const detail::VolumeBandLabeler<T>& label_in_bands, const std::string& what) {
   const OracleLabeling o = oracle_label_volume<T>(v.view(), conn, multi);
   Volume<std::uint32_t> labels32 = wide ? Volume<std::uint32_t>() : Volume<std::uint32_t>(v.nx(), v.ny(), v.nz());
   Volume<std::uint64_t> labels64 = wide ? Volume<std::uint64_t>(v.nx(), v.ny(), v.nz()) : Volume<std::uint64_t>();
@@ -414,14 +421,16 @@ void check_bands(const Volume<T>& v, int conn, bool multi, bool wide, const deta
   const std::uint64_t n = label_in_bands(req, &sums);
   ASSERT_EQ(n, o.components.size()) << what;
   for (std::size_t i = 0; i < o.labels.size(); ++i)
-    ASSERT_EQ(wide ? labels64.voxels()[i] : std::uint64_t{labels32.voxels()[i]}, o.labels[i]) << what << " at voxel " << i;
+    ASSERT_EQ(wide ? labels64.voxels()[i] : std::uint64_t{labels32.voxels()[i]}, o.labels[i])
+        << what << " at voxel " << i;
   ASSERT_EQ(sums.size(), o.components.size()) << what;
   for (std::size_t i = 0; i < sums.size(); ++i) {
     const auto& c = o.components[i];
     const auto& m = sums[i];
     ASSERT_EQ(m.voxels, c.voxels) << what << " label " << i + 1;
     EXPECT_EQ(std::make_tuple(m.min_x, m.min_y, m.min_z, m.max_x, m.max_y, m.max_z),
-              std::make_tuple(c.min_x, c.min_y, c.min_z, c.max_x, c.max_y, c.max_z)) << what << " label " << i + 1;
+              std::make_tuple(c.min_x, c.min_y, c.min_z, c.max_x, c.max_y, c.max_z))
+        << what << " label " << i + 1;
     EXPECT_EQ(std::make_tuple(m.sum_x, m.sum_y, m.sum_z), std::make_tuple(c.sum_x, c.sum_y, c.sum_z)) << what;
     if (multi) EXPECT_EQ(m.value, c.value) << what << " label " << i + 1;
   }
@@ -431,7 +440,7 @@ void check_bands(const Volume<T>& v, int conn, bool multi, bool wide, const deta
 // the whole volume and deeper than it; every connectivity, binary and multi-label, both widths.
 TEST(LabelVolumeBands, CpuBandsMergeLikeOneCall) {
   const detail::VolumeBandLabeler<std::uint16_t> cpu_band = [](const detail::VolumeLabelRequest<std::uint16_t>& band,
-                                                                 std::vector<detail::VolumeComponentSums>* sums) {
+                                                               std::vector<detail::VolumeComponentSums>* sums) {
     return detail::cpu::label_volume(band, sums);
   };
   std::uint64_t seed = 9100;
@@ -443,7 +452,8 @@ TEST(LabelVolumeBands, CpuBandsMergeLikeOneCall) {
           for (bool wide : {false, true})
             check_bands<std::uint16_t>(
                 v, conn, multi, wide,
-                [&](const detail::VolumeLabelRequest<std::uint16_t>& req, std::vector<detail::VolumeComponentSums>* sums) {
+                [&](const detail::VolumeLabelRequest<std::uint16_t>& req,
+                    std::vector<detail::VolumeComponentSums>* sums) {
                   return detail::label_volume_in_bands(req, sums, layers, cpu_band);
                 },
                 name(37, 23, 19, d, conn, multi) + " bands of " + std::to_string(layers) + (wide ? " wide" : ""));
@@ -479,7 +489,8 @@ void check_image(const Volume<T>& slice, int conn, bool multi, const std::string
   const Labeling r = label(image, opt);
   const OracleLabeling o = oracle_label_volume<T>(slice.view(), conn == 4 ? 6 : 26, multi);
   ASSERT_EQ(r.count, o.components.size()) << what;
-  for (std::size_t i = 0; i < o.labels.size(); ++i) ASSERT_EQ(r.labels.data()[i], o.labels[i]) << what << " pixel " << i;
+  for (std::size_t i = 0; i < o.labels.size(); ++i)
+    ASSERT_EQ(r.labels.data()[i], o.labels[i]) << what << " pixel " << i;
   ASSERT_EQ(r.stats.size(), o.components.size()) << what;
   for (std::size_t i = 0; i < o.components.size(); ++i) {
     const auto& c = o.components[i];
@@ -502,7 +513,8 @@ TEST(LabelImageMultilabel, EveryTypeMatchesTheOracle) {
           const std::string what = std::to_string(s[0]) + "x" + std::to_string(s[1]) + " d " + std::to_string(d) +
                                    " conn " + std::to_string(conn) + (multi ? " multi" : " binary");
           const int values = multi ? 3 : 1;
-          if (multi) check_image(random_volume<std::uint8_t>(s[0], s[1], 1, d, values, seed++), conn, multi, "u8 " + what);
+          if (multi)
+            check_image(random_volume<std::uint8_t>(s[0], s[1], 1, d, values, seed++), conn, multi, "u8 " + what);
           check_image(random_volume<std::uint16_t>(s[0], s[1], 1, d, values, seed++), conn, multi, "u16 " + what);
           check_image(random_volume<std::uint32_t>(s[0], s[1], 1, d, values, seed++), conn, multi, "u32 " + what);
           check_image(random_volume<std::uint64_t>(s[0], s[1], 1, d, values, seed++, std::uint64_t{1} << 50), conn,
@@ -528,7 +540,8 @@ TEST(LabelImageMultilabel, LargestKOnBinaryImages) {
     for (int j = 0; j < 5; ++j) EXPECT_EQ(r.stats[static_cast<std::size_t>(j)].area, o.components[order[j]].voxels);
     for (std::size_t i = 0; i < o.labels.size(); ++i) {
       const auto it = std::find(order.begin(), order.end(), o.labels[i] - 1);
-      const std::uint64_t want = o.labels[i] && it != order.end() ? static_cast<std::uint64_t>(it - order.begin()) + 1 : 0;
+      const std::uint64_t want =
+          o.labels[i] && it != order.end() ? static_cast<std::uint64_t>(it - order.begin()) + 1 : 0;
       ASSERT_EQ(r.labels.data()[i], want) << "pixel " << i;
     }
   }
@@ -634,10 +647,12 @@ TEST(LabelVolumeCuda, BandsMatchTheOracle) {
           for (bool wide : {false, true})
             check_bands<std::uint8_t>(
                 v, conn, multi, wide,
-                [&](const detail::VolumeLabelRequest<std::uint8_t>& req, std::vector<detail::VolumeComponentSums>* sums) {
+                [&](const detail::VolumeLabelRequest<std::uint8_t>& req,
+                    std::vector<detail::VolumeComponentSums>* sums) {
                   return detail::cuda::label_volume(req, sums, layers);
                 },
-                "cuda " + name(70, 41, 37, d, conn, multi) + " bands of " + std::to_string(layers) + (wide ? " wide" : ""));
+                "cuda " + name(70, 41, 37, d, conn, multi) + " bands of " + std::to_string(layers) +
+                    (wide ? " wide" : ""));
       }
 }
 #else
@@ -656,11 +671,11 @@ TEST(LabelVolumeCuda, BeyondTwoToThe32Voxels) {
   const std::int64_t nx = 2048, ny = 2048, nz = 1027;  // 2^32 + 3 * 2^22 voxels
   Volume<std::uint8_t> v(nx, ny, nz);
   for (std::int64_t z = 0; z < nz; z += 2) std::fill_n(&v(0, 0, z), nx * ny, std::uint8_t{1});
-  v(7, 9, 1) = 1;       // joins planes 0 and 2
-  v(5, 6, 1023) = 1;    // joins planes 1022 and 1024, across the seam
+  v(7, 9, 1) = 1;     // joins planes 0 and 2
+  v(5, 6, 1023) = 1;  // joins planes 1022 and 1024, across the seam
   const VolumeLabeling r = label(v.view(), LabelOptions{.connectivity = 6, .backend = Backend::cuda});
   EXPECT_EQ(r.backend, Backend::cuda);
-  ASSERT_FALSE(r.labels.empty());  // the count fits: 32-bit labels
+  ASSERT_FALSE(r.labels.empty());            // the count fits: 32-bit labels
   const std::int64_t planes = (nz + 1) / 2;  // 514
   ASSERT_EQ(r.count, static_cast<std::uint64_t>(planes - 2));
   // Plane z (even) has label z / 2 + 1, less one from plane 2 on and one more from plane 1024 on.

@@ -3,8 +3,8 @@
 // 6/18/26-connectivity, binary and multi-label, u8/u16/u32/u64 voxels, random volumes at
 // densities 0.1/0.5/0.9, sizes around the bricks (32 x 8 x 8; 32 x 32 x 1 for one layer) and warp
 // boundaries, 1-voxel-thick volumes, staircases and lattices that connect only through edges or
-// corners, statistics (and a capacity below the count), strided host views. Outputs are poisoned before every run, and every
-// case runs twice: a race shows as a difference between the runs.
+// corners, statistics (and a capacity below the count), strided host views. Outputs are poisoned before every run, and
+// every case runs twice: a race shows as a difference between the runs.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -99,8 +99,8 @@ void check_volume(const std::vector<T>& host, const Dims& d, int conn, bool mult
   const DeviceResult first = run_device(d_vol, d, conn, multilabel, count, count);
   ASSERT_EQ(first.count, count);
   for (std::size_t i = 0; i < host.size(); ++i)
-    ASSERT_EQ(first.labels[i], want.labels[i]) << "voxel (" << i % d.nx << "," << i / d.nx % d.ny << ","
-                                               << i / (d.nx * d.ny) << ")";
+    ASSERT_EQ(first.labels[i], want.labels[i])
+        << "voxel (" << i % d.nx << "," << i / d.nx % d.ny << "," << i / (d.nx * d.ny) << ")";
   for (std::uint64_t l = 0; l < count; ++l) {
     expect_stats_equal(first.stats[l], want.components[l], l + 1);
     if (::testing::Test::HasFailure()) return;
@@ -121,7 +121,7 @@ std::vector<T> random_volume(const Dims& d, double density, std::uint32_t seed, 
   return v;
 }
 
-const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},   {33, 9, 9},  {65, 17, 3}, {64, 16, 16},
+const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},  {33, 9, 9},  {65, 17, 3},  {64, 16, 16},
                        {1, 64, 65}, {64, 1, 33}, {97, 33, 1}, {2, 2, 200}, {100, 23, 19}};
 
 // Densities near each connectivity's percolation threshold in 3D (about 0.31 for 6, 0.14 for 18,
@@ -173,8 +173,8 @@ TEST(LabelVolumeDevice, RandomMultilabelEveryType) {
         check_volume<std::uint8_t>(random_volume<std::uint8_t>(d, density, seed++, 3, 200), d, conn, true);
         check_volume<std::uint16_t>(random_volume<std::uint16_t>(d, density, seed++, 3, 60000), d, conn, true);
         check_volume<std::uint32_t>(random_volume<std::uint32_t>(d, density, seed++, 3, 4000000000u), d, conn, true);
-        check_volume<std::uint64_t>(random_volume<std::uint64_t>(d, density, seed++, 3, std::uint64_t{1} << 40), d, conn,
-                                    true);
+        check_volume<std::uint64_t>(random_volume<std::uint64_t>(d, density, seed++, 3, std::uint64_t{1} << 40), d,
+                                    conn, true);
         if (HasFailure()) return;
       }
 }
@@ -220,9 +220,9 @@ TEST(LabelVolumeDevice, OneVoxelThick) {
 // staircases that cross brick and tile rows and columns through corners only.
 TEST(LabelVolumeDevice, SingleLayersAroundLayerBricks) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
-  const Dims sizes[] = {{32, 64, 1},  {31, 63, 1},   {33, 65, 1},  {65, 129, 1}, {97, 200, 1}, {300, 130, 1},
-                        {1, 200, 1},  {200, 1, 1},   {128, 64, 1}, {127, 63, 1}, {129, 65, 1}, {257, 191, 1},
-                        {385, 33, 1}};
+  const Dims sizes[] = {{32, 64, 1},   {31, 63, 1},   {33, 65, 1}, {65, 129, 1}, {97, 200, 1},
+                        {300, 130, 1}, {1, 200, 1},   {200, 1, 1}, {128, 64, 1}, {127, 63, 1},
+                        {129, 65, 1},  {257, 191, 1}, {385, 33, 1}};
   std::uint32_t seed = 500;
   for (const Dims& d : sizes)
     for (double density : {0.1, 0.5, 0.9})
@@ -262,7 +262,8 @@ TEST(LabelVolumeDevice, SingleLayersAroundLayerBricks) {
 std::vector<std::uint8_t> edge_corner_patterns(const Dims& d, int pattern) {
   std::vector<std::uint8_t> v(static_cast<std::size_t>(d.nx * d.ny * d.nz), 0);
   auto set = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    if (x >= 0 && y >= 0 && z >= 0 && x < d.nx && y < d.ny && z < d.nz) v[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)] = 1;
+    if (x >= 0 && y >= 0 && z >= 0 && x < d.nx && y < d.ny && z < d.nz)
+      v[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)] = 1;
   };
   if (pattern == 0) {  // chessboard
     for (std::int64_t z = 0; z < d.nz; ++z)
@@ -309,7 +310,8 @@ TEST(LabelVolumeDevice, EdgeAndCornerPatterns) {
   const Dims d = sizes[0];
   const auto spiral_edges = edge_corner_patterns(d, 1), spiral_corners = edge_corner_patterns(d, 2);
   auto count = [&](const std::vector<std::uint8_t>& v, int conn) {
-    return test::oracle_label_volume(VolumeView<const std::uint8_t>(v.data(), d.nx, d.ny, d.nz), conn, false).components.size();
+    return test::oracle_label_volume(VolumeView<const std::uint8_t>(v.data(), d.nx, d.ny, d.nz), conn, false)
+        .components.size();
   };
   EXPECT_GT(count(spiral_edges, 6), count(spiral_edges, 18));
   EXPECT_GT(count(spiral_corners, 18), count(spiral_corners, 26));
@@ -350,7 +352,8 @@ TEST(LabelVolumeDevice, StatsCapacityBelowCount) {
   for (std::uint64_t l = 0; l < cap; ++l) expect_stats_equal(r.stats[l], want.components[l], l + 1);
   std::vector<unsigned char> poison(sizeof(RawStats), 0xA5);
   for (std::uint64_t l = cap; l < count; ++l)
-    ASSERT_EQ(std::memcmp(&r.stats[l], poison.data(), poison.size()), 0) << "record " << l + 1 << " beyond the capacity was written";
+    ASSERT_EQ(std::memcmp(&r.stats[l], poison.data(), poison.size()), 0)
+        << "record " << l + 1 << " beyond the capacity was written";
   // No statistics at all: labels only.
   const DeviceResult bare = run_device(d_vol.p, d, 6, false, 0, 0);
   ASSERT_EQ(bare.count, count);
@@ -379,13 +382,15 @@ TEST(LabelVolumeDevice, HostBackendStridedViews) {
     for (std::int64_t y = 0; y < d.ny; ++y)
       for (std::int64_t x = 0; x < rs; ++x) {
         const std::uint16_t v = rng() % 100 < 45 ? static_cast<std::uint16_t>(1 + rng() % 2) : 0;
-        padded[static_cast<std::size_t>(z * ss + y * rs + x)] = x < d.nx ? v : 7;  // padding is foreground: must be ignored
+        padded[static_cast<std::size_t>(z * ss + y * rs + x)] =
+            x < d.nx ? v : 7;  // padding is foreground: must be ignored
         if (x < d.nx) dense[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)] = v;
       }
   for (bool multilabel : {false, true})
     for (int conn : {6, 18, 26}) {
       SCOPED_TRACE(describe(d, conn, multilabel, "host backend"));
-      const auto want = test::oracle_label_volume(VolumeView<const std::uint16_t>(dense.data(), d.nx, d.ny, d.nz), conn, multilabel);
+      const auto want =
+          test::oracle_label_volume(VolumeView<const std::uint16_t>(dense.data(), d.nx, d.ny, d.nz), conn, multilabel);
       const std::int64_t lrs = d.nx + 3, lss = lrs * d.ny + 2;
       std::vector<std::uint32_t> labels(static_cast<std::size_t>(lss * d.nz), 0xDEADBEEFu);
       detail::VolumeLabelRequest<std::uint16_t> req;
@@ -404,7 +409,9 @@ TEST(LabelVolumeDevice, HostBackendStridedViews) {
           for (std::int64_t x = 0; x < lrs; ++x) {
             const std::uint32_t got = labels[static_cast<std::size_t>(z * lss + y * lrs + x)];
             if (x >= d.nx) ASSERT_EQ(got, 0xDEADBEEFu) << "padding written at row " << y << " slice " << z;
-            else ASSERT_EQ(got, want.labels[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)]) << x << "," << y << "," << z;
+            else
+              ASSERT_EQ(got, want.labels[static_cast<std::size_t>((z * d.ny + y) * d.nx + x)])
+                  << x << "," << y << "," << z;
           }
       ASSERT_EQ(sums.size(), count);
       for (std::uint64_t l = 0; l < count; ++l) {
@@ -435,8 +442,9 @@ TEST(LabelVolumeDeviceInput, RefusesBadOptionsAndSizes) {
   };
   for (int conn : {4, 8, 5, 27, -6})
     EXPECT_THROW(call(8, 8, 8, cuda::DeviceLabelOptions{.connectivity = conn}), InputError) << conn;
-  EXPECT_THROW(call(8, 8, 8, cuda::DeviceLabelOptions{.connectivity = 26, .algorithm = LabelAlgorithm::block_union_find}),
-               BackendError);
+  EXPECT_THROW(
+      call(8, 8, 8, cuda::DeviceLabelOptions{.connectivity = 26, .algorithm = LabelAlgorithm::block_union_find}),
+      BackendError);
   EXPECT_THROW(call(-1, 8, 8, cuda::DeviceLabelOptions{}), InputError);
   // Strides other than the contiguous ones.
   EXPECT_THROW(cuda::label_volume(nullptr, temp_bytes, VolumeView<const std::uint8_t>(no_volume, 8, 8, 8, 9), nullptr,
@@ -452,7 +460,8 @@ TEST(LabelVolumeDeviceInput, RefusesBadOptionsAndSizes) {
     EXPECT_NE(std::string(e.what()).find("2^32"), std::string::npos) << e.what();
   }
   EXPECT_THROW(call(std::int64_t{1} << 31, 1, 1, cuda::DeviceLabelOptions{}), Error);
-  EXPECT_THROW(call(std::int64_t{1} << 40, std::int64_t{1} << 40, 1 << 20, cuda::DeviceLabelOptions{}), Error);  // no overflow
+  EXPECT_THROW(call(std::int64_t{1} << 40, std::int64_t{1} << 40, 1 << 20, cuda::DeviceLabelOptions{}),
+               Error);  // no overflow
 }
 
 }  // namespace

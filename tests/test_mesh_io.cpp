@@ -35,10 +35,12 @@ Mesh random_mesh(std::size_t vertices, std::size_t triangles, bool normals, bool
   std::uniform_real_distribution<float> coordinate(-50.0f, 250.0f);
   std::uniform_int_distribution<std::uint32_t> index(0, static_cast<std::uint32_t>(vertices - 1));
   Mesh mesh;
-  for (std::size_t i = 0; i < vertices; ++i) mesh.vertices.push_back({coordinate(rng), coordinate(rng), coordinate(rng)});
+  for (std::size_t i = 0; i < vertices; ++i)
+    mesh.vertices.push_back({coordinate(rng), coordinate(rng), coordinate(rng)});
   for (std::size_t i = 0; i < triangles; ++i) mesh.triangles.push_back({index(rng), index(rng), index(rng)});
   if (normals)
-    for (std::size_t i = 0; i < vertices; ++i) mesh.normals.push_back({coordinate(rng), coordinate(rng), coordinate(rng)});
+    for (std::size_t i = 0; i < vertices; ++i)
+      mesh.normals.push_back({coordinate(rng), coordinate(rng), coordinate(rng)});
   if (values)
     for (std::size_t i = 0; i < vertices; ++i) mesh.values.push_back(coordinate(rng));
   return mesh;

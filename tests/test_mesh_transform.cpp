@@ -117,10 +117,10 @@ TEST(TransformMesh, ObliqueAndMirroringAffinesKeepTheSurfaceOutward) {
   ASSERT_GT(volume, 0);  // oriented out of the blob
   const double c = std::cos(0.4), s = std::sin(0.4);
   const std::vector<Affine> affines = {
-      {2, 0, 0, -90, 0, 2, 0, -126, 0, 0, 2, -72, 0, 0, 0, 1},                  // scaling and a shift (MNI-like)
-      {-3, 0, 0, 78, 0, 3, 0, -112, 0, 0, 3, -50, 0, 0, 0, 1},                  // x mirrored (radiological)
+      {2, 0, 0, -90, 0, 2, 0, -126, 0, 0, 2, -72, 0, 0, 0, 1},  // scaling and a shift (MNI-like)
+      {-3, 0, 0, 78, 0, 3, 0, -112, 0, 0, 3, -50, 0, 0, 0, 1},  // x mirrored (radiological)
       {c * 0.9, -s * 1.1, 0.3, 5, s * 0.9, c * 1.1, 0, -7, 0.1, 0, 1.7, 2.5, 0, 0, 0, 1},  // rotation, shear
-      {-0.7, 0.2, 0, 1, 0, -1.2, 0.4, 2, 0.1, 0, -0.5, 3, 0, 0, 0, 1},          // three mirrors: det < 0
+      {-0.7, 0.2, 0, 1, 0, -1.2, 0.4, 2, 0.1, 0, -0.5, 3, 0, 0, 0, 1},                     // three mirrors: det < 0
   };
   for (const Affine& a : affines) {
     Mesh moved = original;
@@ -137,10 +137,16 @@ TEST(TransformMesh, RefusesAffinesThatAreNotOne) {
   Mesh mesh = blob(2);
   const Affine singular = {1, 2, 3, 0, 2, 4, 6, 0, 0, 0, 1, 0, 0, 0, 0, 1};
   test::expect_input_error([&] { transform_mesh(mesh, singular); }, "transform_mesh", "singular");
-  test::expect_input_error([&] { transform_mesh(mesh, {1, 0, 0, NAN, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}); },
-                           "transform_mesh", "non-finite");
-  test::expect_input_error([&] { transform_mesh(mesh, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1}); },
-                           "transform_mesh", "last row");
+  test::expect_input_error(
+      [&] {
+        transform_mesh(mesh, {1, 0, 0, NAN, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+      },
+      "transform_mesh", "non-finite");
+  test::expect_input_error(
+      [&] {
+        transform_mesh(mesh, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1});
+      },
+      "transform_mesh", "last row");
 }
 
 TEST(MeshProgress, WritersTellTheElementsWritten) {

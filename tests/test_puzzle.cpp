@@ -339,9 +339,9 @@ TEST(PuzzleRoundTrip, GreedyOnLargerGrids) {
     double floor_direct, floor_neighbor;
   };
   const Case cases[] = {
-      {"astronaut.png", 64, 0.9, 0.9},     // 8 x 8
-      {"chelsea.png", 30, 0.8, 0.8},       // 10 x 15
-      {"mit432/08.png", 28, 0.95, 0.95},   // 18 x 24, the benchmark's size
+      {"astronaut.png", 64, 0.9, 0.9},    // 8 x 8
+      {"chelsea.png", 30, 0.8, 0.8},      // 10 x 15
+      {"mit432/08.png", 28, 0.95, 0.95},  // 18 x 24, the benchmark's size
       {"mit432/10.png", 28, 0.95, 0.95},
   };
   for (const auto& cs : cases) {
@@ -381,7 +381,8 @@ TEST(PuzzleGrid, Shapes) {
 TEST(PuzzleScramble, DeterministicPermutation) {
   const auto img = load("chelsea.png");
   const auto g = pz::grid_from_shape(img.width(), img.height(), 4, 5);
-  const auto a = pz::scramble(img.view(), g, 42), b = pz::scramble(img.view(), g, 42), c = pz::scramble(img.view(), g, 43);
+  const auto a = pz::scramble(img.view(), g, 42), b = pz::scramble(img.view(), g, 42),
+             c = pz::scramble(img.view(), g, 43);
   EXPECT_EQ(a.truth, b.truth);
   EXPECT_NE(a.truth, c.truth);
   auto sorted = a.truth;
@@ -393,7 +394,6 @@ TEST(PuzzleScramble, DeterministicPermutation) {
 
 // ---------------------------------------------------------------------------------------------
 // CLI
-
 
 TEST(PuzzleCli, ScrambleUnscrambleScore) {
   TempDir dir;
@@ -448,9 +448,7 @@ TEST(PuzzleCli, BadInput) {
   expect_bad({"scramble", img, "--tile", "0", "--out", out}, dir, "chelsea.png");
   expect_bad({"scramble", img, "--grid", "3by3", "--out", out}, dir, "3by3");
   expect_bad({"scramble", (dir / "missing.png").string(), "--grid", "3x3", "--out", out}, dir, "missing.png");
-  {
-    std::ofstream(dir / "garbage.png") << "not an image";
-  }
+  { std::ofstream(dir / "garbage.png") << "not an image"; }
   expect_bad({"unscramble", (dir / "garbage.png").string(), "--grid", "3x3", "--out", out}, dir, "garbage.png");
   expect_bad({"unscramble", img, "--grid", "4x4", "--method", "exhaustive", "--out", out}, dir, "chelsea.png");
 

@@ -4,7 +4,6 @@
 // writers are checked by reading their output back and by parsing their headers here. Voxels are
 // random and every one is compared.
 #include <gtest/gtest.h>
-
 #include <zlib.h>
 
 #include <array>
@@ -39,9 +38,9 @@ namespace {
 // ---- the voxel types, as each format names them (from the format specifications) -------------
 template <class T>
 struct Names;
-#define WINNOW_NAMES(T, voxel, nifti, npy, nrrd) \
-  template <>                                    \
-  struct Names<T> {                              \
+#define WINNOW_NAMES(T, voxel, nifti, npy, nrrd)                \
+  template <>                                                   \
+  struct Names<T> {                                             \
     static constexpr io::VoxelType type = io::VoxelType::voxel; \
     static constexpr std::int16_t nifti_code = nifti;           \
     static constexpr const char* npy_code = npy;                \
@@ -186,8 +185,8 @@ NiftiSpec nifti_spec(std::int16_t nx, std::int16_t ny, std::int16_t nz) {
 // ---- checks ------------------------------------------------------------------------------------
 template <class T>
 const Volume<T>& as(const io::AnyVolume& v) {
-  EXPECT_TRUE(std::holds_alternative<Volume<T>>(v)) << "holds " << io::voxel_type_name(io::describe(v).type)
-                                                    << ", expected " << io::voxel_type_name(Names<T>::type);
+  EXPECT_TRUE(std::holds_alternative<Volume<T>>(v))
+      << "holds " << io::voxel_type_name(io::describe(v).type) << ", expected " << io::voxel_type_name(Names<T>::type);
   static const Volume<T> none;
   return std::holds_alternative<Volume<T>>(v) ? std::get<Volume<T>>(v) : none;
 }
@@ -253,7 +252,7 @@ TEST(VolumeIo, NiftiEveryTypeBothByteOrders) {
       NiftiSpec s = nifti_spec<T>(7, 5, 3);
       s.big = big;
       s.pixdim[1] = 0.5f, s.pixdim[2] = -2.0f, s.pixdim[3] = 3.25f;  // a negative step reads as its size
-      if (big) s.vox_offset = 400;                                     // data further on; the gap is skipped
+      if (big) s.vox_offset = 400;                                   // data further on; the gap is skipped
       const auto p = dir / (std::string(io::voxel_type_name(Names<T>::type)) + (big ? "_be.nii" : "_le.nii"));
       write_bytes(p, nifti_file(s, to_bytes(voxels, big)));
       const auto v = io::read_volume(p);
@@ -304,7 +303,7 @@ TEST(VolumeIo, NiftiTwoDAndTrailingUnitAxes) {
   expect_voxels(io::read_volume(dir / "a.nii"), 9, 4, 1, voxels, 0.7f, 0.9f, 1.0);
 
   NiftiSpec four = nifti_spec<std::uint16_t>(3, 4, 3);
-  four.dim[0] = 4;  // a 4-D file holding one volume
+  four.dim[0] = 4;     // a 4-D file holding one volume
   four.pixdim[3] = 0;  // an unset spacing reads as 1
   write_bytes(dir / "b.nii", nifti_file(four, to_bytes(voxels, false)));
   expect_voxels(io::read_volume(dir / "b.nii"), 3, 4, 3, voxels);
@@ -330,16 +329,18 @@ TEST(VolumeIo, NiftiGzipped) {
 TEST(VolumeIo, NrrdAttachedRawAndGzip) {
   TempDir dir;
   const auto u16 = random_voxels<std::uint16_t>(8 * 5 * 3, 41);
-  write_bytes(dir / "a.nrrd", "NRRD0004\n# a comment\ntype: unsigned short\ndimension: 3\nsizes: 8 5 3\n"
-                              "endian: little\nencoding: raw\nspacings: 0.5 0.75 2\nkey:=value\n\n" +
-                                  to_bytes(u16, false));
+  write_bytes(dir / "a.nrrd",
+              "NRRD0004\n# a comment\ntype: unsigned short\ndimension: 3\nsizes: 8 5 3\n"
+              "endian: little\nencoding: raw\nspacings: 0.5 0.75 2\nkey:=value\n\n" +
+                  to_bytes(u16, false));
   expect_voxels(io::read_volume(dir / "a.nrrd"), 8, 5, 3, u16, 0.5, 0.75, 2);
 
   const auto f32 = random_voxels<float>(8 * 5 * 3, 42);
-  write_bytes(dir / "b.nrrd", "NRRD0005\r\ntype: float\r\ndimension: 3\r\nspace: left-posterior-superior\r\n"
-                              "sizes: 8 5 3\r\nspace directions: (0,1.5,0) (2,0,0) (0,0,-3)\r\nendian: big\r\n"
-                              "encoding: gzip\r\nspace origin: (0,0,0)\r\n\r\n" +
-                                  gzip(to_bytes(f32, true)));
+  write_bytes(dir / "b.nrrd",
+              "NRRD0005\r\ntype: float\r\ndimension: 3\r\nspace: left-posterior-superior\r\n"
+              "sizes: 8 5 3\r\nspace directions: (0,1.5,0) (2,0,0) (0,0,-3)\r\nendian: big\r\n"
+              "encoding: gzip\r\nspace origin: (0,0,0)\r\n\r\n" +
+                  gzip(to_bytes(f32, true)));
   expect_voxels(io::read_volume(dir / "b.nrrd"), 8, 5, 3, f32, 1.5, 2, 3);
 }
 
@@ -360,24 +361,29 @@ TEST(VolumeIo, NrrdDetachedDataWithSkips) {
   TempDir dir;
   const auto i32 = random_voxels<std::int32_t>(5 * 4 * 6, 61);
   write_bytes(dir / "d.raw", std::string(13, 'x') + to_bytes(i32, false));
-  write_bytes(dir / "d.nhdr", "NRRD0004\ntype: int\ndimension: 3\nsizes: 5 4 6\nendian: little\nencoding: raw\n"
-                              "byte skip: 13\ndata file: d.raw\n");
+  write_bytes(dir / "d.nhdr",
+              "NRRD0004\ntype: int\ndimension: 3\nsizes: 5 4 6\nendian: little\nencoding: raw\n"
+              "byte skip: 13\ndata file: d.raw\n");
   expect_voxels(io::read_volume(dir / "d.nhdr"), 5, 4, 6, i32);
 
   // byte skip -1: the voxels are the last bytes of the file; line skip: text lines before them.
   write_bytes(dir / "e.raw", "first line\nsecond\n" + std::string(7, '#') + to_bytes(i32, false));
-  write_bytes(dir / "e.nhdr", "NRRD0004\ntype: int32\ndimension: 3\nsizes: 5 4 6\nendian: little\n"
-                              "encoding: raw\nbyteskip: -1\ndatafile: e.raw\n");
+  write_bytes(dir / "e.nhdr",
+              "NRRD0004\ntype: int32\ndimension: 3\nsizes: 5 4 6\nendian: little\n"
+              "encoding: raw\nbyteskip: -1\ndatafile: e.raw\n");
   expect_voxels(io::read_volume(dir / "e.nhdr"), 5, 4, 6, i32);
-  write_bytes(dir / "f.nhdr", "NRRD0004\ntype: int32\ndimension: 3\nsizes: 5 4 6\nendian: little\n"
-                              "encoding: raw\nline skip: 2\nbyte skip: 7\ndata file: e.raw\n");
+  write_bytes(dir / "f.nhdr",
+              "NRRD0004\ntype: int32\ndimension: 3\nsizes: 5 4 6\nendian: little\n"
+              "encoding: raw\nline skip: 2\nbyte skip: 7\ndata file: e.raw\n");
   expect_voxels(io::read_volume(dir / "f.nhdr"), 5, 4, 6, i32);
 
   // Detached gzip, named by an absolute path.
   const auto f64 = random_voxels<double>(5 * 4 * 6, 62);
   write_bytes(dir / "g.raw.gz", gzip(to_bytes(f64, true)));
-  write_bytes(dir / "g.nhdr", "NRRD0004\ntype: double\ndimension: 3\nsizes: 5 4 6\nendian: big\nencoding: gz\n"
-                              "data file: " + (dir / "g.raw.gz").string() + "\n");
+  write_bytes(dir / "g.nhdr",
+              "NRRD0004\ntype: double\ndimension: 3\nsizes: 5 4 6\nendian: big\nencoding: gz\n"
+              "data file: " +
+                  (dir / "g.raw.gz").string() + "\n");
   expect_voxels(io::read_volume(dir / "g.nhdr"), 5, 4, 6, f64);
 }
 
@@ -417,7 +423,8 @@ TEST(VolumeIo, NpyFortranOrderVersionsAndTwoD) {
   TempDir dir;
   const auto voxels = random_voxels<std::int16_t>(5 * 3 * 4, 81);
   // Fortran order, shape (X, Y, Z) = (5, 3, 4): the same bytes, nx = 5.
-  write_bytes(dir / "f.npy", npy_file("{'fortran_order': True, 'descr': '<i2', 'shape': (5, 3, 4)}", to_bytes(voxels, false)));
+  write_bytes(dir / "f.npy",
+              npy_file("{'fortran_order': True, 'descr': '<i2', 'shape': (5, 3, 4)}", to_bytes(voxels, false)));
   expect_voxels(io::read_volume(dir / "f.npy"), 5, 3, 4, voxels);
   for (int major : {2, 3}) {
     write_bytes(dir / "v.npy", npy_file("{\"descr\": \"<i2\", \"fortran_order\": False, \"shape\": (4, 3, 5), }",
@@ -425,9 +432,11 @@ TEST(VolumeIo, NpyFortranOrderVersionsAndTwoD) {
     expect_voxels(io::read_volume(dir / "v.npy"), 5, 3, 4, voxels);
   }
   // 2-D: C order (Y, X) = (12, 5); Fortran (X, Y) = (5, 12).
-  write_bytes(dir / "c2.npy", npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (12, 5), }", to_bytes(voxels, false)));
+  write_bytes(dir / "c2.npy",
+              npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (12, 5), }", to_bytes(voxels, false)));
   expect_voxels(io::read_volume(dir / "c2.npy"), 5, 12, 1, voxels);
-  write_bytes(dir / "f2.npy", npy_file("{'descr': '<i2', 'fortran_order': True, 'shape': (5, 12), }", to_bytes(voxels, false)));
+  write_bytes(dir / "f2.npy",
+              npy_file("{'descr': '<i2', 'fortran_order': True, 'shape': (5, 12), }", to_bytes(voxels, false)));
   expect_voxels(io::read_volume(dir / "f2.npy"), 5, 12, 1, voxels);
 }
 
@@ -504,8 +513,9 @@ TEST(VolumeIo, RawEveryTypeBothByteOrders) {
     for (bool big : {false, true}) {
       const auto voxels = random_voxels<T>(4 * 6 * 5, seed++);
       write_bytes(dir / "v.raw", to_bytes(voxels, big));
-      expect_voxels(io::read_raw_volume(dir / "v.raw", 4, 6, 5, Names<T>::type, big ? std::endian::big : std::endian::little),
-                    4, 6, 5, voxels);
+      expect_voxels(
+          io::read_raw_volume(dir / "v.raw", 4, 6, 5, Names<T>::type, big ? std::endian::big : std::endian::little), 4,
+          6, 5, voxels);
     }
   });
 }
@@ -553,7 +563,7 @@ TEST(VolumeIo, WritersRoundTripEveryType) {
     const std::string dict = npy.substr(10, hlen);
     const char order = sizeof(T) == 1 ? '|' : std::endian::native == std::endian::big ? '>' : '<';
     EXPECT_EQ(dict.substr(0, dict.find('}') + 1), std::string("{'descr': '") + order + Names<T>::npy_code +
-                                                     "', 'fortran_order': False, 'shape': (3, 4, 9), }");
+                                                      "', 'fortran_order': False, 'shape': (3, 4, 9), }");
     EXPECT_EQ(dict.back(), '\n');
     EXPECT_EQ(npy.substr(10 + hlen), to_bytes(voxels, std::endian::native == std::endian::big));
   });
@@ -874,8 +884,8 @@ TEST(VolumeIo, NrrdWriterRoundTripsEveryType) {
 // A damaged file named for a volume format is read as that format, so its real problem is named.
 TEST(VolumeIo, DamagedFilesAreReadAsTheirNamesSay) {
   TempDir dir;
-  const std::string junk = "this is no volume, only a sentence long enough to pass for a header or two. " +
-                           std::string(400, '.');
+  const std::string junk =
+      "this is no volume, only a sentence long enough to pass for a header or two. " + std::string(400, '.');
   auto check = [&](const std::string& name, const std::string& bytes, const std::string& fragment) {
     write_bytes(dir / name, bytes);
     EXPECT_TRUE(io::is_volume_file(dir / name)) << name;
@@ -1038,7 +1048,8 @@ TEST(VolumeIo, BadNiftiFiles) {
   check("analyze.nii", nifti_file(s, to_bytes(voxels, false)), "no \"n+1\" magic");
   s = good;
   s.vox_offset = 100;
-  check("offset.nii", nifti_file(NiftiSpec(good), to_bytes(voxels, false)).replace(108, 4, to_bytes(std::vector<float>{100}, false)),
+  check("offset.nii",
+        nifti_file(NiftiSpec(good), to_bytes(voxels, false)).replace(108, 4, to_bytes(std::vector<float>{100}, false)),
         "vox_offset");
   std::string nifti2 = whole;
   nifti2.replace(0, 4, to_bytes(std::vector<std::int32_t>{540}, false));
@@ -1058,7 +1069,8 @@ TEST(VolumeIo, BadNiftiFiles) {
 
 TEST(VolumeIo, BadNrrdFiles) {
   TempDir dir;
-  auto check = [&](const std::string& name, const std::string& bytes, const fs::path& named, const std::string& fragment) {
+  auto check = [&](const std::string& name, const std::string& bytes, const fs::path& named,
+                   const std::string& fragment) {
     write_bytes(dir / name, bytes);
     expect_input_error([&] { io::read_volume(dir / name); }, named, fragment);
   };
@@ -1078,8 +1090,10 @@ TEST(VolumeIo, BadNrrdFiles) {
   check("gz.nrrd", head + "encoding: gzip\n\n" + std::string(50, 'z'), dir / "gz.nrrd", "corrupt gzip data");
   check("nofile.nhdr", head + "encoding: raw\ndata file: absent.raw\n", dir / "absent.raw", "no such file");
   check("list.nhdr", head + "encoding: raw\ndata file: LIST\na.raw\n", dir / "list.nhdr", "several files");
-  check("overflow.nrrd", "NRRD0004\ntype: double\ndimension: 3\nsizes: 4294967296 4294967296 4294967296\nendian: little\n"
-                         "encoding: raw\n\n", dir / "overflow.nrrd", "larger than any memory");
+  check("overflow.nrrd",
+        "NRRD0004\ntype: double\ndimension: 3\nsizes: 4294967296 4294967296 4294967296\nendian: little\n"
+        "encoding: raw\n\n",
+        dir / "overflow.nrrd", "larger than any memory");
   check("noend.nrrd", head + "encoding: raw", dir / "noend.nrrd", "no empty line ends the header");
   write_bytes(dir / "short.raw", std::string(64, 'r'));
   check("short.nhdr", head + "encoding: raw\ndata file: short.raw\n", dir / "short.raw",
@@ -1111,7 +1125,8 @@ TEST(VolumeIo, BadNpyFiles) {
         "larger than any memory");
   check("toobig.npy", npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 1), }", data),
         "too large");
-  check("nokey.npy", npy_file("{'descr': '<u2', 'shape': (4, 3, 5), }", data), "'fortran_order' and 'shape' are all required");
+  check("nokey.npy", npy_file("{'descr': '<u2', 'shape': (4, 3, 5), }", data),
+        "'fortran_order' and 'shape' are all required");
   check("garbage.npy", npy_file("not a dict at all", data), "bad npy header: expected '{'");
   check("badorder.npy", npy_file("{'descr': '<u2', 'fortran_order': maybe, 'shape': (4, 3, 5), }", data),
         "neither True nor False");
@@ -1290,7 +1305,8 @@ TEST(VolumeIo, BadRawAndUnknownFiles) {
   write_bytes(dir / "what.bin", "hello, this is no volume");
   expect_input_error([&] { io::read_volume(dir / "what.bin"); }, dir / "what.bin", "unknown volume format");
   write_bytes(dir / "what.gz", gzip("hello, this is no volume"));
-  expect_input_error([&] { io::read_volume(dir / "what.gz"); }, dir / "what.gz", "unknown volume format inside the gzip stream");
+  expect_input_error([&] { io::read_volume(dir / "what.gz"); }, dir / "what.gz",
+                     "unknown volume format inside the gzip stream");
   write_bytes(dir / "empty.nii", "");
   expect_input_error([&] { io::read_volume(dir / "empty.nii"); }, dir / "empty.nii", "empty file");
   expect_input_error([&] { io::read_volume(dir / "absent.nii"); }, dir / "absent.nii", "no such file");

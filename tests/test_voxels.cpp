@@ -50,11 +50,11 @@ void for_each_voxel_type(F&& f) {
 // Names and PLY types from the PLY format's description (Turk, 1994), written out here.
 template <class T>
 struct TypeText;
-#define WINNOW_TYPE_TEXT(T, short_name, ply_name) \
-  template <>                                     \
-  struct TypeText<T> {                            \
+#define WINNOW_TYPE_TEXT(T, short_name, ply_name)   \
+  template <>                                       \
+  struct TypeText<T> {                              \
     static constexpr const char* name = short_name; \
-    static constexpr const char* ply = ply_name;  \
+    static constexpr const char* ply = ply_name;    \
   };
 WINNOW_TYPE_TEXT(std::uint8_t, "u8", "uchar")
 WINNOW_TYPE_TEXT(std::int8_t, "i8", "char")
@@ -126,9 +126,9 @@ void expect_voxels(const VolumeView<const T>& volume, const VoxelSelection& s, c
         if (!oracle_keeps(v, s)) continue;
         ASSERT_LT(k, got.values.size()) << "missing voxel (" << x << "," << y << "," << z << ")";
         const VoxelPosition want{x, y, z};
-        ASSERT_EQ(got.positions[k], want) << "kept voxel " << k << " is (" << got.positions[k].x << ","
-                                          << got.positions[k].y << "," << got.positions[k].z << "), expected ("
-                                          << x << "," << y << "," << z << ")";
+        ASSERT_EQ(got.positions[k], want)
+            << "kept voxel " << k << " is (" << got.positions[k].x << "," << got.positions[k].y << ","
+            << got.positions[k].z << "), expected (" << x << "," << y << "," << z << ")";
         ASSERT_TRUE(same_bits(got.values[k], v)) << "value of (" << x << "," << y << "," << z << ")";
         ++k;
       }
@@ -139,7 +139,12 @@ void expect_voxels(const VolumeView<const T>& volume, const VoxelSelection& s, c
 // way between adjacent floats, at and beyond the type's range, infinite.
 template <class T>
 std::vector<double> levels_for(const std::vector<T>& voxels, std::mt19937_64& rng) {
-  std::vector<double> levels{0.0, 0.5, -0.5, 1e300, -1e300, std::numeric_limits<double>::infinity(),
+  std::vector<double> levels{0.0,
+                             0.5,
+                             -0.5,
+                             1e300,
+                             -1e300,
+                             std::numeric_limits<double>::infinity(),
                              -std::numeric_limits<double>::infinity(),
                              static_cast<double>(std::numeric_limits<T>::max()),
                              static_cast<double>(std::numeric_limits<T>::lowest())};
@@ -173,7 +178,9 @@ class VoxelsBackend : public ::testing::TestWithParam<Backend> {
     for (const double level : levels_for(voxels, rng))
       for (const VoxelMode mode : {VoxelMode::above, VoxelMode::below}) selections.push_back({level, mode});
     for (const VoxelSelection& s : selections) {
-      SCOPED_TRACE(std::string(s.mode == VoxelMode::above ? "above " : s.mode == VoxelMode::below ? "below " : "nonzero ") +
+      SCOPED_TRACE(std::string(s.mode == VoxelMode::above   ? "above "
+                               : s.mode == VoxelMode::below ? "below "
+                                                            : "nonzero ") +
                    std::to_string(s.level));
       const Voxels<T> got = compact_voxels(volume, s, options);
       EXPECT_EQ(got.backend, GetParam());
@@ -182,7 +189,8 @@ class VoxelsBackend : public ::testing::TestWithParam<Backend> {
   }
 };
 
-constexpr std::int64_t kShapes[][3] = {{1, 1, 1}, {1, 37, 1}, {1, 1, 29}, {33, 17, 5}, {7, 9, 11}, {130, 3, 2}, {64, 1, 3}};
+constexpr std::int64_t kShapes[][3] = {{1, 1, 1},  {1, 37, 1},  {1, 1, 29}, {33, 17, 5},
+                                       {7, 9, 11}, {130, 3, 2}, {64, 1, 3}};
 
 TEST_P(VoxelsBackend, EveryTypeShapeAndSelection) {
   std::mt19937_64 rng(20261123);
@@ -268,8 +276,8 @@ TEST(Voxels, NanLevelIsAnError) {
 
 TEST(Voxels, EmptyVolumeKeepsNothing) {
   const std::vector<std::int32_t> voxels{5};
-  const Voxels<std::int32_t> got =
-      compact_voxels(VolumeView<const std::int32_t>(voxels.data(), 1, 0, 1), {0.0, VoxelMode::above}, {.backend = Backend::cpu});
+  const Voxels<std::int32_t> got = compact_voxels(VolumeView<const std::int32_t>(voxels.data(), 1, 0, 1),
+                                                  {0.0, VoxelMode::above}, {.backend = Backend::cpu});
   EXPECT_TRUE(got.positions.empty());
   EXPECT_TRUE(got.values.empty());
 }
@@ -376,8 +384,7 @@ void expect_ply(const std::string& ply, const std::vector<std::pair<VoxelPositio
     append_le(payload, static_cast<float>(static_cast<double>(p.z) * sz));
     if constexpr (std::is_integral_v<T> && sizeof(T) == 8)
       append_le(payload, static_cast<double>(v));  // PLY has no 64-bit integers
-    else
-      append_le(payload, v);
+    else append_le(payload, v);
   }
   const std::string got = ply.substr(body + end.size());
   ASSERT_EQ(got.size(), payload.size());
@@ -427,10 +434,8 @@ TEST(CliVoxels, CsvAndPlyOfEveryType) {
         const auto r = run_cli(args);
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_EQ(summary_kept(r.out), want.size()) << r.out;
-        if (std::string(name) == "out.csv")
-          expect_csv(read_file(dir / name), want);
-        else
-          expect_ply(read_file(dir / name), want, 0.5, 2.0, 1.25);
+        if (std::string(name) == "out.csv") expect_csv(read_file(dir / name), want);
+        else expect_ply(read_file(dir / name), want, 0.5, 2.0, 1.25);
       }
     }
   });
@@ -519,11 +524,11 @@ TEST(CliVoxels, BadArgumentsGiveOneLineAndNoFile) {
     std::string names;
   };
   const Case cases[] = {
-      {{"voxels", input.string(), "--out", csv}, "--level"},                                   // neither
-      {{"voxels", input.string(), "--level", "3", "--nonzero", "--out", csv}, "--nonzero"},   // both
-      {{"voxels", input.string(), "--below", "--out", csv}, "--level"},                        // --below alone
+      {{"voxels", input.string(), "--out", csv}, "--level"},                                 // neither
+      {{"voxels", input.string(), "--level", "3", "--nonzero", "--out", csv}, "--nonzero"},  // both
+      {{"voxels", input.string(), "--below", "--out", csv}, "--level"},                      // --below alone
       {{"voxels", input.string(), "--level", "3", "--out", (dir / "out.xyz").string()}, "out.xyz"},
-      {{"voxels", input.string(), "--level", "3", "--out", (dir / "out").string()}, "out"},   // no extension
+      {{"voxels", input.string(), "--level", "3", "--out", (dir / "out").string()}, "out"},  // no extension
       {{"voxels", (dir / "missing.nii").string(), "--level", "3", "--out", csv}, "missing.nii"},
       {{"voxels", input.string(), "--level", "three", "--out", csv}, "--level"},
       {{"voxels", input.string(), "--level", "nan", "--out", csv}, "--level"},

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <system_error>
@@ -154,4 +154,3 @@ void register_commands(CLI::App& app) {
 }
 
 }  // namespace winnow::cli
-

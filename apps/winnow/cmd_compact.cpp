@@ -86,9 +86,12 @@ void register_compact(CLI::App& app) {
       ->check(CLI::IsMember({"luminance", "alpha"}));
   cmd->add_option("--sort", o->sort, "order of --out-sorted: desc, asc or none (default desc)")
       ->check(CLI::IsMember({"desc", "asc", "none"}));
-  cmd->add_option("--out-packed", o->out_packed, "PNG: kept pixels in raster order from the top-left, rest transparent")->check(kFileName);
-  cmd->add_option("--out-sorted", o->out_sorted, "PNG: kept pixels ordered by key (stable), rest transparent")->check(kFileName);
-  cmd->add_option("--out-list", o->out_list, "CSV: x,y,r,g,b,a,luminance, one kept pixel per line, raster order")->check(kFileName);
+  cmd->add_option("--out-packed", o->out_packed, "PNG: kept pixels in raster order from the top-left, rest transparent")
+      ->check(kFileName);
+  cmd->add_option("--out-sorted", o->out_sorted, "PNG: kept pixels ordered by key (stable), rest transparent")
+      ->check(kFileName);
+  cmd->add_option("--out-list", o->out_list, "CSV: x,y,r,g,b,a,luminance, one kept pixel per line, raster order")
+      ->check(kFileName);
   add_common_options(cmd, o->common);
   cmd->callback([o] { run(*o); });
 }

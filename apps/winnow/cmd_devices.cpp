@@ -26,9 +26,8 @@ void register_devices(CLI::App& app) {
       return;
     }
     for (const auto& d : devs) {
-      std::printf("cuda:%d: %s, %.1f GiB, compute capability %d.%d, %d multiprocessors\n", d.index,
-                  d.name.c_str(), d.total_memory_bytes / 1073741824.0, d.compute_major, d.compute_minor,
-                  d.multiprocessors);
+      std::printf("cuda:%d: %s, %.1f GiB, compute capability %d.%d, %d multiprocessors\n", d.index, d.name.c_str(),
+                  d.total_memory_bytes / 1073741824.0, d.compute_major, d.compute_minor, d.multiprocessors);
     }
   });
 }

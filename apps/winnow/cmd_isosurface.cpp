@@ -45,9 +45,9 @@ struct IsosurfaceCli {
 };
 
 template <class T>
-constexpr bool kHasIsosurface = std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t> ||
-                                std::is_same_v<T, std::int16_t> || std::is_same_v<T, float> ||
-                                std::is_same_v<T, double>;
+constexpr bool kHasIsosurface =
+    std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int16_t> ||
+    std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // A copy of `volume` in double (exact for i8, u32 and i32; u64 and i64 beyond 2^53 are rounded).
 template <class T>
@@ -96,8 +96,9 @@ void run(const IsosurfaceCli& o) {
   std::optional<std::array<double, 3>> spacing;
   if (!o.spacing.empty()) {
     if (coordinates != Coordinates::scaled)
-      throw InputError(o.volume.input + ": --spacing is for --coordinates scaled (index and world coordinates do not "
-                                        "use a spacing)");
+      throw InputError(o.volume.input +
+                       ": --spacing is for --coordinates scaled (index and world coordinates do not "
+                       "use a spacing)");
     spacing = parse_spacing(o.spacing);
   }
   const VolumeSource source(o.volume);

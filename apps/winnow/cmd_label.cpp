@@ -151,7 +151,8 @@ void run_image(const LabelCli& o) {
       std::snprintf(stages, sizeof stages, " (device start %.1f, transfers %.1f, labeling %.3f)", r.stages.device_setup,
                     r.stages.transfers, r.stages.compute);
     else if (r.stages.device_setup >= 0.05)  // auto asked the device before choosing the CPU
-      std::snprintf(stages, sizeof stages, " (device query %.1f, labeling %.3f)", r.stages.device_setup, r.stages.compute);
+      std::snprintf(stages, sizeof stages, " (device query %.1f, labeling %.3f)", r.stages.device_setup,
+                    r.stages.compute);
     std::printf("%s: %" PRId64 "x%" PRId64 ", %u components%s (%d-connectivity, threshold %g%s%s), %s %s, %.3f ms%s\n",
                 o.input.c_str(), W, H, r.count, r.count == 0 ? ": none found" : "", connectivity, shown,
                 use_otsu ? " otsu" : "", o.invert ? ", inverted" : "", std::string(to_string(r.backend)).c_str(),
@@ -160,10 +161,10 @@ void run_image(const LabelCli& o) {
   if (r.count == 0) {
     char t[32];
     std::snprintf(t, sizeof t, "%g", shown);
-    warn(any_foreground ? "no component: every component of " + o.input + " has fewer than " +
-                              std::to_string(o.min_area) + " pixels (--min-area)"
-                        : "no component: no pixel of " + o.input + " has luminance " +
-                              (o.invert ? "at or below " : "above ") + t);
+    warn(any_foreground
+             ? "no component: every component of " + o.input + " has fewer than " + std::to_string(o.min_area) +
+                   " pixels (--min-area)"
+             : "no component: no pixel of " + o.input + " has luminance " + (o.invert ? "at or below " : "above ") + t);
   }
 }
 
@@ -209,8 +210,9 @@ void run_volume(const LabelCli& o) {
     throw InputError(o.input +
                      ": --multilabel joins equal values; it does not go with --threshold, --otsu or --invert");
   if (o.invert && !o.threshold_given && !o.otsu)
-    throw InputError(o.input + ": --invert needs --threshold T or --otsu for a volume (its default foreground is its "
-                               "non-zero voxels)");
+    throw InputError(o.input +
+                     ": --invert needs --threshold T or --otsu for a volume (its default foreground is its "
+                     "non-zero voxels)");
   double given = 0;
   if (o.threshold_given) {
     char* end = nullptr;
@@ -226,7 +228,9 @@ void run_volume(const LabelCli& o) {
   check_output_name(o.out_colored, {".png"}, "PNG");
   if (!o.out_labels.empty()) {
     const std::string& n = o.out_labels;
-    auto ends = [&](const char* t) { return n.size() >= std::strlen(t) && n.compare(n.size() - std::strlen(t), std::string::npos, t) == 0; };
+    auto ends = [&](const char* t) {
+      return n.size() >= std::strlen(t) && n.compare(n.size() - std::strlen(t), std::string::npos, t) == 0;
+    };
     if (!ends(".nii") && !ends(".nii.gz") && !ends(".nrrd") && !ends(".npy") && !ends(".tif") && !ends(".tiff"))
       throw InputError(n + ": the labels of a volume are written as .nii, .nii.gz, .nrrd, .npy, .tif or .tiff");
   }
@@ -289,7 +293,8 @@ void run_volume(const LabelCli& o) {
     Image<Rgba8> col(info.nx, info.ny, Rgba8{0, 0, 0, 255});
     for (std::int64_t y = 0; y < info.ny; ++y)
       for (std::int64_t x = 0; x < info.nx; ++x)
-        if (const std::uint64_t l = label_at(x, y, z)) col(x, y) = label_colour(static_cast<std::uint32_t>(l ^ (l >> 32)));
+        if (const std::uint64_t l = label_at(x, y, z))
+          col(x, y) = label_colour(static_cast<std::uint32_t>(l ^ (l >> 32)));
     io::write_png(path, col.view());
   };
   auto stats_csv = [&](const std::string& path) {
@@ -345,8 +350,7 @@ void run_volume(const LabelCli& o) {
       why = std::string("no ") + (used.invert ? "finite voxel of " : "voxel of ") + o.input + " is " +
             (used.invert ? "at or below" : "above") + " threshold " + number_text(used.threshold) + " (" +
             value_range_text(volume) + ")";
-    else
-      why = o.input + " has no non-zero voxel (" + value_range_text(volume) + ")";
+    else why = o.input + " has no non-zero voxel (" + value_range_text(volume) + ")";
     warn("no component: " + why);
   }
 }
@@ -369,8 +373,9 @@ void register_label(CLI::App& app) {
       "NRRD space fields; a NIfTI from an NRRD gets the equivalent sform); .npy and .tif carry none. An output "
       "naming the input, a negative count or a damaged file is refused (exit 2); finding no component is not an "
       "error, but a warning says so.");
-  cmd->add_option("input", o->input,
-                  "input image (PNG, JPEG, one-page TIFF, FITS) or volume (NIfTI, NRRD, .npy, TIFF of more than one page)")
+  cmd->add_option(
+         "input", o->input,
+         "input image (PNG, JPEG, one-page TIFF, FITS) or volume (NIfTI, NRRD, .npy, TIFF of more than one page)")
       ->required()
       ->check(kFileName);
   // Ranges are checked in run() so the message names the file.

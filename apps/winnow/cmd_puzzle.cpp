@@ -71,14 +71,15 @@ pz::Score score_pair(const fs::path& placement, const fs::path& truth) {
   const PuzzleFile t = read_puzzle_json(truth, "winnow-puzzle-truth", "truth");
   if (p.rows != t.rows || p.cols != t.cols)
     throw InputError(truth.string() + ": grid " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-                     " does not match the placement's " + std::to_string(p.rows) + "x" + std::to_string(p.cols) +
-                     " (" + placement.string() + ")");
+                     " does not match the placement's " + std::to_string(p.rows) + "x" + std::to_string(p.cols) + " (" +
+                     placement.string() + ")");
   return pz::score(p.rows, p.cols, p.values, t.values);
 }
 
 std::string format_score(const pz::Score& s) {
   char buf[128];
-  std::snprintf(buf, sizeof buf, "direct %.4f  neighbor %.4f  perfect %s", s.direct, s.neighbor, s.perfect ? "yes" : "no");
+  std::snprintf(buf, sizeof buf, "direct %.4f  neighbor %.4f  perfect %s", s.direct, s.neighbor,
+                s.perfect ? "yes" : "no");
   return buf;
 }
 
@@ -159,9 +160,8 @@ void register_puzzle(CLI::App& app) {
       const Image<RgbaF32> img = io::read_rgbaf(args->puzzle);
       const pz::Grid grid = resolve_grid(args->grid, img.width(), img.height(), args->puzzle);
       if (opt.method == pz::Method::exhaustive && grid.tiles() > pz::kMaxExhaustiveTiles)
-        throw InputError(args->puzzle + ": exhaustive search takes at most " +
-                         std::to_string(pz::kMaxExhaustiveTiles) + " tiles; the grid has " +
-                         std::to_string(grid.tiles()) + " (use --method greedy)");
+        throw InputError(args->puzzle + ": exhaustive search takes at most " + std::to_string(pz::kMaxExhaustiveTiles) +
+                         " tiles; the grid has " + std::to_string(grid.tiles()) + " (use --method greedy)");
       const pz::Tiles tiles = pz::extract_tiles(img.view(), grid);
       const pz::Solution sol = pz::solve(tiles, opt);
       const Image<Rgba8> out = pz::assemble(tiles, sol.tile_at);
@@ -200,7 +200,9 @@ void register_puzzle(CLI::App& app) {
         "puzzle-score",
         "grade a placement against the truth: puzzle-score placement.json truth.json, or puzzle-score DIR "
         "(every NAME.placement.json with its NAME.truth.json; prints averages)");
-    cmd->add_option("PLACEMENT_OR_DIR", args->first, "placement.json, or a directory of pairs")->required()->check(kFileName);
+    cmd->add_option("PLACEMENT_OR_DIR", args->first, "placement.json, or a directory of pairs")
+        ->required()
+        ->check(kFileName);
     cmd->add_option("TRUTH", args->truth, "truth.json (not with a directory)")->check(kFileName);
     add_common_options(cmd, args->common);
     cmd->callback([args] {
@@ -242,7 +244,8 @@ void register_puzzle(CLI::App& app) {
         std::printf("average of %zu: direct %.4f  neighbor %.4f  perfect %d/%zu\n", placements.size(), d / k, nb / k,
                     perfect, placements.size());
       } else {
-        if (args->truth.empty()) throw InputError(first.string() + ": give a truth file (puzzle-score placement.json truth.json)");
+        if (args->truth.empty())
+          throw InputError(first.string() + ": give a truth file (puzzle-score placement.json truth.json)");
         const pz::Score s = score_pair(first, args->truth);
         std::printf("%s\n", format_score(s).c_str());
       }

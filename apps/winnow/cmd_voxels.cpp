@@ -145,7 +145,8 @@ std::string selection_text(const VoxelSelection& s, const std::string& level_tex
 
 void run(const VoxelsCli& o) {
   // Everything the arguments can get wrong is checked before the volume is read.
-  if (!o.level_given && !o.nonzero) throw InputError(o.volume.input + ": give --level L (with --below for < L) or --nonzero");
+  if (!o.level_given && !o.nonzero)
+    throw InputError(o.volume.input + ": give --level L (with --below for < L) or --nonzero");
   VoxelSelection selection;
   if (o.nonzero) {
     selection.mode = VoxelMode::nonzero;
@@ -202,7 +203,8 @@ void run(const VoxelsCli& o) {
 
 void register_voxels(CLI::App& app) {
   auto o = std::make_shared<VoxelsCli>();
-  auto* cmd = app.add_subcommand("voxels", "write the voxels of a volume above a level (or below, or non-zero) as points");
+  auto* cmd =
+      app.add_subcommand("voxels", "write the voxels of a volume above a level (or below, or non-zero) as points");
   cmd->add_option("volume", o->volume.input, "input volume (NIfTI, NRRD, npy, TIFF stack; raw with --dims and --dtype)")
       ->required()
       ->check(kFileName);

@@ -1,6 +1,7 @@
 #pragma once
 // Sub-commands of the winnow CLI: each cmd_<verb>.cpp registers its own options and callback.
 #include <CLI/CLI.hpp>
+
 #include <array>
 #include <functional>
 #include <initializer_list>

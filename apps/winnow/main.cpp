@@ -8,7 +8,9 @@
 #include "winnow/io.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"winnow: fast data-parallel image primitives (compaction, labeling, puzzles, voxels, isosurfaces) on CPU and GPU"};
+  CLI::App app{
+      "winnow: fast data-parallel image primitives (compaction, labeling, puzzles, voxels, isosurfaces) on CPU and "
+      "GPU"};
   winnow::io::remove_temporaries_on_signals();
   winnow::cli::register_commands(app);
   try {

@@ -34,8 +34,9 @@ PuzzleFile read_puzzle_json(const fs::path& path, const char* format, const char
     if (!j.is_object() || j.value("format", std::string()) != format)
       throw InputError(path.string() + ": not a " + format + " file");
     // Whole numbers only: the JSON library would truncate 0.5 to 0.
-    const bool whole = j.at("rows").is_number_integer() && j.at("cols").is_number_integer() && j.at(key).is_array() &&
-                       std::all_of(j.at(key).begin(), j.at(key).end(), [](const json& v) { return v.is_number_integer(); });
+    const bool whole =
+        j.at("rows").is_number_integer() && j.at("cols").is_number_integer() && j.at(key).is_array() &&
+        std::all_of(j.at(key).begin(), j.at(key).end(), [](const json& v) { return v.is_number_integer(); });
     if (!whole) throw InputError(path.string() + ": 'rows', 'cols' and '" + key + "' must be whole numbers");
     p.rows = j.at("rows").get<int>();
     p.cols = j.at("cols").get<int>();
@@ -43,8 +44,7 @@ PuzzleFile read_puzzle_json(const fs::path& path, const char* format, const char
   } catch (const json::exception& e) {
     throw InputError(path.string() + ": malformed " + format + " file (" + std::string(e.what()) + ")");
   }
-  if (p.rows < 1 || p.cols < 1)
-    throw InputError(path.string() + ": 'rows' and 'cols' must be at least 1");
+  if (p.rows < 1 || p.cols < 1) throw InputError(path.string() + ": 'rows' and 'cols' must be at least 1");
   if (static_cast<long>(p.values.size()) != static_cast<long>(p.rows) * p.cols)
     throw InputError(path.string() + ": '" + key + "' must hold rows*cols entries");
   std::vector<char> seen(p.values.size(), 0);

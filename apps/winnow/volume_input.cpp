@@ -79,8 +79,9 @@ double parse_level(const std::string& text) {
 CLI::Option* add_coordinates_option(CLI::App* cmd, std::string& text, const std::string& what) {
   return cmd
       ->add_option("--coordinates", text,
-                   what + ": index (voxel indices), scaled (indices times the voxel spacing; the default) or world "
-                          "(the NIfTI/NRRD file's affine: scanner or template coordinates, RAS+)")
+                   what +
+                       ": index (voxel indices), scaled (indices times the voxel spacing; the default) or world "
+                       "(the NIfTI/NRRD file's affine: scanner or template coordinates, RAS+)")
       ->check(CLI::IsMember({"index", "scaled", "world"}));
 }
 
@@ -92,8 +93,9 @@ Coordinates parse_coordinates(const std::string& text) {
 
 void require_orientation(const io::SpatialHeader& header, const std::string& input) {
   if (header.source == io::SpatialHeader::Source::none)
-    throw InputError(input + ": --coordinates world needs a NIfTI or NRRD file's orientation; .npy, TIFF stacks and "
-                             "raw volumes carry none (use index or scaled)");
+    throw InputError(input +
+                     ": --coordinates world needs a NIfTI or NRRD file's orientation; .npy, TIFF stacks and "
+                     "raw volumes carry none (use index or scaled)");
 }
 
 std::pair<double, double> finite_range(const io::AnyVolume& volume) {

@@ -3,6 +3,7 @@
 // one with --dims X,Y,Z and --dtype; the --level number and the --coordinates frame they both
 // take; and the words their summaries and warnings use for a volume's values.
 #include <CLI/CLI.hpp>
+
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <numeric>
 #include <vector>
-
 #include <winnow/compact.hpp>
 
 int main() {

@@ -81,20 +81,22 @@ struct Predicate {
   template <class K>
   constexpr K threshold_as() const {
     static_assert(sizeof(K) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<K>);
-    return __builtin_bit_cast(K, static_cast<std::conditional_t<sizeof(K) == 8, std::uint64_t,
+    return __builtin_bit_cast(
+        K, static_cast<
+               std::conditional_t<sizeof(K) == 8, std::uint64_t,
                                   std::conditional_t<sizeof(K) == 4, std::uint32_t,
-                                  std::conditional_t<sizeof(K) == 2, std::uint16_t, std::uint8_t>>>>(
-                                     threshold_bits));
+                                                     std::conditional_t<sizeof(K) == 2, std::uint16_t, std::uint8_t>>>>(
+               threshold_bits));
   }
 };
 
 /// keep x where `x <op> value` (arithmetic T).
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 constexpr Predicate where(CompareOp op, T value) {
   using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t,
-               std::conditional_t<sizeof(T) == 4, std::uint32_t,
-               std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>;
+                                  std::conditional_t<sizeof(T) == 4, std::uint32_t,
+                                                     std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>;
   return Predicate{KeyKind::value, op, static_cast<std::uint64_t>(__builtin_bit_cast(Bits, value))};
 }
 /// keep pixels whose luminance (0..255) <op> `luma`. For Rgba8 the comparison is exact on the
@@ -109,8 +111,7 @@ constexpr Predicate where_luminance(CompareOp op, double luma) {
 constexpr Predicate where_alpha(CompareOp op, double alpha) {
   const auto a8 = static_cast<std::uint32_t>(alpha < 0 ? 0 : alpha);
   const float f = static_cast<float>(alpha);
-  return Predicate{KeyKind::alpha, op,
-                   (static_cast<std::uint64_t>(__builtin_bit_cast(std::uint32_t, f)) << 32) | a8};
+  return Predicate{KeyKind::alpha, op, (static_cast<std::uint64_t>(__builtin_bit_cast(std::uint32_t, f)) << 32) | a8};
 }
 /// keep elements with any non-zero byte.
 constexpr Predicate nonzero() { return Predicate{}; }
@@ -178,7 +179,7 @@ constexpr bool matches(const Predicate& p, const T& x) {
 /// The element sizes compaction carries on every backend.
 template <class T>
 concept CompactElement = std::is_trivially_copyable_v<T> &&
-                         (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
+    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
 
 namespace detail {
 template <class T>
@@ -189,16 +190,33 @@ inline constexpr bool precompiled_element =
     std::is_same_v<T, RgbaF32>;
 
 /// The precompiled type whose compaction carries the bytes of any element of this size.
-template <std::size_t Size> struct Carrier;
-template <> struct Carrier<1> { using type = std::uint8_t; };
-template <> struct Carrier<2> { using type = std::uint16_t; };
-template <> struct Carrier<4> { using type = std::uint32_t; };
-template <> struct Carrier<8> { using type = std::uint64_t; };
-template <> struct Carrier<16> { using type = RgbaF32; };
+template <std::size_t Size>
+struct Carrier;
+template <>
+struct Carrier<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct Carrier<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct Carrier<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct Carrier<8> {
+  using type = std::uint64_t;
+};
+template <>
+struct Carrier<16> {
+  using type = RgbaF32;
+};
 
 // The precompiled entry points (src/compact/compact.cpp), one per precompiled type.
 template <class T>
-std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred, const CompactOptions& options);
+std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred,
+                           const CompactOptions& options);
 template <class T>
 std::size_t compact_flagged_values(std::span<const T> in, std::span<const std::uint8_t> flags, std::span<T> out,
                                    const CompactOptions& options);
@@ -238,19 +256,19 @@ std::size_t compact(std::span<const T> in, std::span<T> out, const Predicate& pr
     return detail::compact_values<T>(in, out, pred, options);
   } else {
     detail::check_carried_predicate(pred, sizeof(T));
-    return detail::carried(in, out, [&](auto c_in, auto c_out) { return detail::compact_values(c_in, c_out, pred, options); });
+    return detail::carried(in, out,
+                           [&](auto c_in, auto c_out) { return detail::compact_values(c_in, c_out, pred, options); });
   }
 }
 /// Keeps in[i] where flags[i] != 0 (flags.size() must equal in.size()).
 template <CompactElement T>
-std::size_t compact_flagged(std::span<const T> in, std::span<const std::uint8_t> flags,
-                            std::span<T> out, const CompactOptions& options = {}) {
+std::size_t compact_flagged(std::span<const T> in, std::span<const std::uint8_t> flags, std::span<T> out,
+                            const CompactOptions& options = {}) {
   if constexpr (detail::precompiled_element<T>) {
     return detail::compact_flagged_values<T>(in, flags, out, options);
   } else {
-    return detail::carried(in, out, [&](auto c_in, auto c_out) {
-      return detail::compact_flagged_values(c_in, flags, c_out, options);
-    });
+    return detail::carried(
+        in, out, [&](auto c_in, auto c_out) { return detail::compact_flagged_values(c_in, flags, c_out, options); });
   }
 }
 namespace detail {
@@ -299,10 +317,9 @@ namespace detail {
 /// `options.order` says (stable is a valid "any"); `options.algorithm` is not consulted.
 /// `pred` is called from several threads at once.
 template <class T, class Fn>
-  requires std::is_trivially_copyable_v<T> && std::predicate<Fn&, const T&>
-std::size_t compact(std::span<const T> in, std::span<T> out, Fn&& pred, const CompactOptions& options = {}) {
-  if (options.backend != Backend::automatic && options.backend != Backend::cpu)
-    detail::throw_callable_needs_cpu();
+requires std::is_trivially_copyable_v<T> && std::predicate<Fn&, const T&> std::size_t compact(
+    std::span<const T> in, std::span<T> out, Fn&& pred, const CompactOptions& options = {}) {
+  if (options.backend != Backend::automatic && options.backend != Backend::cpu) detail::throw_callable_needs_cpu();
   const std::size_t n = in.size();
   constexpr std::size_t chunk = std::size_t{1} << 16;
   const std::size_t chunks = (n + chunk - 1) / chunk;

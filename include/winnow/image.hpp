@@ -30,8 +30,8 @@ struct ImageView {
   ImageView(T* d, std::int64_t w, std::int64_t h, std::int64_t s = -1)
       : data(d), width(w), height(h), stride(s < 0 ? w : s) {}
   template <class U>
-    requires std::is_convertible_v<U*, T*>
-  ImageView(const ImageView<U>& o) : data(o.data), width(o.width), height(o.height), stride(o.stride) {}
+  requires std::is_convertible_v<U*, T*> ImageView(const ImageView<U>& o)
+      : data(o.data), width(o.width), height(o.height), stride(o.stride) {}
 
   T& operator()(std::int64_t x, std::int64_t y) const { return data[y * stride + x]; }
   T* row(std::int64_t y) const { return data + y * stride; }
@@ -69,9 +69,7 @@ class Image {
 /// Rec. 601 luma 0.299 R + 0.587 G + 0.114 B of an 8-bit pixel, in thousandths (0..255000).
 /// Integer arithmetic makes the value, and so every threshold test and sort, identical on all
 /// backends (a float sum can differ by FMA contraction between compilers).
-constexpr std::uint32_t luminance_milli(const Rgba8& p) {
-  return 299u * p.r + 587u * p.g + 114u * p.b;
-}
+constexpr std::uint32_t luminance_milli(const Rgba8& p) { return 299u * p.r + 587u * p.g + 114u * p.b; }
 /// Rec. 601 luma in 0..255.
 constexpr double luminance(const Rgba8& p) { return luminance_milli(p) / 1000.0; }
 /// A luminance threshold t (0..255) in thousandths, such that luminance(p) > t exactly when

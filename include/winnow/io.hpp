@@ -47,7 +47,8 @@ std::filesystem::path temporary_beside(const std::filesystem::path& target);
 /// Takes `temp` off the list (it was renamed into place or removed).
 void release_temporary(const std::filesystem::path& temp);
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the listed temporaries, then end
-/// the process as the signal would have. A signal ignored at the time (nohup) stays ignored. For programs (the CLI), not called by the library.
+/// the process as the signal would have. A signal ignored at the time (nohup) stays ignored. For programs (the CLI),
+/// not called by the library.
 void remove_temporaries_on_signals();
 
 /// Writes a file atomically: opens a temporary beside `path`, and `commit()` renames it onto

@@ -49,9 +49,9 @@
 namespace winnow {
 
 struct IsosurfaceOptions {
-  bool normals = false;           ///< fill Mesh::normals: the unit negative gradient (central differences) at each vertex
-  bool values = false;            ///< fill Mesh::values: the level at each vertex (the interpolated field)
-  bool flip = false;              ///< reverse the orientation: normals and winding toward increasing values
+  bool normals = false;  ///< fill Mesh::normals: the unit negative gradient (central differences) at each vertex
+  bool values = false;   ///< fill Mesh::values: the level at each vertex (the interpolated field)
+  bool flip = false;     ///< reverse the orientation: normals and winding toward increasing values
   Backend backend = Backend::automatic;
   /// Process at most this many voxels per pass (slabs of z, welded across the seams; 0: as many as
   /// fit the device, or the whole volume on the CPU). The mesh is the same for every value.
@@ -73,8 +73,8 @@ struct Mesh {
   std::vector<std::array<float, 3>> vertices;           ///< x, y, z (voxel index times spacing)
   std::vector<std::array<std::uint32_t, 3>> triangles;  ///< vertex indices, counter-clockwise
   std::vector<std::array<std::uint64_t, 3>> triangles64;
-  std::vector<std::array<float, 3>> normals;            ///< one per vertex when asked for
-  std::vector<float> values;                            ///< one per vertex when asked for
+  std::vector<std::array<float, 3>> normals;  ///< one per vertex when asked for
+  std::vector<float> values;                  ///< one per vertex when asked for
   /// One per vertex when asked for: 3 x (the raster index in the view of the voxel that owns it)
   /// + its slot (0, 1, 2: the owner's +x, +y, +z edge). Ascending: the vertices' order.
   std::vector<std::uint64_t> vertex_keys;
@@ -99,8 +99,8 @@ Mesh isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
 
 /// The same for a view of non-const voxels (Volume<T>::view() of a non-const volume).
 template <class T>
-  requires(!std::is_const_v<T>)
-Mesh isosurface(VolumeView<T> volume, double level, const IsosurfaceOptions& options = {}) {
+requires(!std::is_const_v<T>) Mesh
+    isosurface(VolumeView<T> volume, double level, const IsosurfaceOptions& options = {}) {
   return isosurface<T>(VolumeView<const T>(volume), level, options);
 }
 

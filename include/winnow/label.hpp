@@ -46,9 +46,9 @@ struct LabelOptions {
   /// Keep only the k largest components (by voxel count; ties to the lower label), renumbered in
   /// raster order like the rest; 0 keeps all. Applied after min_area.
   std::uint64_t largest_k = 0;
-  std::uint64_t min_area = 0;      ///< components with fewer pixels are removed (set to 0) and the rest renumbered
-  bool want_stats = true;          ///< fill Labeling::stats
-  bool wide_labels = false;        ///< volumes: 64-bit labels (VolumeLabeling::labels64) whatever the count
+  std::uint64_t min_area = 0;  ///< components with fewer pixels are removed (set to 0) and the rest renumbered
+  bool want_stats = true;      ///< fill Labeling::stats
+  bool wide_labels = false;    ///< volumes: 64-bit labels (VolumeLabeling::labels64) whatever the count
   LabelAlgorithm algorithm = LabelAlgorithm::automatic;
   Backend backend = Backend::automatic;
   /// Volumes on the CPU: called with (slab passes done, slab passes in all) as the slabs are
@@ -86,13 +86,13 @@ struct StageTimes {
 };
 
 struct Labeling {
-  Image<std::uint32_t> labels;       ///< same size as the input; 0 background, 1..count
-  std::uint32_t count = 0;           ///< N, the number of components (after min_area)
-  std::vector<ComponentStats> stats; ///< stats[i] describes label i + 1 (empty unless want_stats)
-  Backend backend = Backend::cpu;    ///< the backend that ran
+  Image<std::uint32_t> labels;                            ///< same size as the input; 0 background, 1..count
+  std::uint32_t count = 0;                                ///< N, the number of components (after min_area)
+  std::vector<ComponentStats> stats;                      ///< stats[i] describes label i + 1 (empty unless want_stats)
+  Backend backend = Backend::cpu;                         ///< the backend that ran
   LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< the algorithm that ran
-  double milliseconds = 0;           ///< wall time of the whole call (device start and transfers included)
-  StageTimes stages;                 ///< the same time by stage
+  double milliseconds = 0;  ///< wall time of the whole call (device start and transfers included)
+  StageTimes stages;        ///< the same time by stage
 };
 
 /// Labels the non-zero pixels of `mask`. Throws InputError on a bad option, BackendError when
@@ -158,8 +158,7 @@ struct VolumeLabeling {
 template <class T>
 VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {});
 template <class T>
-  requires(!std::is_const_v<T>)
-VolumeLabeling label(VolumeView<T> volume, const LabelOptions& options = {}) {
+requires(!std::is_const_v<T>) VolumeLabeling label(VolumeView<T> volume, const LabelOptions& options = {}) {
   return label<T>(VolumeView<const T>(volume), options);
 }
 
@@ -189,8 +188,7 @@ int otsu_threshold(ImageView<const std::uint8_t> image);
 template <class T>
 double otsu_threshold(VolumeView<const T> volume);
 template <class T>
-  requires(!std::is_const_v<T>)
-double otsu_threshold(VolumeView<T> volume) {
+requires(!std::is_const_v<T>) double otsu_threshold(VolumeView<T> volume) {
   return otsu_threshold<T>(VolumeView<const T>(volume));
 }
 
@@ -202,8 +200,8 @@ double otsu_threshold(VolumeView<T> volume) {
 template <class T>
 Volume<std::uint8_t> threshold_volume(VolumeView<const T> volume, double threshold, bool invert = false);
 template <class T>
-  requires(!std::is_const_v<T>)
-Volume<std::uint8_t> threshold_volume(VolumeView<T> volume, double threshold, bool invert = false) {
+requires(!std::is_const_v<T>) Volume<std::uint8_t> threshold_volume(VolumeView<T> volume, double threshold,
+                                                                    bool invert = false) {
   return threshold_volume<T>(VolumeView<const T>(volume), threshold, invert);
 }
 

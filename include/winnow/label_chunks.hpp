@@ -32,7 +32,7 @@ struct ChunkSummaryOptions {
 /// background (the voxels labelled 0). Axes are in array order (z, y, x); coordinates are local
 /// to the chunk (voxel (x, y, z) of the view), flat indices are (z * ny + y) * nx + x.
 struct ChunkLabelSummary {
-  std::uint64_t count = 0;            ///< N, the chunk's largest label
+  std::uint64_t count = 0;  ///< N, the chunk's largest label
   /// [N + 1] flat index of the label's first voxel in raster order (first[0] = -1: the
   /// background's is not looked for).
   std::vector<std::int64_t> first;
@@ -55,8 +55,8 @@ template <class L>
 ChunkLabelSummary chunk_label_summary(VolumeView<const L> labels, std::uint64_t count,
                                       const ChunkSummaryOptions& options = {});
 template <class L>
-  requires(!std::is_const_v<L>)
-ChunkLabelSummary chunk_label_summary(VolumeView<L> labels, std::uint64_t count, const ChunkSummaryOptions& options = {}) {
+requires(!std::is_const_v<L>) ChunkLabelSummary
+    chunk_label_summary(VolumeView<L> labels, std::uint64_t count, const ChunkSummaryOptions& options = {}) {
   return chunk_label_summary<L>(VolumeView<const L>(labels), count, options);
 }
 

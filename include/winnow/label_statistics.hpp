@@ -72,8 +72,8 @@ struct LabelIntensityStatistics : LabelStatistics {
 template <class L>
 LabelStatistics label_statistics(VolumeView<const L> labels, const LabelStatisticsOptions& options = {});
 template <class L>
-  requires(!std::is_const_v<L>)
-LabelStatistics label_statistics(VolumeView<L> labels, const LabelStatisticsOptions& options = {}) {
+requires(!std::is_const_v<L>) LabelStatistics
+    label_statistics(VolumeView<L> labels, const LabelStatisticsOptions& options = {}) {
   return label_statistics<L>(VolumeView<const L>(labels), options);
 }
 
@@ -85,9 +85,8 @@ LabelIntensityStatistics<V> label_statistics(VolumeView<const L> labels, VolumeV
                                              const LabelStatisticsOptions& options = {});
 /// The same for views of non-const labels or values (Volume<T>::view() of a non-const volume).
 template <class L, class V>
-  requires(!std::is_const_v<L> || !std::is_const_v<V>)
-LabelIntensityStatistics<std::remove_const_t<V>> label_statistics(VolumeView<L> labels, VolumeView<V> intensity,
-                                                                  const LabelStatisticsOptions& options = {}) {
+requires(!std::is_const_v<L> || !std::is_const_v<V>) LabelIntensityStatistics<std::remove_const_t<V>> label_statistics(
+    VolumeView<L> labels, VolumeView<V> intensity, const LabelStatisticsOptions& options = {}) {
   return label_statistics<std::remove_const_t<L>, std::remove_const_t<V>>(
       VolumeView<const std::remove_const_t<L>>(labels), VolumeView<const std::remove_const_t<V>>(intensity), options);
 }
@@ -119,7 +118,8 @@ std::uint64_t surviving_labels(std::uint64_t n, std::uint64_t min_area, std::uin
 inline std::uint64_t surviving_labels(std::span<const std::uint64_t> sizes, std::uint64_t min_area,
                                       std::uint64_t largest_k, std::vector<std::uint64_t>& map) {
   const std::uint64_t n = sizes.empty() ? 0 : sizes.size() - 1;
-  return surviving_labels(n, min_area, largest_k, [&](std::uint64_t i) { return sizes[i + 1]; }, map);
+  return surviving_labels(
+      n, min_area, largest_k, [&](std::uint64_t i) { return sizes[i + 1]; }, map);
 }
 
 }  // namespace winnow

@@ -29,10 +29,16 @@ struct VolumeView {
   VolumeView(T* d, std::int64_t x, std::int64_t y, std::int64_t z, std::int64_t rs = -1, std::int64_t ss = -1)
       : data(d), nx(x), ny(y), nz(z), row_stride(rs < 0 ? x : rs), slice_stride(ss < 0 ? row_stride * y : ss) {}
   template <class U>
-    requires std::is_convertible_v<U*, T*>
-  VolumeView(const VolumeView<U>& o)
-      : data(o.data), nx(o.nx), ny(o.ny), nz(o.nz), row_stride(o.row_stride), slice_stride(o.slice_stride),
-        sx(o.sx), sy(o.sy), sz(o.sz) {}
+  requires std::is_convertible_v<U*, T*> VolumeView(const VolumeView<U>& o)
+      : data(o.data),
+        nx(o.nx),
+        ny(o.ny),
+        nz(o.nz),
+        row_stride(o.row_stride),
+        slice_stride(o.slice_stride),
+        sx(o.sx),
+        sy(o.sy),
+        sz(o.sz) {}
 
   /// Voxel (x, y, z); no bounds check.
   T& operator()(std::int64_t x, std::int64_t y, std::int64_t z) const {
@@ -100,8 +106,7 @@ class Volume {
       : nx_(nx), ny_(ny), nz_(nz), voxels_(static_cast<std::size_t>(nx * ny * nz), fill) {}
   /// nx x ny x nz voxels zero by calloc (`winnow::zero_pages`), spacing 1.
   Volume(std::int64_t nx, std::int64_t ny, std::int64_t nz, ZeroPages)
-      : nx_(nx), ny_(ny), nz_(nz),
-        voxels_(static_cast<std::size_t>(nx * ny * nz), detail::VolumeAllocator<T>(true)) {}
+      : nx_(nx), ny_(ny), nz_(nz), voxels_(static_cast<std::size_t>(nx * ny * nz), detail::VolumeAllocator<T>(true)) {}
 
   std::int64_t nx() const { return nx_; }
   std::int64_t ny() const { return ny_; }

@@ -33,8 +33,8 @@ enum class VoxelType { u8, i8, u16, i16, u32, i32, u64, i64, f32, f64 };
 
 /// A volume in the voxel type of its file.
 using AnyVolume = std::variant<Volume<std::uint8_t>, Volume<std::int8_t>, Volume<std::uint16_t>, Volume<std::int16_t>,
-                               Volume<std::uint32_t>, Volume<std::int32_t>, Volume<std::uint64_t>,
-                               Volume<std::int64_t>, Volume<float>, Volume<double>>;
+                               Volume<std::uint32_t>, Volume<std::int32_t>, Volume<std::uint64_t>, Volume<std::int64_t>,
+                               Volume<float>, Volume<double>>;
 
 /// "u8", "i8", "u16", ..., "f32", "f64".
 const char* voxel_type_name(VoxelType type);
@@ -70,14 +70,14 @@ struct SpatialHeader {
   };
   /// NRRD's space fields, as written (http://teem.sourceforge.net/nrrd/format.html).
   struct Nrrd {
-    std::string space;                 ///< "left-posterior-superior", "RAS", ...; empty when not given
-    int space_dimension = 0;           ///< the "space dimension" field (0: not given)
-    bool has_directions = false;       ///< "space directions" given (for every axis)
+    std::string space;                                  ///< "left-posterior-superior", "RAS", ...; empty when not given
+    int space_dimension = 0;                            ///< the "space dimension" field (0: not given)
+    bool has_directions = false;                        ///< "space directions" given (for every axis)
     std::array<std::array<double, 3>, 3> directions{};  ///< axis x, y, z: its step in the space
-    bool has_origin = false;           ///< "space origin" given
+    bool has_origin = false;                            ///< "space origin" given
     std::array<double, 3> origin{};
     std::array<double, 3> spacings = {1, 1, 1};  ///< "spacings" (without directions; 1 where none)
-    std::string space_units;           ///< the "space units" value as written ("\"mm\" \"mm\" \"mm\""); empty: none
+    std::string space_units;  ///< the "space units" value as written ("\"mm\" \"mm\" \"mm\""); empty: none
   };
   Source source = Source::none;
   Nifti nifti;
@@ -140,8 +140,8 @@ void write_volume(const std::filesystem::path& path, VolumeView<const T> volume,
                   const VolumeWriteOptions& options = {});
 /// The same for a view of non-const voxels (Volume<T>::view() of a non-const volume).
 template <class T>
-  requires(!std::is_const_v<T>)
-void write_volume(const std::filesystem::path& path, VolumeView<T> volume, const VolumeWriteOptions& options = {}) {
+requires(!std::is_const_v<T>) void write_volume(const std::filesystem::path& path, VolumeView<T> volume,
+                                                const VolumeWriteOptions& options = {}) {
   write_volume<T>(path, VolumeView<const T>(volume), options);
 }
 /// The same, in the format `format_name`'s name asks for, to `path` (a temporary name, say).

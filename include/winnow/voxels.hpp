@@ -61,8 +61,8 @@ Voxels<T> compact_voxels(VolumeView<const T> volume, const VoxelSelection& selec
 
 /// The same for a view of non-const voxels (Volume<T>::view() of a non-const volume).
 template <class T>
-  requires(!std::is_const_v<T>)
-Voxels<T> compact_voxels(VolumeView<T> volume, const VoxelSelection& selection, const VoxelOptions& options = {}) {
+requires(!std::is_const_v<T>) Voxels<T> compact_voxels(VolumeView<T> volume, const VoxelSelection& selection,
+                                                       const VoxelOptions& options = {}) {
   return compact_voxels<T>(VolumeView<const T>(volume), selection, options);
 }
 

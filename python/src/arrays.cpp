@@ -42,9 +42,9 @@ void require_c_contiguous(const OutArray& a, const char* what) { check_c_contigu
 
 void require_ndim(const Array& a, std::size_t ndim, const char* what) {
   if (a.ndim() != ndim)
-    throw nb::value_error((std::string(what) + ": expected " + std::to_string(ndim) + " dimensions, got " +
-                           std::to_string(a.ndim()))
-                              .c_str());
+    throw nb::value_error(
+        (std::string(what) + ": expected " + std::to_string(ndim) + " dimensions, got " + std::to_string(a.ndim()))
+            .c_str());
 }
 
 void require_byte_mask(const Array& a, const char* what) {

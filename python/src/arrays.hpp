@@ -105,8 +105,10 @@ decltype(auto) with_numeric_type(nb::dlpack::dtype dt, bool allow_small_signed, 
     if (dt == nb::dtype<std::int8_t>()) return f(std::int8_t{});
     if (dt == nb::dtype<std::int16_t>()) return f(std::int16_t{});
   }
-  throw nb::type_error((std::string(what) + ": expected dtype uint8, uint16, int32, uint32, float32, int64, "
-                        "uint64 or float64" + (allow_small_signed ? ", int8 or int16" : ""))
+  throw nb::type_error((std::string(what) +
+                        ": expected dtype uint8, uint16, int32, uint32, float32, int64, "
+                        "uint64 or float64" +
+                        (allow_small_signed ? ", int8 or int16" : ""))
                            .c_str());
 }
 

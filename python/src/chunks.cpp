@@ -71,8 +71,8 @@ nb::tuple chunk_label_summary(const Array& labels, std::uint64_t count, bool cou
 /// Returns the distinct pairs (near label, far label) as uint64 [P, 2], sorted.
 nb::ndarray<nb::numpy, std::uint64_t> chunk_border_pairs(const Array& near, const Array& far,
                                                          std::optional<Array> near_values,
-                                                         std::optional<Array> far_values,
-                                                         std::array<bool, 3> across, int connectivity) {
+                                                         std::optional<Array> far_values, std::array<bool, 3> across,
+                                                         int connectivity) {
   if (near.dtype() != far.dtype()) throw nb::type_error("far: expected the dtype of near");
   if (near_values.has_value() != far_values.has_value())
     throw nb::value_error("near_values, far_values: expected both or neither");

@@ -3,6 +3,8 @@
 // CUDA arrays through the device API (winnow/cuda/compact.hpp) on the caller's stream, into the
 // output the caller's array library allocated (the Python layer), with the workspace and count
 // of the (device, stream) kept by the extension (device_calls.hpp).
+#include "winnow/compact.hpp"
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -13,7 +15,6 @@
 
 #include "arrays.hpp"
 #include "device_calls.hpp"
-#include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 #if WINNOW_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -89,7 +90,8 @@ std::size_t with_nonzero_predicate(nb::dlpack::dtype dt, std::size_t itemsize, F
 // ---------------------------------------------------------------------------------------------
 // Host arrays: each returns the number kept.
 
-std::size_t compact_host(const Array& a, const Array& mask, const OutArray& out, bool stable, std::string_view backend) {
+std::size_t compact_host(const Array& a, const Array& mask, const OutArray& out, bool stable,
+                         std::string_view backend) {
   check_input_output(a, out, false, a.itemsize());
   check_mask(a, mask, false);
   const CompactOptions options = options_for(stable, backend);
@@ -168,8 +170,8 @@ std::optional<std::uint64_t> compact_device(std::uintptr_t a, std::uintptr_t mas
 }
 
 std::optional<std::uint64_t> select_device(std::uintptr_t a, std::string_view kind, std::size_t itemsize, int op,
-                                           const nb::object& threshold, std::uintptr_t out, std::uint64_t n, bool stable,
-                                           int device, std::uintptr_t stream, bool read_count) {
+                                           const nb::object& threshold, std::uintptr_t out, std::uint64_t n,
+                                           bool stable, int device, std::uintptr_t stream, bool read_count) {
 #if WINNOW_HAVE_CUDA
   const CompactOptions options = options_for(stable, "cuda");
   return with_numeric_type(dtype_of(kind, itemsize), false, "a", [&](auto e) {
@@ -188,8 +190,9 @@ std::optional<std::uint64_t> select_device(std::uintptr_t a, std::string_view ki
 #endif
 }
 
-std::optional<std::uint64_t> flatnonzero_device(std::uintptr_t a, std::string_view kind, std::size_t itemsize, std::uintptr_t out,
-                                                std::uint64_t n, int device, std::uintptr_t stream, bool read_count) {
+std::optional<std::uint64_t> flatnonzero_device(std::uintptr_t a, std::string_view kind, std::size_t itemsize,
+                                                std::uintptr_t out, std::uint64_t n, int device, std::uintptr_t stream,
+                                                bool read_count) {
 #if WINNOW_HAVE_CUDA
   const CompactOptions options = options_for(true, "cuda");
   std::optional<std::uint64_t> kept;
@@ -263,7 +266,8 @@ void bind_compact(nb::module_& m) {
   m.def("compact_host", &compact_host, nb::arg("a"), nb::arg("mask"), nb::arg("out"), nb::arg("stable"),
         nb::arg("backend"), "Writes a[mask != 0] to out; returns the number kept.");
   m.def("select_host", &select_host, nb::arg("a"), nb::arg("op"), nb::arg("threshold"), nb::arg("out"),
-        nb::arg("stable"), nb::arg("backend"), "Writes the x of a with x <op> threshold to out; returns the number kept.");
+        nb::arg("stable"), nb::arg("backend"),
+        "Writes the x of a with x <op> threshold to out; returns the number kept.");
   m.def("flatnonzero_host", &flatnonzero_host, nb::arg("a"), nb::arg("out"), nb::arg("backend"),
         "Writes the indices of the non-zero elements of a to out (uint64); returns their number.");
   m.def("compact_device", &compact_device, nb::arg("a"), nb::arg("mask"), nb::arg("out"), nb::arg("n"),
@@ -275,8 +279,8 @@ void bind_compact(nb::module_& m) {
         nb::arg("read_count"),
         "CUDA pointers: the x of a (NumPy kind and itemsize) with x <op> threshold into out; returns their number "
         "when read_count, else None.");
-  m.def("flatnonzero_device", &flatnonzero_device, nb::arg("a"), nb::arg("kind"), nb::arg("itemsize"),
-        nb::arg("out"), nb::arg("n"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
+  m.def("flatnonzero_device", &flatnonzero_device, nb::arg("a"), nb::arg("kind"), nb::arg("itemsize"), nb::arg("out"),
+        nb::arg("n"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
         "CUDA pointers: the indices of the non-zero elements into out (uint64); returns their number when "
         "read_count, else None.");
 }

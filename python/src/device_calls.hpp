@@ -1,9 +1,9 @@
 #pragma once
 // What the extension's CUDA functions keep between calls, per (device, stream): compaction's
 // reusable workspace, the labelings' temporary storage and their per-component statistics
-// records, the count in device memory and a pinned host word to read it back. A call of the Python layer on device arrays then costs one
-// extension call and no allocation of temporary storage (allocations through CuPy or PyTorch
-// and a sizing call cost more than the small kernels themselves).
+// records, the count in device memory and a pinned host word to read it back. A call of the Python layer on device
+// arrays then costs one extension call and no allocation of temporary storage (allocations through CuPy or PyTorch and
+// a sizing call cost more than the small kernels themselves).
 //
 // Marching cubes counts in one call and extracts in the next (the Python layer allocates the
 // mesh in between, once the totals are on the host): its storage is apart from the others', so

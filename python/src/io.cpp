@@ -5,6 +5,8 @@
 // as a _winnow.SpatialHeader, which a write takes back (like=). The library's one-line errors
 // (InputError, naming the file) become OSError where the file cannot be opened or its folder
 // written, ValueError for what the file holds or a name no format has: the words are the CLI's.
+#include "winnow/io.hpp"
+
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -13,15 +15,14 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "arrays.hpp"
 #include "winnow/error.hpp"
-#include "winnow/io.hpp"
 #include "winnow/mesh_io.hpp"
 #include "winnow/volume_io.hpp"
 
@@ -125,8 +126,10 @@ nb::tuple read_image(const std::string& path) {
 /// empty, values [V] or empty, uint32 or uint64 [F, 3] faces; C-contiguous).
 Mesh mesh_of(const Array& verts, const Array& faces, const std::optional<Array>& normals,
              const std::optional<Array>& values) {
-  const std::pair<const Array*, const char*> arrays[] = {
-      {&verts, "verts"}, {&faces, "faces"}, {normals ? &*normals : nullptr, "normals"}, {values ? &*values : nullptr, "values"}};
+  const std::pair<const Array*, const char*> arrays[] = {{&verts, "verts"},
+                                                         {&faces, "faces"},
+                                                         {normals ? &*normals : nullptr, "normals"},
+                                                         {values ? &*values : nullptr, "values"}};
   for (const auto& [a, name] : arrays) {
     if (!a) continue;
     require_device(*a, false, name);
@@ -193,8 +196,9 @@ void bind_io(nb::module_& m) {
                                 "Where a volume file's voxels lie in space (NIfTI-1 qform/sform or NRRD space fields), "
                                 "kept as stored so that a write can carry it back.")
       .def(nb::init<>())
-      .def_prop_ro("source", [](const io::SpatialHeader& h) { return std::string(source_name(h.source)); },
-                   "'nifti', 'nrrd' or 'none'.")
+      .def_prop_ro(
+          "source", [](const io::SpatialHeader& h) { return std::string(source_name(h.source)); },
+          "'nifti', 'nrrd' or 'none'.")
       .def_prop_ro(
           "affine",
           [](const io::SpatialHeader& h) {
@@ -216,8 +220,9 @@ void bind_io(nb::module_& m) {
         "Reads a PNG, JPEG, TIFF or FITS image: (RGBA uint8 [h, w, 4], channels, format, bits).");
   m.def("write_mesh", &write_mesh, nb::arg("path"), nb::arg("verts"), nb::arg("faces"), nb::arg("normals").none(),
         nb::arg("values").none(), "Writes a mesh as PLY, OBJ or STL (by its name).");
-  m.def("render_preview", &render_preview, nb::arg("verts"), nb::arg("faces"), nb::arg("normals").none(), nb::arg("width"),
-        nb::arg("height"), nb::arg("view_from"), "A shaded RGBA uint8 [height, width, 4] picture of a mesh.");
+  m.def("render_preview", &render_preview, nb::arg("verts"), nb::arg("faces"), nb::arg("normals").none(),
+        nb::arg("width"), nb::arg("height"), nb::arg("view_from"),
+        "A shaded RGBA uint8 [height, width, 4] picture of a mesh.");
 }
 
 }  // namespace winnow::python

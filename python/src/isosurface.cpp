@@ -4,9 +4,11 @@
 // into outputs the Python layer allocated with the caller's library: a first call counts and
 // returns the totals, a second one extracts from that count. The Python layer turns the
 // library's x, y, z order into scikit-image's array-index order.
+#include "winnow/isosurface.hpp"
+
 #include <nanobind/stl/array.h>
-#include <nanobind/stl/vector.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
 
 #include <array>
 #include <bit>
@@ -14,7 +16,6 @@
 #include "arrays.hpp"
 #include "device_calls.hpp"
 #include "winnow/error.hpp"
-#include "winnow/isosurface.hpp"
 #if WINNOW_HAVE_CUDA
 #include "winnow/cuda/isosurface.hpp"
 #endif
@@ -159,7 +160,7 @@ struct DeviceVolume {
     auto bits = [](double value) { return std::bit_cast<std::uint64_t>(value); };
     auto word = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
     const std::uint64_t type = static_cast<std::uint64_t>(kind.empty() ? 0 : kind[0]) << 8 | itemsize;
-    return {data,       type,      word(nx), word(ny), word(nz), word(row_stride), word(slice_stride),
+    return {data,        type,     word(nx), word(ny), word(nz), word(row_stride), word(slice_stride),
             bits(level), bits(sx), bits(sy), bits(sz)};
   }
 };
@@ -292,10 +293,10 @@ void bind_isosurface(nb::module_& m) {
         "on the stream and returns (vertices, triangles), waiting for the stream.");
   m.def("isosurface_extract_device", &isosurface_extract_device, nb::arg("volume"), nb::arg("kind"),
         nb::arg("itemsize"), nb::arg("nx"), nb::arg("ny"), nb::arg("nz"), nb::arg("row_stride"),
-        nb::arg("slice_stride"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"), nb::arg("sz"),
-        nb::arg("vertices"), nb::arg("triangles"), nb::arg("wide"), nb::arg("normals"),
-        nb::arg("values"), nb::arg("vertex_total"), nb::arg("triangle_total"), nb::arg("device"), nb::arg("stream"),
-        nb::arg("keys") = 0, nb::arg("ox") = 0, nb::arg("oy") = 0, nb::arg("oz") = 0,
+        nb::arg("slice_stride"), nb::arg("level"), nb::arg("sx"), nb::arg("sy"), nb::arg("sz"), nb::arg("vertices"),
+        nb::arg("triangles"), nb::arg("wide"), nb::arg("normals"), nb::arg("values"), nb::arg("vertex_total"),
+        nb::arg("triangle_total"), nb::arg("device"), nb::arg("stream"), nb::arg("keys") = 0, nb::arg("ox") = 0,
+        nb::arg("oy") = 0, nb::arg("oz") = 0,
         "CUDA pointers: the mesh counted by isosurface_count_device (x, y, z order) into outputs of its totals, "
         "on the stream; no wait.");
 }

@@ -13,6 +13,8 @@
 // labelings). Device calls run on the caller's stream, into labels the Python layer allocated
 // with the caller's library, with temporary storage and count kept per (device, stream) by the
 // extension (device_calls.hpp).
+#include "winnow/label.hpp"
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -27,7 +29,6 @@
 #include "device_calls.hpp"
 #include "statistics.hpp"
 #include "winnow/error.hpp"
-#include "winnow/label.hpp"
 #if WINNOW_HAVE_CUDA
 #include "winnow/cuda/label.hpp"
 #endif
@@ -75,12 +76,12 @@ nb::tuple cc3d_rows(std::size_t n, std::size_t ndim, std::uint64_t voxels, std::
 }
 
 nb::tuple image_rows(const std::vector<ComponentStats>& stats, std::int64_t width, std::int64_t height) {
-  return cc3d_rows(stats.size(), 2, static_cast<std::uint64_t>(width * height), largest_side(width, height, 1),
-                   [&](Cc3dArrays& a, std::size_t i) {
-                     const ComponentStats& s = stats[i];
-                     a.set(i + 1, s.area, {s.left, s.top, 0}, {s.left + s.width - 1, s.top + s.height - 1, 0},
-                           {s.cx, s.cy, 0});
-                   });
+  return cc3d_rows(
+      stats.size(), 2, static_cast<std::uint64_t>(width * height), largest_side(width, height, 1),
+      [&](Cc3dArrays& a, std::size_t i) {
+        const ComponentStats& s = stats[i];
+        a.set(i + 1, s.area, {s.left, s.top, 0}, {s.left + s.width - 1, s.top + s.height - 1, 0}, {s.cx, s.cy, 0});
+      });
 }
 
 nb::tuple volume_rows(const std::vector<VolumeComponentStats>& stats, std::size_t ndim, std::int64_t nx,
@@ -88,8 +89,8 @@ nb::tuple volume_rows(const std::vector<VolumeComponentStats>& stats, std::size_
   return cc3d_rows(stats.size(), ndim, static_cast<std::uint64_t>(nx * ny * nz),
                    ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1), [&](Cc3dArrays& a, std::size_t i) {
                      const VolumeComponentStats& s = stats[i];
-                     a.set(i + 1, s.voxels, {s.x, s.y, s.z},
-                           {s.x + s.width - 1, s.y + s.height - 1, s.z + s.depth - 1}, {s.cx, s.cy, s.cz});
+                     a.set(i + 1, s.voxels, {s.x, s.y, s.z}, {s.x + s.width - 1, s.y + s.height - 1, s.z + s.depth - 1},
+                           {s.cx, s.cy, s.cz});
                    });
 }
 
@@ -226,8 +227,8 @@ std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t vox
 
 /// What the device API honours of the caller's options: connectivity, multilabel and algorithm.
 cuda::DeviceLabelOptions device_options(const LabelOptions& options) {
-  return cuda::DeviceLabelOptions{.connectivity = options.connectivity, .multilabel = options.multilabel,
-                                  .algorithm = options.algorithm};
+  return cuda::DeviceLabelOptions{
+      .connectivity = options.connectivity, .multilabel = options.multilabel, .algorithm = options.algorithm};
 }
 
 void check_device_labels(const DeviceArray& labels, const DeviceArray& like) {
@@ -310,8 +311,8 @@ nb::tuple label_image_device(const DeviceArray& mask, const DeviceArray& out, co
         });
   }
   if (!options.want_stats) return nb::make_tuple(n, nb::none());
-  nb::tuple rows = cc3d_rows(records.size(), 2, static_cast<std::uint64_t>(width * height), largest_side(width, height, 1),
-                             [&](Cc3dArrays& a, std::size_t i) {
+  nb::tuple rows = cc3d_rows(records.size(), 2, static_cast<std::uint64_t>(width * height),
+                             largest_side(width, height, 1), [&](Cc3dArrays& a, std::size_t i) {
                                const cuda::RawComponentStats& r = records[i];
                                const double count = static_cast<double>(r.area);
                                a.set(i + 1, r.area, {r.left, r.top, 0}, {r.right, r.bottom, 0},
@@ -335,8 +336,12 @@ void bind_label(nb::module_& m) {
           "__init__",
           [](LabelOptions* self, int connectivity, bool multilabel, std::uint64_t min_area, std::uint64_t largest_k,
              bool want_stats, std::string_view backend) {
-            new (self) LabelOptions{.connectivity = connectivity, .multilabel = multilabel, .largest_k = largest_k,
-                                    .min_area = min_area, .want_stats = want_stats, .backend = backend_from(backend)};
+            new (self) LabelOptions{.connectivity = connectivity,
+                                    .multilabel = multilabel,
+                                    .largest_k = largest_k,
+                                    .min_area = min_area,
+                                    .want_stats = want_stats,
+                                    .backend = backend_from(backend)};
           },
           nb::kw_only(), nb::arg("connectivity") = 0, nb::arg("multilabel") = false, nb::arg("min_area") = 0,
           nb::arg("largest_k") = 0, nb::arg("want_stats") = false, nb::arg("backend") = "auto")

@@ -45,8 +45,9 @@ NB_MODULE(_winnow, m) {
   m.def("devices", &devices, "The CUDA devices that answer: a list of dicts (empty without CUDA).");
   m.def("cuda_compiled_in", &winnow::cuda_compiled_in, "True when this build has the CUDA backend.");
   m.def("cuda_available", &winnow::cuda_available, "True when the CUDA backend is compiled in and a device answers.");
-  m.def("release_device_calls", &release_device_calls,
-        "Frees the temporary storage kept per (device, stream) by the device functions (the package calls it at exit).");
+  m.def(
+      "release_device_calls", &release_device_calls,
+      "Frees the temporary storage kept per (device, stream) by the device functions (the package calls it at exit).");
   bind_arrays(m);
   bind_compact(m);
   bind_label(m);

@@ -1,6 +1,8 @@
 // Tile puzzles for Python (winnow.scramble, winnow.unscramble) over winnow/puzzle.hpp. Images
 // arrive as float RGBA [H, W, 4] in 0..255 (the Python layer converts grey, RGB and 8-bit
 // images); the restored image leaves as uint8 RGBA, the scrambled one as float RGBA.
+#include "winnow/puzzle.hpp"
+
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -8,7 +10,6 @@
 #include <cstring>
 
 #include "arrays.hpp"
-#include "winnow/puzzle.hpp"
 
 namespace winnow::python {
 namespace {
@@ -44,8 +45,8 @@ auto image_to_numpy(const Image<T>& image, std::size_t channels) {
 nb::tuple unscramble(const Array& image, int rows, int cols, int tile, std::string_view method,
                      std::string_view measure, std::string_view backend) {
   const ImageView<const RgbaF32> view = rgba_view(image);
-  pz::SolveOptions options{.method = pz::parse_method(method), .measure = pz::parse_measure(measure),
-                           .backend = backend_from(backend)};
+  pz::SolveOptions options{
+      .method = pz::parse_method(method), .measure = pz::parse_measure(measure), .backend = backend_from(backend)};
   const pz::Grid grid = grid_for(view, rows, cols, tile);
   if (options.method == pz::Method::exhaustive && grid.tiles() > pz::kMaxExhaustiveTiles)
     throw nb::value_error(("method: exhaustive search takes at most " + std::to_string(pz::kMaxExhaustiveTiles) +

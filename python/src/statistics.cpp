@@ -27,8 +27,7 @@ namespace winnow::python {
 // ---------------------------------------------------------------------------------------------
 // cc3d's arrays
 
-Cc3dArrays::Cc3dArrays(std::size_t m, std::size_t ndim, std::uint64_t voxels, std::int64_t side)
-    : m_(m), ndim_(ndim) {
+Cc3dArrays::Cc3dArrays(std::size_t m, std::size_t ndim, std::uint64_t voxels, std::int64_t side) : m_(m), ndim_(ndim) {
   count_bytes_ = voxels < (std::uint64_t{1} << 32) ? 4 : 8;
   box_bytes_ = side <= 0xFFFF ? 2 : side <= 0xFFFFFFFFll ? 4 : 8;
   if (count_bytes_ == 4) counts32_.resize(m);
@@ -237,8 +236,7 @@ HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, co
     out.d_minimum = base + min_at;
     out.d_maximum = base + max_at;
     cuda::label_statistics(nullptr, temp_bytes, view, values, m, background_only, out, call.stream());
-    cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, values, m, background_only, out,
-                           call.stream());
+    cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, values, m, background_only, out, call.stream());
   } else {
     cuda::label_statistics(nullptr, temp_bytes, view, m, background_only, out, call.stream());
     cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, m, background_only, out, call.stream());
@@ -262,7 +260,8 @@ HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, co
   for (std::size_t i = 0; i < rows; ++i) {
     LabelRecord& r = c.base.records[i];
     r.voxels = voxels[i];
-    for (int d = 0; d < 3; ++d) r.lower[d] = lower[i * 3 + d], r.upper[d] = upper[i * 3 + d], r.sums[d] = sums[i * 3 + d];
+    for (int d = 0; d < 3; ++d)
+      r.lower[d] = lower[i * 3 + d], r.upper[d] = upper[i * 3 + d], r.sums[d] = sums[i * 3 + d];
   }
   if constexpr (kIntensity) {
     c.sum.resize(rows);

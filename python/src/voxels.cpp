@@ -3,12 +3,13 @@
 // winnow::compact_voxels (any backend; rows and slices at any stride); of a CUDA volume, the
 // raster indices of the kept voxels through winnow::cuda::voxel_indices on the caller's stream,
 // which the Python layer turns into coordinates and values with the caller's array library.
+#include "winnow/voxels.hpp"
+
 #include <nanobind/stl/string_view.h>
 
 #include "arrays.hpp"
 #include "device_calls.hpp"
 #include "winnow/error.hpp"
-#include "winnow/voxels.hpp"
 #if WINNOW_HAVE_CUDA
 #include "winnow/cuda/voxels.hpp"
 #endif
@@ -28,7 +29,8 @@ VoxelSelection selection_of(double level, std::string_view mode) {
 nb::tuple voxels_host(const Array& volume, double level, std::string_view mode, std::string_view backend) {
   require_device(volume, false, "volume");
   require_ndim(volume, 3, "volume");
-  if (volume.shape(2) > 1 && volume.stride(2) != 1) throw nb::value_error("volume: expected x (the last axis) adjacent in memory");
+  if (volume.shape(2) > 1 && volume.stride(2) != 1)
+    throw nb::value_error("volume: expected x (the last axis) adjacent in memory");
   const VoxelSelection selection = selection_of(level, mode);
   const VoxelOptions options{.backend = backend_from(backend)};
   return with_numeric_type(volume, true, "volume", [&](auto t) {

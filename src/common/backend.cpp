@@ -62,9 +62,8 @@ Backend resolve_backend(Backend requested) {
   requested = detail::requested_backend(requested);
   if (requested == Backend::automatic) return cuda_available() ? Backend::cuda : Backend::cpu;
   if (requested == Backend::cuda && !cuda_available()) {
-    throw BackendError(cuda_compiled_in()
-                           ? "backend 'cuda' requested but no CUDA device answers"
-                           : "backend 'cuda' requested but this build has no CUDA support");
+    throw BackendError(cuda_compiled_in() ? "backend 'cuda' requested but no CUDA device answers"
+                                          : "backend 'cuda' requested but this build has no CUDA support");
   }
   return requested;
 }

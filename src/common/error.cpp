@@ -1,7 +1,8 @@
+#include "winnow/error.hpp"
+
 #include <thread>
 
 #include "winnow/compact.hpp"
-#include "winnow/error.hpp"
 
 namespace winnow::detail {
 

@@ -61,7 +61,7 @@ LevelComparison<T> level_comparison(double level, bool above) {
       if (f < lowest) return {CompareOp::greater_equal, Limits::min()};  // all
       return {CompareOp::greater, static_cast<T>(f)};
     }
-    const double c = std::ceil(level);  // v < level  <=>  v < ceil(level)
+    const double c = std::ceil(level);                                 // v < level  <=>  v < ceil(level)
     if (c <= lowest) return {CompareOp::less, Limits::min()};          // none
     if (c >= past_max) return {CompareOp::less_equal, Limits::max()};  // all
     return {CompareOp::less, static_cast<T>(c)};

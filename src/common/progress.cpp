@@ -32,8 +32,8 @@ void Progress::draw(std::uint64_t done) {
   const std::uint64_t total = total_.load();
   const double frac = done >= total ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
   const int filled = static_cast<int>(frac * width);
-  std::fprintf(stderr, "\r%s [%.*s%*s] %3d%%", label_.c_str(), filled,
-               "##############################", width - filled, "", static_cast<int>(frac * 100));
+  std::fprintf(stderr, "\r%s [%.*s%*s] %3d%%", label_.c_str(), filled, "##############################", width - filled,
+               "", static_cast<int>(frac * 100));
   std::fflush(stderr);
 }
 

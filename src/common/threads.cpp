@@ -1,6 +1,6 @@
-#include <omp.h>
-
 #include "common/threads.hpp"
+
+#include <omp.h>
 
 namespace winnow::detail {
 

@@ -35,8 +35,8 @@ struct CompactRequest {
   const std::uint8_t* flags = nullptr;
   Predicate pred{};
   OutputKind output = OutputKind::values;
-  void* out = nullptr;             ///< T*, std::uint32_t* or std::uint64_t* by `output`
-  std::uint64_t out_capacity = 0;  ///< elements; write min(kept, out_capacity)
+  void* out = nullptr;                                        ///< T*, std::uint32_t* or std::uint64_t* by `output`
+  std::uint64_t out_capacity = 0;                             ///< elements; write min(kept, out_capacity)
   CompactAlgorithm algorithm = CompactAlgorithm::group_scan;  ///< never automatic here
   Order order = Order::stable;
 };

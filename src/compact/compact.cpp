@@ -8,13 +8,14 @@
 // takes 11 us on one thread, so below that the second thread saves less than its region costs;
 // and on a machine where another process holds a core, a region waits for a thread that is not
 // running (milliseconds), where one thread does not.
+#include "winnow/compact.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <string>
 
 #include "compact/backends.hpp"
-#include "winnow/compact.hpp"
 #include "winnow/error.hpp"
 
 namespace winnow {
@@ -61,8 +62,8 @@ std::uint64_t run(detail::CompactRequest<T> req, const CompactOptions& options) 
     return v.algorithm == algorithm && v.backend == backend;
   });
   if (!exists) {
-    throw BackendError("compaction algorithm '" + std::string(to_string(algorithm)) +
-                       "' is not available on the " + std::string(to_string(backend)) + " backend");
+    throw BackendError("compaction algorithm '" + std::string(to_string(algorithm)) + "' is not available on the " +
+                       std::string(to_string(backend)) + " backend");
   }
   req.algorithm = algorithm;
   req.order = options.order;
@@ -111,7 +112,8 @@ void check_carried_predicate(const Predicate& pred, std::size_t element_size) {
 }
 
 template <class T>
-std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred, const CompactOptions& options) {
+std::size_t compact_values(std::span<const T> in, std::span<T> out, const Predicate& pred,
+                           const CompactOptions& options) {
   detail::CompactRequest<T> r;
   r.in = in.data();
   r.n = in.size();
@@ -126,8 +128,8 @@ template <class T>
 std::size_t compact_flagged_values(std::span<const T> in, std::span<const std::uint8_t> flags, std::span<T> out,
                                    const CompactOptions& options) {
   if (flags.size() != in.size())
-    throw InputError("compact_flagged: " + std::to_string(flags.size()) + " flags for " +
-                     std::to_string(in.size()) + " elements");
+    throw InputError("compact_flagged: " + std::to_string(flags.size()) + " flags for " + std::to_string(in.size()) +
+                     " elements");
   detail::CompactRequest<T> r;
   r.in = in.data();
   r.n = in.size();
@@ -155,13 +157,13 @@ std::size_t compact_index_list(std::span<const T> in, const Predicate& pred, std
   return run(r, options);
 }
 
-#define WINNOW_INSTANTIATE(T)                                                                                  \
+#define WINNOW_INSTANTIATE(T)                                                                                        \
   template std::size_t compact_values<T>(std::span<const T>, std::span<T>, const Predicate&, const CompactOptions&); \
-  template std::size_t compact_flagged_values<T>(std::span<const T>, std::span<const std::uint8_t>, std::span<T>,   \
-                                                 const CompactOptions&);                                          \
-  template std::size_t compact_index_list<T, std::uint64_t>(std::span<const T>, const Predicate&,                 \
-                                                            std::span<std::uint64_t>, const CompactOptions&);     \
-  template std::size_t compact_index_list<T, std::uint32_t>(std::span<const T>, const Predicate&,                 \
+  template std::size_t compact_flagged_values<T>(std::span<const T>, std::span<const std::uint8_t>, std::span<T>,    \
+                                                 const CompactOptions&);                                             \
+  template std::size_t compact_index_list<T, std::uint64_t>(std::span<const T>, const Predicate&,                    \
+                                                            std::span<std::uint64_t>, const CompactOptions&);        \
+  template std::size_t compact_index_list<T, std::uint32_t>(std::span<const T>, const Predicate&,                    \
                                                             std::span<std::uint32_t>, const CompactOptions&);
 WINNOW_COMPACT_TYPES(WINNOW_INSTANTIATE)
 #undef WINNOW_INSTANTIATE

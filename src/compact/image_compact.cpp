@@ -1,5 +1,7 @@
 // Image compaction, front end: argument checks, backend choice, dispatch (CPU path in
 // cpu/image_compact.cpp, CUDA path in cuda/image_compact.cu), and the rendering of packed pixels.
+#include "winnow/image_compact.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -8,7 +10,6 @@
 
 #include "compact/backends.hpp"
 #include "winnow/error.hpp"
-#include "winnow/image_compact.hpp"
 
 namespace winnow {
 namespace {
@@ -26,7 +27,8 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
     throw InputError("threshold " + format_threshold(options.threshold) + " is outside 0..255");
   if (image.width < 0 || image.height < 0 || (!image.empty() && (image.data == nullptr || image.stride < image.width)))
     throw InputError("compact_image: invalid image view");
-  const std::uint64_t pixels = image.empty() ? 0 : static_cast<std::uint64_t>(image.width) * static_cast<std::uint64_t>(image.height);
+  const std::uint64_t pixels =
+      image.empty() ? 0 : static_cast<std::uint64_t>(image.width) * static_cast<std::uint64_t>(image.height);
   if (pixels > 0xFFFFFFFFull)
     throw InputError("image of " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                      " pixels is too large for image compaction (at most 2^32 - 1 pixels)");
@@ -46,7 +48,8 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
 }
 
 Image<Rgba8> render_packed(ImageView<const Rgba8> image, const std::vector<std::uint32_t>& index) {
-  const std::uint64_t pixels = image.empty() ? 0 : static_cast<std::uint64_t>(image.width) * static_cast<std::uint64_t>(image.height);
+  const std::uint64_t pixels =
+      image.empty() ? 0 : static_cast<std::uint64_t>(image.width) * static_cast<std::uint64_t>(image.height);
   if (index.size() > pixels)
     throw InputError("render_packed: " + std::to_string(index.size()) + " indices for an image of " +
                      std::to_string(pixels) + " pixels");

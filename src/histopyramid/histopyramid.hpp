@@ -19,12 +19,12 @@ enum class HistoBase { counts8, bits };
 
 /// Where one expansion writes. Exactly one of `element` and `gather_to` is set.
 struct ExpandTargets {
-  void* element = nullptr;           ///< std::uint32_t* or std::uint64_t*, by element_bytes
-  int element_bytes = 8;             ///< 4 or 8
-  std::uint8_t* rank = nullptr;      ///< optional (counts8 only: a bit's rank is always 0)
-  const void* gather_from = nullptr; ///< values, value_bytes each (bits base only)
+  void* element = nullptr;            ///< std::uint32_t* or std::uint64_t*, by element_bytes
+  int element_bytes = 8;              ///< 4 or 8
+  std::uint8_t* rank = nullptr;       ///< optional (counts8 only: a bit's rank is always 0)
+  const void* gather_from = nullptr;  ///< values, value_bytes each (bits base only)
   void* gather_to = nullptr;
-  int value_bytes = 0;               ///< 1, 2, 4, 8 or 16
+  int value_bytes = 0;  ///< 1, 2, 4, 8 or 16
 };
 
 namespace cpu {
@@ -37,9 +37,9 @@ namespace cuda {
 /// Device memory, CUB-style sizing (d_temp == nullptr: sets temp_bytes, launches nothing).
 /// Writes the total to *d_total (and *h_total, a device-writable host pointer, when not null).
 /// Never synchronises. The CUDA stream is passed as a void* so this header stays host-only.
-void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, HistoBase kind, const void* d_base,
-                         std::uint64_t n, const ExpandTargets& out, std::uint64_t* d_total,
-                         std::uint64_t* h_total, std::uint64_t capacity, void* stream);
+void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, HistoBase kind, const void* d_base, std::uint64_t n,
+                         const ExpandTargets& out, std::uint64_t* d_total, std::uint64_t* h_total,
+                         std::uint64_t capacity, void* stream);
 /// The host wrapper of the public host API: copies in, runs, copies min(total, capacity) out.
 std::uint64_t histopyramid_expand_host(const std::uint8_t* counts, std::uint64_t n, const ExpandTargets& out,
                                        std::uint64_t capacity);

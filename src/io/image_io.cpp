@@ -3,9 +3,9 @@
 // message and long-jump back so a corrupt file becomes one InputError naming the file.
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csetjmp>
 #include <cstdarg>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,8 +17,11 @@
 #include <string>
 #include <vector>
 
+// jpeglib.h needs size_t and FILE (<cstdio>) first, jerror.h needs jpeglib.h: kept in this order.
+// clang-format off
 #include <jpeglib.h>
 #include <jerror.h>
+// clang-format on
 #include <png.h>
 #ifdef WINNOW_HAVE_TIFF
 #include <tiffio.h>
@@ -41,10 +44,10 @@ namespace fs = std::filesystem;
 
 struct Decoded {
   std::int64_t width = 0, height = 0;
-  int channels = 0;                 // 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA
-  int bits = 8;                     // 8 or 16 for `samples`
+  int channels = 0;                    // 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA
+  int bits = 8;                        // 8 or 16 for `samples`
   std::vector<std::uint16_t> samples;  // interleaved, row-major
-  std::vector<float> values;        // FITS, float / 32-bit TIFF: grey already scaled to [0, 255]; NaN -> 0
+  std::vector<float> values;           // FITS, float / 32-bit TIFF: grey already scaled to [0, 255]; NaN -> 0
   ImageInfo info;
 };
 
@@ -141,7 +144,7 @@ Decoded read_png(const fs::path& path) {
     png_destroy_read_struct(&png, &info, nullptr);
     fail_claim(path, "PNG", w, h, *file_bytes);
   }
-  png_set_expand(png);  // palette -> RGB, grey < 8 bits -> 8 bits, tRNS -> alpha
+  png_set_expand(png);                 // palette -> RGB, grey < 8 bits -> 8 bits, tRNS -> alpha
   if (depth == 16) png_set_swap(png);  // host (little-endian) order for uint16_t
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
@@ -235,8 +238,8 @@ Decoded read_jpeg(const fs::path& path) {
     if (cinfo.arith_code && pixels > 65536.0 * file + 1048576.0) {
       const std::string claim = std::to_string(cinfo.image_width) + " x " + std::to_string(cinfo.image_height);
       jpeg_destroy_decompress(&cinfo);
-      fail(path, "refused: an arithmetic-coded JPEG claiming " + claim + " pixels from " +
-                     std::to_string(*file_bytes) + " bytes (more than 65536 pixels a byte; corrupt?)");
+      fail(path, "refused: an arithmetic-coded JPEG claiming " + claim + " pixels from " + std::to_string(*file_bytes) +
+                     " bytes (more than 65536 pixels a byte; corrupt?)");
     }
   }
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
@@ -287,11 +290,11 @@ struct MinMaxScale {
 #ifdef WINNOW_HAVE_TIFF
 // Pages, error text and closing come from tiff_read.cpp (shared with TIFF volume stacks).
 using detail::g_tiff_error;
+using detail::open_tiff_for_reading;
 using detail::read_tiff_pixels;
 using detail::tiff_error;
-using detail::open_tiff_for_reading;
-using detail::TiffHandle;
 using detail::TiffCloser;
+using detail::TiffHandle;
 
 // A premultiplied colour sample c with alpha a (both 0..top) as straight colour, rounded.
 std::uint16_t unpremultiply(std::uint32_t c, std::uint32_t a, std::uint32_t top) {
@@ -341,7 +344,8 @@ Decoded read_tiff(const fs::path& path) {
       file_bytes && claimed_bytes > static_cast<double>(detail::page_decoded_bound(tif.get(), *file_bytes)))
     fail_claim(path, "TIFF", w, h, *file_bytes);
   if (static_cast<double>(w) * h * 32.0 > static_cast<double>(std::numeric_limits<std::size_t>::max()))
-    fail(path, "a TIFF of " + std::to_string(w) + " x " + std::to_string(h) + " pixels is larger than any memory can hold");
+    fail(path,
+         "a TIFF of " + std::to_string(w) + " x " + std::to_string(h) + " pixels is larger than any memory can hold");
   Decoded d;
   d.width = w;
   d.height = h;
@@ -349,9 +353,9 @@ Decoded read_tiff(const fs::path& path) {
   const std::size_t n = static_cast<std::size_t>(w) * h;
   // Grey (black or white is zero) with optional alpha, or RGB with optional alpha; interleaved
   // or in planes. The rest goes through libtiff's RGBA rendering below.
-  const bool direct = ((photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB) && spp >= 1 &&
-                       spp <= 4) ||
-                      (photometric == PHOTOMETRIC_MINISWHITE && (spp == 1 || spp == 2));
+  const bool direct =
+      ((photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_RGB) && spp >= 1 && spp <= 4) ||
+      (photometric == PHOTOMETRIC_MINISWHITE && (spp == 1 || spp == 2));
   const bool white_is_zero = photometric == PHOTOMETRIC_MINISWHITE;
   // Premultiplied (associated) alpha is divided out: winnow works on straight colour.
   bool premultiplied = false;
@@ -364,10 +368,9 @@ Decoded read_tiff(const fs::path& path) {
   }
   const bool uint_8_16 = fmt == SAMPLEFORMAT_UINT && (bps == 8 || bps == 16);
   // Scientific data: 32-bit integers, signed integers and floats (grey or RGB, no alpha).
-  const bool scaled = (spp == 1 || spp == 3) &&
-                      ((fmt == SAMPLEFORMAT_IEEEFP && (bps == 32 || bps == 64)) ||
-                       (fmt == SAMPLEFORMAT_INT && (bps == 8 || bps == 16 || bps == 32)) ||
-                       (fmt == SAMPLEFORMAT_UINT && bps == 32));
+  const bool scaled = (spp == 1 || spp == 3) && ((fmt == SAMPLEFORMAT_IEEEFP && (bps == 32 || bps == 64)) ||
+                                                 (fmt == SAMPLEFORMAT_INT && (bps == 8 || bps == 16 || bps == 32)) ||
+                                                 (fmt == SAMPLEFORMAT_UINT && bps == 32));
   const std::size_t pixel_bytes = static_cast<std::size_t>(spp) * bps / 8;
   if (direct && uint_8_16) {  // strips or tiles; 16-bit precision kept
     d.channels = spp;
@@ -408,8 +411,8 @@ Decoded read_tiff(const fs::path& path) {
       for (std::size_t i = 0; i < v.size(); ++i) d.samples[i] = static_cast<std::uint16_t>(std::lround(to(v[i])));
     }
   } else if (fmt != SAMPLEFORMAT_UINT && fmt != SAMPLEFORMAT_VOID) {
-    fail(path, "unsupported TIFF: " + std::to_string(spp) + " samples per pixel of " + std::to_string(bps) +
-                   "-bit " + (fmt == SAMPLEFORMAT_IEEEFP ? "floats" : "signed integers") +
+    fail(path, "unsupported TIFF: " + std::to_string(spp) + " samples per pixel of " + std::to_string(bps) + "-bit " +
+                   (fmt == SAMPLEFORMAT_IEEEFP ? "floats" : "signed integers") +
                    (planar != PLANARCONFIG_CONTIG ? " in separate planes" : ""));
   } else {  // anything else libtiff can render (palette, YCbCr, bilevel, planes, ...) as 8-bit RGBA
     std::vector<std::uint32_t> rgba(n);
@@ -575,9 +578,7 @@ Image<Pixel> convert(const Decoded& d, Conv conv, float opaque) {
 
 struct ToU8 {
   std::uint8_t operator()(std::uint16_t s, int bits) const { return to_u8(s, bits); }
-  std::uint8_t from_float(float v) const {
-    return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f)));
-  }
+  std::uint8_t from_float(float v) const { return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 255.0f))); }
 };
 struct ToF32 {
   float operator()(std::uint16_t s, int bits) const { return to_float(s, bits); }
@@ -601,8 +602,8 @@ void write_png_rows(const fs::path& path, std::int64_t w, std::int64_t h, int co
       throw InputError(path.string() + ": cannot write PNG: " + err.message);
     }
     png_init_io(png, f.get());
-    png_set_IHDR(png, info, static_cast<png_uint_32>(w), static_cast<png_uint_32>(h), 8, color_type,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, static_cast<png_uint_32>(w), static_cast<png_uint_32>(h), 8, color_type, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(png, 6);
     png_write_info(png, info);
     for (const unsigned char* r : rows) png_write_row(png, r);

@@ -2,6 +2,8 @@
 // described at MeshFormat in winnow/mesh_io.hpp). Each writer streams the mesh through a 1 MiB
 // buffer into the temporary of an AtomicFile, so a mesh of any size is written without a second
 // copy in memory, and nothing is left under the target's name unless the whole file was written.
+#include "winnow/mesh_io.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -19,7 +21,6 @@
 #include "io/mesh_detail.hpp"
 #include "winnow/error.hpp"
 #include "winnow/io.hpp"
-#include "winnow/mesh_io.hpp"
 
 namespace winnow::io {
 

@@ -134,11 +134,13 @@ Image<Rgba8> render_mesh_preview(const Mesh& mesh, std::int64_t width, std::int6
     const double area = (p1.x - p0.x) * (p2.y - p0.y) - (p1.y - p0.y) * (p2.x - p0.x);
     if (area == 0 || !std::isfinite(area)) continue;
     const auto x_first = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(std::min({p0.x, p1.x, p2.x}))));
-    const auto x_last = std::min<std::int64_t>(sw - 1, static_cast<std::int64_t>(std::ceil(std::max({p0.x, p1.x, p2.x}))));
+    const auto x_last =
+        std::min<std::int64_t>(sw - 1, static_cast<std::int64_t>(std::ceil(std::max({p0.x, p1.x, p2.x}))));
     const auto y_first = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(std::min({p0.y, p1.y, p2.y}))));
-    const auto y_last = std::min<std::int64_t>(sh - 1, static_cast<std::int64_t>(std::ceil(std::max({p0.y, p1.y, p2.y}))));
-    const Vec3 face_normal = unit(cross(vec(mesh.vertices[b]) - vec(mesh.vertices[a]),
-                                        vec(mesh.vertices[c]) - vec(mesh.vertices[a])));
+    const auto y_last =
+        std::min<std::int64_t>(sh - 1, static_cast<std::int64_t>(std::ceil(std::max({p0.y, p1.y, p2.y}))));
+    const Vec3 face_normal =
+        unit(cross(vec(mesh.vertices[b]) - vec(mesh.vertices[a]), vec(mesh.vertices[c]) - vec(mesh.vertices[a])));
     for (std::int64_t y = y_first; y <= y_last; ++y) {
       const double sy = double(y) + 0.5;
       for (std::int64_t x = x_first; x <= x_last; ++x) {
@@ -173,7 +175,8 @@ Image<Rgba8> render_mesh_preview(const Mesh& mesh, std::int64_t width, std::int6
                                              static_cast<std::uint8_t>(std::lround(options.colour.b * s)), 255};
           r += colour.r, g += colour.g, bl += colour.b;
         }
-      picture(x, y) = {static_cast<std::uint8_t>(std::lround(r / samples)), static_cast<std::uint8_t>(std::lround(g / samples)),
+      picture(x, y) = {static_cast<std::uint8_t>(std::lround(r / samples)),
+                       static_cast<std::uint8_t>(std::lround(g / samples)),
                        static_cast<std::uint8_t>(std::lround(bl / samples)), 255};
     }
   return picture;

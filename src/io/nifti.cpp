@@ -111,8 +111,7 @@ AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file, 
   const unsigned char* magic = file.data() + off_magic;
   if (std::memcmp(magic, "ni1\0", 4) == 0)
     fail(path, "a NIfTI-1 header of a .hdr/.img pair; only single-file NIfTI-1 (.nii) is supported");
-  if (std::memcmp(magic, "n+1\0", 4) != 0)
-    fail(path, "not a NIfTI-1 file (no \"n+1\" magic; an ANALYZE 7.5 header?)");
+  if (std::memcmp(magic, "n+1\0", 4) != 0) fail(path, "not a NIfTI-1 file (no \"n+1\" magic; an ANALYZE 7.5 header?)");
 
   std::int16_t dim[8];
   for (int i = 0; i < 8; ++i) dim[i] = h.get<std::int16_t>(off_dim + 2 * i);
@@ -136,8 +135,8 @@ AnyVolume read_nifti(const fs::path& path, std::span<const unsigned char> file, 
   const std::int64_t bytes = checked_byte_count(path, nx, ny, nz, dt->type);
 
   const float vox_offset = h.get<float>(off_vox_offset);
-  if (!std::isfinite(vox_offset) || vox_offset < static_cast<float>(header_size) || vox_offset != std::floor(vox_offset) ||
-      vox_offset > 1e15f)
+  if (!std::isfinite(vox_offset) || vox_offset < static_cast<float>(header_size) ||
+      vox_offset != std::floor(vox_offset) || vox_offset > 1e15f)
     fail(path, "corrupt NIfTI header: vox_offset " + std::to_string(vox_offset) + " (a whole number >= 348 expected)");
   const auto offset = static_cast<std::int64_t>(vox_offset);
   require_bytes(path,
@@ -182,8 +181,8 @@ void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v, const Sp
   unsigned char h[data_offset] = {};
   auto put = [&](std::size_t offset, auto value) { std::memcpy(h + offset, &value, sizeof value); };
   put(0, std::int32_t{348});
-  const std::int16_t dim[8] = {3, static_cast<std::int16_t>(v.nx), static_cast<std::int16_t>(v.ny),
-                               static_cast<std::int16_t>(v.nz), 1, 1, 1, 1};
+  const std::int16_t dim[8] = {
+      3, static_cast<std::int16_t>(v.nx), static_cast<std::int16_t>(v.ny), static_cast<std::int16_t>(v.nz), 1, 1, 1, 1};
   std::memcpy(h + off_dim, dim, sizeof dim);
   std::int16_t code = 0;
   for (const Datatype& d : datatypes)

@@ -75,7 +75,8 @@ class DictParser {
   }
   std::string string() {
     skip_space();
-    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) bad("expected a quoted string at byte " + std::to_string(pos_));
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"'))
+      bad("expected a quoted string at byte " + std::to_string(pos_));
     const char quote = s_[pos_++];
     const std::size_t end = s_.find(quote, pos_);
     if (end == std::string_view::npos) bad("unterminated string");
@@ -156,7 +157,7 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, co
     fail(path, "unsupported npy dtype '" + h.descr + "' (u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
   const auto type = type_of_descr(h.descr[1], h.descr[2]);
   if (!type) fail(path, "unsupported npy dtype '" + h.descr + "' (u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
-  const std::endian order = h.descr[0] == '>' ? std::endian::big
+  const std::endian order = h.descr[0] == '>'   ? std::endian::big
                             : h.descr[0] == '<' ? std::endian::little
                                                 : std::endian::native;
 

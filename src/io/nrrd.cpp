@@ -46,27 +46,45 @@ std::string normalised(std::string_view s) {
 
 std::optional<VoxelType> nrrd_type(const std::string& spelled) {
   // The spellings the format allows, with spaces removed.
-  static const std::map<std::string, VoxelType> types{
-      {"uchar", VoxelType::u8},           {"unsignedchar", VoxelType::u8},
-      {"uint8", VoxelType::u8},           {"uint8_t", VoxelType::u8},
-      {"signedchar", VoxelType::i8},      {"int8", VoxelType::i8},
-      {"int8_t", VoxelType::i8},          {"short", VoxelType::i16},
-      {"shortint", VoxelType::i16},       {"signedshort", VoxelType::i16},
-      {"signedshortint", VoxelType::i16}, {"int16", VoxelType::i16},
-      {"int16_t", VoxelType::i16},        {"ushort", VoxelType::u16},
-      {"unsignedshort", VoxelType::u16},  {"unsignedshortint", VoxelType::u16},
-      {"uint16", VoxelType::u16},         {"uint16_t", VoxelType::u16},
-      {"int", VoxelType::i32},            {"signedint", VoxelType::i32},
-      {"int32", VoxelType::i32},          {"int32_t", VoxelType::i32},
-      {"uint", VoxelType::u32},           {"unsignedint", VoxelType::u32},
-      {"uint32", VoxelType::u32},         {"uint32_t", VoxelType::u32},
-      {"longlong", VoxelType::i64},       {"longlongint", VoxelType::i64},
-      {"signedlonglong", VoxelType::i64}, {"signedlonglongint", VoxelType::i64},
-      {"int64", VoxelType::i64},          {"int64_t", VoxelType::i64},
-      {"ulonglong", VoxelType::u64},      {"unsignedlonglong", VoxelType::u64},
-      {"unsignedlonglongint", VoxelType::u64}, {"uint64", VoxelType::u64},
-      {"uint64_t", VoxelType::u64},       {"float", VoxelType::f32},
-      {"double", VoxelType::f64}};
+  static const std::map<std::string, VoxelType> types{{"uchar", VoxelType::u8},
+                                                      {"unsignedchar", VoxelType::u8},
+                                                      {"uint8", VoxelType::u8},
+                                                      {"uint8_t", VoxelType::u8},
+                                                      {"signedchar", VoxelType::i8},
+                                                      {"int8", VoxelType::i8},
+                                                      {"int8_t", VoxelType::i8},
+                                                      {"short", VoxelType::i16},
+                                                      {"shortint", VoxelType::i16},
+                                                      {"signedshort", VoxelType::i16},
+                                                      {"signedshortint", VoxelType::i16},
+                                                      {"int16", VoxelType::i16},
+                                                      {"int16_t", VoxelType::i16},
+                                                      {"ushort", VoxelType::u16},
+                                                      {"unsignedshort", VoxelType::u16},
+                                                      {"unsignedshortint", VoxelType::u16},
+                                                      {"uint16", VoxelType::u16},
+                                                      {"uint16_t", VoxelType::u16},
+                                                      {"int", VoxelType::i32},
+                                                      {"signedint", VoxelType::i32},
+                                                      {"int32", VoxelType::i32},
+                                                      {"int32_t", VoxelType::i32},
+                                                      {"uint", VoxelType::u32},
+                                                      {"unsignedint", VoxelType::u32},
+                                                      {"uint32", VoxelType::u32},
+                                                      {"uint32_t", VoxelType::u32},
+                                                      {"longlong", VoxelType::i64},
+                                                      {"longlongint", VoxelType::i64},
+                                                      {"signedlonglong", VoxelType::i64},
+                                                      {"signedlonglongint", VoxelType::i64},
+                                                      {"int64", VoxelType::i64},
+                                                      {"int64_t", VoxelType::i64},
+                                                      {"ulonglong", VoxelType::u64},
+                                                      {"unsignedlonglong", VoxelType::u64},
+                                                      {"unsignedlonglongint", VoxelType::u64},
+                                                      {"uint64", VoxelType::u64},
+                                                      {"uint64_t", VoxelType::u64},
+                                                      {"float", VoxelType::f32},
+                                                      {"double", VoxelType::f64}};
   const auto it = types.find(normalised(spelled));
   if (it == types.end()) return std::nullopt;
   return it->second;
@@ -243,14 +261,14 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file, c
   }
   const std::string encoding = normalised(required("encoding", "encoding"));
   const bool gz = encoding == "gzip" || encoding == "gz";
-  if (!gz && encoding != "raw")
-    fail(path, "unsupported NRRD encoding '" + encoding + "' (raw and gzip are read)");
+  if (!gz && encoding != "raw") fail(path, "unsupported NRRD encoding '" + encoding + "' (raw and gzip are read)");
 
   double spacing[3] = {1, 1, 1};
   SpatialHeader::Nrrd space;
   if (const std::string* s = field("spacings")) {
     const auto w = words(*s);
-    if (static_cast<std::int64_t>(w.size()) != dimension) fail(path, "bad NRRD header: 'spacings' does not match dimension");
+    if (static_cast<std::int64_t>(w.size()) != dimension)
+      fail(path, "bad NRRD header: 'spacings' does not match dimension");
     for (std::int64_t i = 0; i < dimension; ++i) spacing[i] = space.spacings[i] = spacing_of(path, w[i], false);
   } else if (const std::string* d = field("spacedirections")) {
     const auto w = vector_items(path, "space directions", *d);
@@ -338,8 +356,8 @@ AnyVolume read_nrrd(const fs::path& path, std::span<const unsigned char> file, c
 }
 
 std::string nrrd_header(const ErasedView& v, const SpatialHeader& like, bool gzip) {
-  static constexpr const char* type_names[] = {"uint8", "int8",  "uint16", "int16", "uint32",
-                                               "int32", "uint64", "int64", "float", "double"};
+  static constexpr const char* type_names[] = {"uint8", "int8",   "uint16", "int16", "uint32",
+                                               "int32", "uint64", "int64",  "float", "double"};
   const SpatialHeader::Nrrd n = nrrd_fields_for(like, v);
   std::string h = "NRRD0004\n# written by winnow\n";
   h += std::string("type: ") + type_names[static_cast<int>(v.type)] + "\n";

@@ -65,8 +65,8 @@ Matrix nifti_affine(const SpatialHeader::Nifti& h) {
       const long double X = b * s, Y = c * s, Z = d * s;
       const long double wX = w * X, wY = w * Y, wZ = w * Z, xX = b * X, xY = b * Y, xZ = b * Z;
       const long double yY = c * Y, yZ = c * Z, zZ = d * Z;
-      const long double r[9] = {1.0L - (yY + zZ), xY - wZ, xZ + wY, xY + wZ, 1.0L - (xX + zZ), yZ - wX,
-                                xZ - wY,          yZ + wX, 1.0L - (xX + yY)};
+      const long double r[9] = {1.0L - (yY + zZ), xY - wZ, xZ + wY, xY + wZ,         1.0L - (xX + zZ),
+                                yZ - wX,          xZ - wY, yZ + wX, 1.0L - (xX + yY)};
       std::copy(r, r + 9, rotation);
     }
     const float qfac = h.pixdim[0] == -1.0f || h.pixdim[0] == 1.0f ? h.pixdim[0] : 1.0f;
@@ -246,8 +246,8 @@ SpatialHeader::Nifti nifti_fields_for(const SpatialHeader& like, const ErasedVie
                 static_cast<float>(nrrd ? like.nrrd.spacings[1] : v.sy),
                 static_cast<float>(nrrd ? like.nrrd.spacings[2] : v.sz)};
   }
-  n.dim = {3, static_cast<std::int16_t>(v.nx), static_cast<std::int16_t>(v.ny), static_cast<std::int16_t>(v.nz),
-           1, 1, 1, 1};
+  n.dim = {
+      3, static_cast<std::int16_t>(v.nx), static_cast<std::int16_t>(v.ny), static_cast<std::int16_t>(v.nz), 1, 1, 1, 1};
   return n;
 }
 

@@ -48,10 +48,14 @@ std::uint64_t page_decoded_bound(TIFF* tif, std::uint64_t file_bytes) {
   bool fax = false;
   switch (compression) {
     case COMPRESSION_NONE: expansion = 1; break;
-    case COMPRESSION_LZW: case COMPRESSION_ADOBE_DEFLATE: case COMPRESSION_DEFLATE: case COMPRESSION_PACKBITS:
-      expansion = 4096;
-      break;
-    case COMPRESSION_CCITTRLE: case COMPRESSION_CCITTRLEW: case COMPRESSION_CCITTFAX3: case COMPRESSION_CCITTFAX4:
+    case COMPRESSION_LZW:
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE:
+    case COMPRESSION_PACKBITS: expansion = 4096; break;
+    case COMPRESSION_CCITTRLE:
+    case COMPRESSION_CCITTRLEW:
+    case COMPRESSION_CCITTFAX3:
+    case COMPRESSION_CCITTFAX4:
     case COMPRESSION_JBIG: {
       // They code 1-bit pages only: any other page under them cannot decode (fuzz_tiff_stack: a
       // 16-bit page under fax 4 had its 3.7 GB allocated).

@@ -1,14 +1,14 @@
 // Private: reading TIFF pages through libtiff, shared by the image reader (image_io.cpp) and the
 // volume stack reader (tiff_stack.cpp).
 #pragma once
+#include <tiffio.h>
+
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
-
-#include <tiffio.h>
 
 namespace winnow::io::detail {
 

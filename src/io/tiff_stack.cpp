@@ -6,9 +6,9 @@
 // no voxel spacing that all writers agree on, so the spacing is 1.
 #include <algorithm>
 #include <memory>
-#include <system_error>
-#include <optional>
 #include <new>
+#include <optional>
+#include <system_error>
 
 #include "io/volume_detail.hpp"
 #ifdef WINNOW_HAVE_TIFF
@@ -40,8 +40,8 @@ std::string describe_page(const PageFormat& f) {
   const char* kind = f.sample_format == SAMPLEFORMAT_IEEEFP ? "float"
                      : f.sample_format == SAMPLEFORMAT_INT  ? "signed integer"
                                                             : "unsigned integer";
-  return std::to_string(f.width) + " x " + std::to_string(f.height) + ", " + std::to_string(f.spp) +
-         " sample(s) of " + std::to_string(f.bps) + "-bit " + kind;
+  return std::to_string(f.width) + " x " + std::to_string(f.height) + ", " + std::to_string(f.spp) + " sample(s) of " +
+         std::to_string(f.bps) + "-bit " + kind;
 }
 
 std::optional<VoxelType> voxel_type_of(const PageFormat& f) {
@@ -91,7 +91,8 @@ AnyVolume read_tiff_stack(const fs::path& path, const ReadContext& context) {
   AnyVolume v = allocate_volume(path, *type, nx, ny, nz);
   const std::size_t slice_bytes = static_cast<std::size_t>(nx * ny) * pixel_bytes;
   for (tdir_t z = 0; z < pages; ++z) {
-    if (!TIFFSetDirectory(tif.get(), z)) fail(path, "corrupt TIFF: cannot read page " + std::to_string(z) + ": " + g_tiff_error);
+    if (!TIFFSetDirectory(tif.get(), z))
+      fail(path, "corrupt TIFF: cannot read page " + std::to_string(z) + ": " + g_tiff_error);
     const PageFormat f = page_format(tif.get());
     if (f.width != first.width || f.height != first.height || f.spp != first.spp || f.bps != first.bps ||
         voxel_type_of(f) != type)
@@ -119,15 +120,18 @@ void write_tiff_stack(const fs::path& path, const fs::path& temp, const ErasedVi
   const TiffHandle tif(TIFFOpen(temp.c_str(), big ? "w8" : "w"));
   if (!tif) fail(path, "cannot write TIFF: " + g_tiff_error);
   const bool is_float = v.type == VoxelType::f32 || v.type == VoxelType::f64;
-  const bool is_signed = v.type == VoxelType::i8 || v.type == VoxelType::i16 || v.type == VoxelType::i32 ||
-                         v.type == VoxelType::i64;
+  const bool is_signed =
+      v.type == VoxelType::i8 || v.type == VoxelType::i16 || v.type == VoxelType::i32 || v.type == VoxelType::i64;
   for (std::int64_t z = 0; z < v.nz; ++z) {
     TIFF* t = tif.get();
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, static_cast<std::uint32_t>(v.nx));
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<std::uint32_t>(v.ny));
     TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
     TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bytes * 8);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, is_float ? SAMPLEFORMAT_IEEEFP : is_signed ? SAMPLEFORMAT_INT : SAMPLEFORMAT_UINT);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT,
+                 is_float    ? SAMPLEFORMAT_IEEEFP
+                 : is_signed ? SAMPLEFORMAT_INT
+                             : SAMPLEFORMAT_UINT);
     TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
     TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
     TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);

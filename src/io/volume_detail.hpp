@@ -91,6 +91,7 @@ struct ErasedView {
 class Sink {
  public:
   virtual void write(const void* bytes, std::size_t count) = 0;
+
  protected:
   ~Sink() = default;
 };

@@ -143,8 +143,7 @@ std::vector<unsigned char> gunzip(std::span<const unsigned char> in, const fs::p
     out.resize(out_len);
     out.shrink_to_fit();
   } catch (const std::bad_alloc&) {
-    fail(path, "too large to decompress in this machine's memory (" + std::to_string(out_len) +
-                   " bytes so far)");
+    fail(path, "too large to decompress in this machine's memory (" + std::to_string(out_len) + " bytes so far)");
   }
   return out;
 }
@@ -156,7 +155,8 @@ std::string dims_text(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
 
 std::int64_t checked_byte_count(const fs::path& path, std::int64_t nx, std::int64_t ny, std::int64_t nz,
                                 VoxelType type) {
-  if (nx <= 0 || ny <= 0 || nz <= 0) fail(path, "a volume of " + dims_text(nx, ny, nz) + " voxels has a zero-sized dimension");
+  if (nx <= 0 || ny <= 0 || nz <= 0)
+    fail(path, "a volume of " + dims_text(nx, ny, nz) + " voxels has a zero-sized dimension");
   std::int64_t n = 0;
   if (__builtin_mul_overflow(nx, ny, &n) || __builtin_mul_overflow(n, nz, &n) ||
       __builtin_mul_overflow(n, std::int64_t{voxel_bytes(type)}, &n) ||
@@ -195,7 +195,8 @@ constexpr VoxelType type_of() {
 
 // describe() and with_type() rely on AnyVolume listing its types in the order of VoxelType.
 template <VoxelType E, class T>
-constexpr bool listed_at = std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(E), AnyVolume>, Volume<T>>;
+constexpr bool listed_at =
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(E), AnyVolume>, Volume<T>>;
 static_assert(listed_at<VoxelType::u8, std::uint8_t> && listed_at<VoxelType::i8, std::int8_t> &&
               listed_at<VoxelType::u16, std::uint16_t> && listed_at<VoxelType::i16, std::int16_t> &&
               listed_at<VoxelType::u32, std::uint32_t> && listed_at<VoxelType::i32, std::int32_t> &&
@@ -287,7 +288,7 @@ AnyVolume scaled_volume_from_bytes(const fs::path& path, VoxelType type, std::in
 void write_voxels(Sink& sink, const ErasedView& v, const ProgressSink& progress) {
   const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * voxel_bytes(v.type);
   const std::size_t total = row_bytes * static_cast<std::size_t>(v.ny * v.nz);
-  constexpr std::size_t piece = std::size_t{1} << 22;  // how often a listener hears: every 4 MiB
+  constexpr std::size_t piece = std::size_t{1} << 22;           // how often a listener hears: every 4 MiB
   if (v.row_stride == v.nx && v.slice_stride == v.nx * v.ny) {  // contiguous: one call, or pieces
     const std::size_t step = progress ? piece : total;
     for (std::size_t at = 0; at < total; at += step) {
@@ -467,7 +468,8 @@ class GzSink final : public Sink {
   }
   void close() {
     const int rc = gzclose(std::exchange(file_, nullptr));
-    if (rc != Z_OK) fail(target_, rc == Z_ERRNO ? std::string("cannot write: ") + std::strerror(errno) : "cannot write");
+    if (rc != Z_OK)
+      fail(target_, rc == Z_ERRNO ? std::string("cannot write: ") + std::strerror(errno) : "cannot write");
   }
 
  private:
@@ -531,8 +533,8 @@ void write_volume_as(const std::filesystem::path& path, VolumeView<const T> volu
   file.commit();
 }
 
-#define WINNOW_WRITE_VOLUME(T)                                                                              \
-  template void write_volume<T>(const std::filesystem::path&, VolumeView<const T>, const VolumeWriteOptions&); \
+#define WINNOW_WRITE_VOLUME(T)                                                                                      \
+  template void write_volume<T>(const std::filesystem::path&, VolumeView<const T>, const VolumeWriteOptions&);      \
   template void write_volume_as<T>(const std::filesystem::path&, VolumeView<const T>, const std::filesystem::path&, \
                                    const VolumeWriteOptions&);
 WINNOW_WRITE_VOLUME(std::uint8_t)

@@ -33,13 +33,13 @@ inline constexpr int kMaxTriangles = 5;
 // All the constants a backend needs, in one struct of plain arrays so CUDA can copy it whole to
 // __constant__ memory.
 struct CaseTable {
-  std::uint8_t corner[8][3];          // corner offsets (x, y, z)
-  std::uint8_t edge_corner[12][2];    // the two corners of each edge, lower one first
-  std::uint8_t edge_axis[12];         // 0: x, 1: y, 2: z
-  std::uint8_t triangle_count[256];   // triangles per case (before dropping degenerate ones)
+  std::uint8_t corner[8][3];                     // corner offsets (x, y, z)
+  std::uint8_t edge_corner[12][2];               // the two corners of each edge, lower one first
+  std::uint8_t edge_axis[12];                    // 0: x, 1: y, 2: z
+  std::uint8_t triangle_count[256];              // triangles per case (before dropping degenerate ones)
   std::uint8_t triangle[256][kMaxTriangles][3];  // edge ids, counter-clockwise seen from the non-above side
-  std::uint8_t max_triangles;         // the largest triangle_count
-  bool valid;                         // generation found every case consistent
+  std::uint8_t max_triangles;                    // the largest triangle_count
+  bool valid;                                    // generation found every case consistent
 };
 
 namespace cases_detail {

@@ -1,8 +1,9 @@
 #pragma once
 // The per-voxel and per-cell evaluation of marching cubes, shared by the CPU and CUDA backends so
 // both build the same mesh bit for bit: voxel classes, which vertices a voxel owns, the triangles
-// of a cell and where their vertices live, and each vertex's position, value and normal. Plain values in, plain values out (no std:: containers), every function
-// WINNOW_HD. The rules are the ones src/isosurface/isosurface.cpp's essay states.
+// of a cell and where their vertices live, and each vertex's position, value and normal. Plain values in, plain values
+// out (no std:: containers), every function WINNOW_HD. The rules are the ones src/isosurface/isosurface.cpp's essay
+// states.
 //
 // Precision: comparisons and interpolation in double, each operation rounded on its own. The
 // library compiles C++ with -ffp-contract=off; under nvcc the helpers below use the _rn
@@ -171,8 +172,8 @@ struct Grid {
 
 /// The gradient at voxel (x, y, z); `value(x, y, z)` returns a voxel as double.
 template <class Value>
-WINNOW_HD inline void voxel_gradient(const Value& value, const Grid& g, std::int64_t x, std::int64_t y,
-                                     std::int64_t z, double (&out)[3]) {
+WINNOW_HD inline void voxel_gradient(const Value& value, const Grid& g, std::int64_t x, std::int64_t y, std::int64_t z,
+                                     double (&out)[3]) {
   const double self = value(x, y, z);
   const bool xm = x > 0, xp = x + 1 < g.nx, ym = y > 0, yp = y + 1 < g.ny, zm = z > 0, zp = z + 1 < g.nz;
   out[0] = gradient_component(xm ? value(x - 1, y, z) : self, self, xp ? value(x + 1, y, z) : self, xm, xp, g.sx);
@@ -188,9 +189,9 @@ WINNOW_HD inline void voxel_gradient(const Value& value, const Grid& g, std::int
 /// itself for NaN ends. Normal: the ends' gradients interpolated by t from the non-above end,
 /// normalised.
 template <class Value>
-WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, double level, std::int64_t x,
-                                        std::int64_t y, std::int64_t z, int slot, bool want_normal, bool flip,
-                                        float (&position)[3], float& vertex_value, float (&normal)[3]) {
+WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, double level, std::int64_t x, std::int64_t y,
+                                        std::int64_t z, int slot, bool want_normal, bool flip, float (&position)[3],
+                                        float& vertex_value, float (&normal)[3]) {
   const double spacing[3] = {g.sx, g.sy, g.sz};
   const double coord[3] = {static_cast<double>(x + g.ox), static_cast<double>(y + g.oy), static_cast<double>(z + g.oz)};
   for (int i = 0; i < 3; ++i) position[i] = static_cast<float>(mul(coord[i], spacing[i]));
@@ -208,10 +209,8 @@ WINNOW_HD inline void vertex_attributes(const Value& value, const Grid& g, doubl
   // position too, not only by index), and the move is within the rounding the contract allows.
   const float lo_end = static_cast<float>(mul(coord[axis], spacing[axis]));
   const float hi_end = static_cast<float>(mul(add(coord[axis], 1.0), spacing[axis]));
-  if (position[axis] == lo_end)
-    position[axis] = next_float(lo_end, hi_end);
-  else if (position[axis] == hi_end)
-    position[axis] = next_float(hi_end, lo_end);
+  if (position[axis] == lo_end) position[axis] = next_float(lo_end, hi_end);
+  else if (position[axis] == hi_end) position[axis] = next_float(hi_end, lo_end);
   vertex_value = static_cast<float>(is_nan(a) || is_nan(b) ? level : add(a, mul(t, sub(b, a))));
   if (!want_normal) return;
   double g_lo[3], g_hi[3];

@@ -42,7 +42,7 @@ void transform_mesh(Mesh& mesh, const std::array<double, 16>& affine) {
   // The cofactor matrix of the 3 x 3 part: (A^-1)^T = cofactor(A) / det A.
   const double c[9] = {a[5] * a[10] - a[6] * a[9], a[6] * a[8] - a[4] * a[10], a[4] * a[9] - a[5] * a[8],
                        a[2] * a[9] - a[1] * a[10], a[0] * a[10] - a[2] * a[8], a[1] * a[8] - a[0] * a[9],
-                       a[1] * a[6] - a[2] * a[5], a[2] * a[4] - a[0] * a[6], a[0] * a[5] - a[1] * a[4]};
+                       a[1] * a[6] - a[2] * a[5],  a[2] * a[4] - a[0] * a[6],  a[0] * a[5] - a[1] * a[4]};
   const double det = a[0] * c[0] + a[1] * c[1] + a[2] * c[2];
   double column_norms = 1;
   for (int col = 0; col < 3; ++col)

@@ -114,9 +114,9 @@ void join_mesh_pieces(const std::array<std::vector<std::int64_t>, 3>& bounds,
         continue;
       }
       const std::uint64_t key = refs[i] & ~MeshPiece::kForeignVertex, voxel = key / 3;
-      const std::int64_t owner = (piece_along(2, voxel / (nx * ny)) * grid[1] + piece_along(1, voxel / nx % ny)) *
-                                     grid[0] +
-                                 piece_along(0, voxel % nx);
+      const std::int64_t owner =
+          (piece_along(2, voxel / (nx * ny)) * grid[1] + piece_along(1, voxel / nx % ny)) * grid[0] +
+          piece_along(0, voxel % nx);
       const std::span<const std::uint64_t> owned = vertex_keys[owner];
       const auto at = std::lower_bound(owned.begin(), owned.end(), key);
       if (at == owned.end() || *at != key) {
@@ -130,7 +130,7 @@ void join_mesh_pieces(const std::array<std::vector<std::int64_t>, 3>& bounds,
 }
 
 #define WINNOW_INSTANTIATE(T)                                                                                    \
-  template MeshPiece isosurface_piece<T>(VolumeView<const T>, const std::array<std::int64_t, 3>&,             \
+  template MeshPiece isosurface_piece<T>(VolumeView<const T>, const std::array<std::int64_t, 3>&,                \
                                          const std::array<std::int64_t, 3>&, const std::array<std::int64_t, 3>&, \
                                          const std::array<std::int64_t, 3>&, double, const IsosurfaceOptions&);
 WINNOW_INSTANTIATE(std::uint8_t)

@@ -19,7 +19,7 @@ struct LabelRequest {
   int connectivity = 8;
   bool want_stats = true;
   LabelAlgorithm algorithm = LabelAlgorithm::tile_merge;  ///< never automatic here
-  StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
+  StageTimes* times = nullptr;                            ///< CUDA: device setup, transfers and compute are added here
 };
 
 /// Statistics of a component, or of a part of one, as exact integer sums (image coordinates), so
@@ -62,8 +62,8 @@ using BandLabeler =
 /// unites components across the seams and renumbers in raster order: the same labels and
 /// statistics as one call on the whole image. For backends whose single call is limited in size
 /// (the CUDA backend's 32-bit keys). Throws Error when N >= 2^32. (label/bands.cpp)
-std::uint64_t label_in_bands(const LabelRequest& request, std::vector<ComponentStats>* stats,
-                             std::int64_t band_rows, const BandLabeler& label_band);
+std::uint64_t label_in_bands(const LabelRequest& request, std::vector<ComponentStats>* stats, std::int64_t band_rows,
+                             const BandLabeler& label_band);
 
 namespace cpu {
 /// Algorithms: tile_merge, row_stripes. Returns N (throws Error when N >= 2^32).
@@ -95,13 +95,13 @@ struct VolumeLabelRequest {
   VolumeView<const T> volume;
   VolumeView<std::uint32_t> labels32;
   VolumeView<std::uint64_t> labels64;
-  int connectivity = 26;     ///< 6, 18 or 26
-  bool multilabel = false;   ///< neighbours join only when their values are equal (and non-zero)
+  int connectivity = 26;    ///< 6, 18 or 26
+  bool multilabel = false;  ///< neighbours join only when their values are equal (and non-zero)
   bool want_stats = true;
   /// CPU: the labels hold zeros already (a ZeroPages volume): background is left alone, so only
   /// the foreground's labels are written.
   bool labels_zero = false;
-  StageTimes* times = nullptr;  ///< CUDA: device setup, transfers and compute are added here
+  StageTimes* times = nullptr;             ///< CUDA: device setup, transfers and compute are added here
   const ProgressSink* progress = nullptr;  ///< CPU: told of the slab passes done (LabelOptions::progress)
 };
 
@@ -114,7 +114,8 @@ struct VolumeComponentSums {
   std::uint64_t value = 0;                          ///< the voxels' value (multilabel), else 1
   void add_voxel(std::int64_t x, std::int64_t y, std::int64_t z) {
     ++voxels;
-    sum_x += static_cast<std::uint64_t>(x), sum_y += static_cast<std::uint64_t>(y), sum_z += static_cast<std::uint64_t>(z);
+    sum_x += static_cast<std::uint64_t>(x), sum_y += static_cast<std::uint64_t>(y),
+        sum_z += static_cast<std::uint64_t>(z);
     min_x = std::min(min_x, x), max_x = std::max(max_x, x);
     min_y = std::min(min_y, y), max_y = std::max(max_y, y);
     min_z = std::min(min_z, z), max_z = std::max(max_z, z);

@@ -75,7 +75,8 @@ std::uint64_t label_in_bands(const LabelRequest& req, std::vector<ComponentStats
     const std::uint64_t n = label_band(band_request(b), b * band_rows, stats ? &band_stats : nullptr);
     base[b + 1] = base[b] + n;
     if (base[b + 1] >= (std::uint64_t{1} << 32))
-      throw Error("label: more than " + std::to_string(base[b + 1]) + " components before merging bands; "
+      throw Error("label: more than " + std::to_string(base[b + 1]) +
+                  " components before merging bands; "
                   "they do not fit 32-bit labels");
     if (stats) parts.insert(parts.end(), band_stats.begin(), band_stats.end());
   }
@@ -126,8 +127,8 @@ std::uint64_t label_volume_bands_with(const VolumeLabelRequest<T>& req, std::vec
 
   // 64-bit labels: each band is labelled into a 32-bit buffer of one band, then widened into the
   // output as provisional ids; 32-bit labels: each band labels its own layers of the output.
-  Volume<std::uint32_t> band_buffer = wide ? Volume<std::uint32_t>(v.nx, v.ny, std::min(band_layers, v.nz))
-                                           : Volume<std::uint32_t>();
+  Volume<std::uint32_t> band_buffer =
+      wide ? Volume<std::uint32_t>(v.nx, v.ny, std::min(band_layers, v.nz)) : Volume<std::uint32_t>();
   auto band_labels = [&](std::int64_t b) {
     const std::int64_t z0 = b * band_layers, d = layers_of(b);
     if (wide) {
@@ -150,7 +151,8 @@ std::uint64_t label_volume_bands_with(const VolumeLabelRequest<T>& req, std::vec
     const std::uint64_t n = label_band(band, sums ? &band_sums : nullptr);
     base[b + 1] = base[b] + n;
     if (sizeof(Id) == 4 && base[b + 1] >= (std::uint64_t{1} << 32))
-      throw Error("label: more than " + std::to_string(base[b + 1]) + " components before merging bands; "
+      throw Error("label: more than " + std::to_string(base[b + 1]) +
+                  " components before merging bands; "
                   "they do not fit 32-bit labels");
     if (sums) {
       for (VolumeComponentSums& m : band_sums) {  // band coordinates to the volume's
@@ -207,7 +209,8 @@ std::uint64_t label_volume_bands_with(const VolumeLabelRequest<T>& req, std::vec
         for (std::int64_t x = 0; x < v.nx; ++x) row[x] = row[x] ? uf.number(row[x]) : 0;
       } else {
         std::uint32_t* row = req.labels32.row(y, z);
-        for (std::int64_t x = 0; x < v.nx; ++x) row[x] = row[x] ? static_cast<std::uint32_t>(uf.number(base[b] + row[x])) : 0;
+        for (std::int64_t x = 0; x < v.nx; ++x)
+          row[x] = row[x] ? static_cast<std::uint32_t>(uf.number(base[b] + row[x])) : 0;
       }
     }
   }

@@ -218,7 +218,8 @@ std::vector<std::uint64_t> chunk_border_pairs(VolumeView<const L> near, VolumeVi
   }
   const int reach = border.connectivity == 6 ? 1 : border.connectivity == 18 ? 2 : border.connectivity == 26 ? 3 : 0;
   if (reach == 0)
-    throw InputError("chunk_border_pairs: connectivity must be 6, 18 or 26, not " + std::to_string(border.connectivity));
+    throw InputError("chunk_border_pairs: connectivity must be 6, 18 or 26, not " +
+                     std::to_string(border.connectivity));
   const int across = border.across[0] + border.across[1] + border.across[2];
   if (across == 0) throw InputError("chunk_border_pairs: the chunks must be neighbours along at least one axis");
   std::vector<std::array<int, 3>> offsets;  // z, y, x steps along the axes that are not across
@@ -262,10 +263,9 @@ std::vector<std::uint64_t> chunk_border_pairs(VolumeView<const L> near, VolumeVi
   return flat;
 }
 
-#define WINNOW_BORDER_PAIRS(L, V)                                                                             \
-  template std::vector<std::uint64_t> chunk_border_pairs<L, V>(VolumeView<const L>, VolumeView<const L>,     \
-                                                               VolumeView<const V>, VolumeView<const V>,     \
-                                                               const ChunkBorder&);
+#define WINNOW_BORDER_PAIRS(L, V)                               \
+  template std::vector<std::uint64_t> chunk_border_pairs<L, V>( \
+      VolumeView<const L>, VolumeView<const L>, VolumeView<const V>, VolumeView<const V>, const ChunkBorder&);
 WINNOW_BORDER_PAIRS(std::uint32_t, std::uint8_t)
 WINNOW_BORDER_PAIRS(std::uint32_t, std::uint16_t)
 WINNOW_BORDER_PAIRS(std::uint32_t, std::uint32_t)

@@ -3,6 +3,8 @@
 // (renumbering the survivors in the same raster order). Multi-label images and images of 16-, 32-
 // and 64-bit values go through the volume path (label_volume.cpp). Also Otsu's threshold and the
 // thresholding overloads.
+#include "winnow/label.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +15,6 @@
 #include "common/threads.hpp"
 #include "label/backends.hpp"
 #include "winnow/error.hpp"
-#include "winnow/label.hpp"
 
 namespace winnow {
 namespace {
@@ -50,8 +51,8 @@ double cpu_job_ms(std::int64_t pixels, int cpu_threads) {
 }
 bool cuda_wins(std::int64_t pixels, int cpu_threads, bool device_started) {
   const double px = static_cast<double>(pixels);
-  const double gpu = (device_started ? 0.0 : kJob.device_start_ms) + kJob.gpu_call_ms + px * 5 / kJob.link_bytes_per_ms +
-                     px / kJob.gpu_pixels_per_ms;
+  const double gpu = (device_started ? 0.0 : kJob.device_start_ms) + kJob.gpu_call_ms +
+                     px * 5 / kJob.link_bytes_per_ms + px / kJob.gpu_pixels_per_ms;
   return gpu < cpu_job_ms(pixels, cpu_threads);
 }
 #endif
@@ -120,8 +121,8 @@ Labeling run(ImageView<const std::uint8_t> mask, ImageView<std::uint32_t> out, c
     n = detail::cpu::label(req, stats);
   if (filter && n > 0) {
     std::vector<std::uint32_t> map;
-    const std::uint64_t kept = detail::surviving_labels(n, options.min_area, options.largest_k,
-                                                        [&](std::uint64_t i) { return result.stats[i].area; }, map);
+    const std::uint64_t kept = detail::surviving_labels(
+        n, options.min_area, options.largest_k, [&](std::uint64_t i) { return result.stats[i].area; }, map);
     if (kept != n) {
       detail::cpu::remap_labels(out, map);
       std::vector<ComponentStats> survivors;
@@ -180,7 +181,8 @@ int resolve_connectivity(int connectivity, int dimensions) {
     if (connectivity == 6 || connectivity == 18 || connectivity == 26) return connectivity;
     throw InputError("connectivity " + std::to_string(connectivity) + " is not 6, 18 or 26 (a volume)");
   }
-  throw InputError("connectivity of an array of " + std::to_string(dimensions) + " dimensions: only 2 or 3 are labelled");
+  throw InputError("connectivity of an array of " + std::to_string(dimensions) +
+                   " dimensions: only 2 or 3 are labelled");
 }
 
 LabelAlgorithm parse_label_algorithm(std::string_view name) {
@@ -223,9 +225,15 @@ Labeling label_wide_image(ImageView<const T> image, const LabelOptions& options)
 }
 }  // namespace
 
-Labeling label(ImageView<const std::uint16_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
-Labeling label(ImageView<const std::uint32_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
-Labeling label(ImageView<const std::uint64_t> image, const LabelOptions& options) { return label_wide_image(image, options); }
+Labeling label(ImageView<const std::uint16_t> image, const LabelOptions& options) {
+  return label_wide_image(image, options);
+}
+Labeling label(ImageView<const std::uint32_t> image, const LabelOptions& options) {
+  return label_wide_image(image, options);
+}
+Labeling label(ImageView<const std::uint64_t> image, const LabelOptions& options) {
+  return label_wide_image(image, options);
+}
 
 Labeling label(ImageView<const std::uint8_t> image, double threshold, const LabelOptions& options) {
   return threshold_and_label(image, threshold, options);

@@ -33,7 +33,8 @@ void check_view(const VolumeView<T>& v, const char* what) {
   if (v.nx < 0 || v.ny < 0 || v.nz < 0) throw InputError(std::string("label: negative ") + what + " size");
   if (v.empty()) return;
   if (!v.data || v.row_stride < v.nx || v.slice_stride < v.row_stride * (v.ny - 1) + v.nx)
-    throw InputError(std::string("label: invalid ") + what + " view (null data, or strides that overlap rows or slices)");
+    throw InputError(std::string("label: invalid ") + what +
+                     " view (null data, or strides that overlap rows or slices)");
 }
 
 Backend choose_backend(const LabelOptions& options, std::int64_t voxels) {
@@ -55,8 +56,9 @@ LabelAlgorithm volume_algorithm(Backend backend, LabelAlgorithm asked) {
   // their faces on CUDA.
   const LabelAlgorithm own = backend == Backend::cuda ? LabelAlgorithm::tile_merge : LabelAlgorithm::row_stripes;
   if (asked != LabelAlgorithm::automatic && asked != own)
-    throw BackendError("labeling algorithm '" + std::string(to_string(asked)) + "' is not available for volumes on the " +
-                       std::string(to_string(backend)) + " backend (it has " + std::string(to_string(own)) + ")");
+    throw BackendError("labeling algorithm '" + std::string(to_string(asked)) +
+                       "' is not available for volumes on the " + std::string(to_string(backend)) +
+                       " backend (it has " + std::string(to_string(own)) + ")");
   return own;
 }
 
@@ -66,7 +68,8 @@ VolumeComponentStats to_volume_stats(const detail::VolumeComponentSums& m) {
   s.x = m.min_x, s.y = m.min_y, s.z = m.min_z;
   s.width = m.max_x - m.min_x + 1, s.height = m.max_y - m.min_y + 1, s.depth = m.max_z - m.min_z + 1;
   const auto n = static_cast<double>(m.voxels);
-  s.cx = static_cast<double>(m.sum_x) / n, s.cy = static_cast<double>(m.sum_y) / n, s.cz = static_cast<double>(m.sum_z) / n;
+  s.cx = static_cast<double>(m.sum_x) / n, s.cy = static_cast<double>(m.sum_y) / n,
+  s.cz = static_cast<double>(m.sum_z) / n;
   s.value = m.value;
   return s;
 }
@@ -131,7 +134,8 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
       const std::int64_t rows = volume.ny * volume.nz;
 #pragma omp parallel for schedule(static)
       for (std::int64_t r = 0; r < rows; ++r)
-        std::copy_n(packed.view().row(r % volume.ny, r / volume.ny), volume.nx, out32.row(r % volume.ny, r / volume.ny));
+        std::copy_n(packed.view().row(r % volume.ny, r / volume.ny), volume.nx,
+                    out32.row(r % volume.ny, r / volume.ny));
     }
   } else
 #endif
@@ -139,8 +143,8 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
 
   if (filter && n > 0) {
     std::vector<std::uint64_t> map;
-    const std::uint64_t kept = detail::surviving_labels(n, options.min_area, options.largest_k,
-                                                        [&](std::uint64_t i) { return sums[i].voxels; }, map);
+    const std::uint64_t kept = detail::surviving_labels(
+        n, options.min_area, options.largest_k, [&](std::uint64_t i) { return sums[i].voxels; }, map);
     if (kept != n) {
       if (wide) remap(out64, map);
       else remap(out32, map);
@@ -160,7 +164,8 @@ CoreResult label_core(VolumeView<const T> volume, VolumeView<std::uint32_t> out3
       result.stats[static_cast<std::size_t>(i)] = to_volume_stats(sums[static_cast<std::size_t>(i)]);
   }
   result.count = n;
-  result.milliseconds = choice_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  result.milliseconds =
+      choice_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   result.stages.device_setup += choice_ms;
   result.stages.compute = result.milliseconds - result.stages.device_setup - result.stages.transfers;
   return result;
@@ -238,7 +243,8 @@ Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t
   const VolumeView<std::uint32_t> out(labels.data, labels.width, labels.height, 1, labels.stride,
                                       labels.stride * std::max<std::int64_t>(labels.height, 1));
   if (static_cast<std::uint64_t>(image.size()) >= k32)
-    throw Error("label: an image of 2^32 pixels or more through the volume path may need 64-bit labels; label it as a volume");
+    throw Error(
+        "label: an image of 2^32 pixels or more through the volume path may need 64-bit labels; label it as a volume");
   const auto t0 = std::chrono::steady_clock::now();
   const Backend backend = choose_backend(options, volume.size());
   const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -247,8 +253,14 @@ Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t
   result.count = static_cast<std::uint32_t>(core.count);
   result.stats.reserve(core.stats.size());
   for (const VolumeComponentStats& s : core.stats)
-    result.stats.push_back(ComponentStats{.area = s.voxels, .left = s.x, .top = s.y, .width = s.width, .height = s.height,
-                                          .cx = s.cx, .cy = s.cy, .value = options.multilabel ? s.value : 0});
+    result.stats.push_back(ComponentStats{.area = s.voxels,
+                                          .left = s.x,
+                                          .top = s.y,
+                                          .width = s.width,
+                                          .height = s.height,
+                                          .cx = s.cx,
+                                          .cy = s.cy,
+                                          .value = options.multilabel ? s.value : 0});
   result.backend = core.backend;
   result.algorithm = core.algorithm;
   result.milliseconds = core.milliseconds;
@@ -256,10 +268,14 @@ Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t
   return result;
 }
 
-template Labeling label_image_as_volume<std::uint8_t>(ImageView<const std::uint8_t>, ImageView<std::uint32_t>, const LabelOptions&);
-template Labeling label_image_as_volume<std::uint16_t>(ImageView<const std::uint16_t>, ImageView<std::uint32_t>, const LabelOptions&);
-template Labeling label_image_as_volume<std::uint32_t>(ImageView<const std::uint32_t>, ImageView<std::uint32_t>, const LabelOptions&);
-template Labeling label_image_as_volume<std::uint64_t>(ImageView<const std::uint64_t>, ImageView<std::uint32_t>, const LabelOptions&);
+template Labeling label_image_as_volume<std::uint8_t>(ImageView<const std::uint8_t>, ImageView<std::uint32_t>,
+                                                      const LabelOptions&);
+template Labeling label_image_as_volume<std::uint16_t>(ImageView<const std::uint16_t>, ImageView<std::uint32_t>,
+                                                       const LabelOptions&);
+template Labeling label_image_as_volume<std::uint32_t>(ImageView<const std::uint32_t>, ImageView<std::uint32_t>,
+                                                       const LabelOptions&);
+template Labeling label_image_as_volume<std::uint64_t>(ImageView<const std::uint64_t>, ImageView<std::uint32_t>,
+                                                       const LabelOptions&);
 
 }  // namespace detail
 }  // namespace winnow

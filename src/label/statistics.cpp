@@ -21,8 +21,6 @@
 // Exactness. Counts and coordinate sums are 64-bit integers (exact up to 2^64 / max coordinate
 // voxels); integer intensity sums too, accumulated in 128 bits for 64-bit types and checked to
 // fit 64 bits at the end.
-#include "winnow/label_statistics.hpp"
-
 #include <omp.h>
 
 #include <cmath>
@@ -31,6 +29,7 @@
 
 #include "common/threads.hpp"
 #include "winnow/error.hpp"
+#include "winnow/label_statistics.hpp"
 
 namespace winnow {
 namespace {
@@ -105,10 +104,10 @@ struct NoIntensity {
 /// The intensity's sums (128 bits for 64-bit integers), minimum and maximum of a label.
 template <class V>
 struct WithIntensity {
-  using Wide = std::conditional_t<std::is_floating_point_v<V>, double,
-                                  std::conditional_t<(sizeof(V) == 8),
-                                                     std::conditional_t<std::is_signed_v<V>, __int128, unsigned __int128>,
-                                                     IntensitySum<V>>>;
+  using Wide = std::conditional_t<
+      std::is_floating_point_v<V>, double,
+      std::conditional_t<(sizeof(V) == 8), std::conditional_t<std::is_signed_v<V>, __int128, unsigned __int128>,
+                         IntensitySum<V>>>;
   struct Acc {
     Wide sum = 0;
     V minimum = std::is_floating_point_v<V> ? std::numeric_limits<V>::infinity() : std::numeric_limits<V>::max();
@@ -160,8 +159,10 @@ std::uint64_t label_count(const VolumeView<const L>& labels) {
   Unsigned<L> largest = 0;
   bool negative = false;
   const int threads = labels.size() < kSerialVoxels ? 1 : detail::cpu_threads();
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(max : largest) reduction(|| : negative) \
-    if (threads > 1)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(max        \
+                                                                         : largest) \
+    reduction(||                                                                    \
+              : negative) if (threads > 1)
   for (std::int64_t r = 0; r < rows; ++r) {
     const L* row = labels.row(r % labels.ny, r / labels.ny);
     Unsigned<L> m = 0;
@@ -306,8 +307,7 @@ void run_statistics(const VolumeView<const L>& labels, const VolumeView<const V>
     accs.assign(m, typename I::Acc{});
     return;
   }
-  accumulate<L, I, V>(labels, intensity, m, given && !options.background_only, options.background_only, records,
-                      accs);
+  accumulate<L, I, V>(labels, intensity, m, given && !options.background_only, options.background_only, records, accs);
 }
 
 }  // namespace
@@ -356,26 +356,26 @@ LabelIntensityStatistics<V> label_statistics(VolumeView<const L> labels, VolumeV
   return out;
 }
 
-#define WINNOW_LABEL_STATISTICS(L)                                                                                    \
-  template LabelStatistics label_statistics<L>(VolumeView<const L>, const LabelStatisticsOptions&);                   \
-  template LabelIntensityStatistics<std::uint8_t> label_statistics<L, std::uint8_t>(                                  \
-      VolumeView<const L>, VolumeView<const std::uint8_t>, const LabelStatisticsOptions&);                            \
-  template LabelIntensityStatistics<std::int8_t> label_statistics<L, std::int8_t>(                                    \
-      VolumeView<const L>, VolumeView<const std::int8_t>, const LabelStatisticsOptions&);                             \
-  template LabelIntensityStatistics<std::uint16_t> label_statistics<L, std::uint16_t>(                                \
-      VolumeView<const L>, VolumeView<const std::uint16_t>, const LabelStatisticsOptions&);                           \
-  template LabelIntensityStatistics<std::int16_t> label_statistics<L, std::int16_t>(                                  \
-      VolumeView<const L>, VolumeView<const std::int16_t>, const LabelStatisticsOptions&);                            \
-  template LabelIntensityStatistics<std::uint32_t> label_statistics<L, std::uint32_t>(                                \
-      VolumeView<const L>, VolumeView<const std::uint32_t>, const LabelStatisticsOptions&);                           \
-  template LabelIntensityStatistics<std::int32_t> label_statistics<L, std::int32_t>(                                  \
-      VolumeView<const L>, VolumeView<const std::int32_t>, const LabelStatisticsOptions&);                            \
-  template LabelIntensityStatistics<std::uint64_t> label_statistics<L, std::uint64_t>(                                \
-      VolumeView<const L>, VolumeView<const std::uint64_t>, const LabelStatisticsOptions&);                           \
-  template LabelIntensityStatistics<std::int64_t> label_statistics<L, std::int64_t>(                                  \
-      VolumeView<const L>, VolumeView<const std::int64_t>, const LabelStatisticsOptions&);                            \
-  template LabelIntensityStatistics<float> label_statistics<L, float>(VolumeView<const L>, VolumeView<const float>,   \
-                                                                      const LabelStatisticsOptions&);                 \
+#define WINNOW_LABEL_STATISTICS(L)                                                                                     \
+  template LabelStatistics label_statistics<L>(VolumeView<const L>, const LabelStatisticsOptions&);                    \
+  template LabelIntensityStatistics<std::uint8_t> label_statistics<L, std::uint8_t>(                                   \
+      VolumeView<const L>, VolumeView<const std::uint8_t>, const LabelStatisticsOptions&);                             \
+  template LabelIntensityStatistics<std::int8_t> label_statistics<L, std::int8_t>(                                     \
+      VolumeView<const L>, VolumeView<const std::int8_t>, const LabelStatisticsOptions&);                              \
+  template LabelIntensityStatistics<std::uint16_t> label_statistics<L, std::uint16_t>(                                 \
+      VolumeView<const L>, VolumeView<const std::uint16_t>, const LabelStatisticsOptions&);                            \
+  template LabelIntensityStatistics<std::int16_t> label_statistics<L, std::int16_t>(                                   \
+      VolumeView<const L>, VolumeView<const std::int16_t>, const LabelStatisticsOptions&);                             \
+  template LabelIntensityStatistics<std::uint32_t> label_statistics<L, std::uint32_t>(                                 \
+      VolumeView<const L>, VolumeView<const std::uint32_t>, const LabelStatisticsOptions&);                            \
+  template LabelIntensityStatistics<std::int32_t> label_statistics<L, std::int32_t>(                                   \
+      VolumeView<const L>, VolumeView<const std::int32_t>, const LabelStatisticsOptions&);                             \
+  template LabelIntensityStatistics<std::uint64_t> label_statistics<L, std::uint64_t>(                                 \
+      VolumeView<const L>, VolumeView<const std::uint64_t>, const LabelStatisticsOptions&);                            \
+  template LabelIntensityStatistics<std::int64_t> label_statistics<L, std::int64_t>(                                   \
+      VolumeView<const L>, VolumeView<const std::int64_t>, const LabelStatisticsOptions&);                             \
+  template LabelIntensityStatistics<float> label_statistics<L, float>(VolumeView<const L>, VolumeView<const float>,    \
+                                                                      const LabelStatisticsOptions&);                  \
   template LabelIntensityStatistics<double> label_statistics<L, double>(VolumeView<const L>, VolumeView<const double>, \
                                                                         const LabelStatisticsOptions&);
 WINNOW_LABEL_STATISTICS(std::uint8_t)

@@ -164,8 +164,8 @@ double float_otsu(const VolumeView<const T>& v, const Range<T>& range, int threa
   const T delta = last - first;
   const T step = delta / static_cast<T>(kBins);
   for (int k = 0; k < kBins; ++k) {
-    const T position = step == 0 ? static_cast<T>(static_cast<T>(k) / static_cast<T>(kBins)) * delta
-                                 : static_cast<T>(k) * step;
+    const T position =
+        step == 0 ? static_cast<T>(static_cast<T>(k) / static_cast<T>(kBins)) * delta : static_cast<T>(k) * step;
     edges[static_cast<std::size_t>(k)] = position + first;
   }
   edges[kBins] = last;
@@ -225,8 +225,8 @@ Volume<std::uint8_t> threshold_volume(VolumeView<const T> volume, double thresho
   return mask;
 }
 
-#define WINNOW_THRESHOLD(T)                                         \
-  template double otsu_threshold<T>(VolumeView<const T>);           \
+#define WINNOW_THRESHOLD(T)                               \
+  template double otsu_threshold<T>(VolumeView<const T>); \
   template Volume<std::uint8_t> threshold_volume<T>(VolumeView<const T>, double, bool);
 WINNOW_THRESHOLD(std::uint8_t)
 WINNOW_THRESHOLD(std::int8_t)

@@ -75,9 +75,7 @@ WINNOW_PUZZLE_HD inline float fast_exp2(float y) {
   const std::uint32_t e = static_cast<std::uint32_t>(static_cast<int>(fl) + 127) << 23;
   return bits_to_float(e) * p;
 }
-WINNOW_PUZZLE_HD inline float fast_pow(float x, float p) {
-  return x < 1e-30f ? 0.f : fast_exp2(p * fast_log2(x));
-}
+WINNOW_PUZZLE_HD inline float fast_pow(float x, float p) { return x < 1e-30f ? 0.f : fast_exp2(p * fast_log2(x)); }
 
 inline constexpr float kPredP = 0.3f, kPredQ = 1.f / 16.f;
 
@@ -108,8 +106,8 @@ WINNOW_PUZZLE_HD inline void mgc_stats(const float* A, int K, float* out) {
       for (int b = 0; b < 3; ++b) S[a][b] += g[a] * g[b];
   }
   // Gallagher's nine dummy gradients (0,0,0), +-(1,1,1), +-e_c keep S invertible.
-  const double dummies[9][3] = {{0, 0, 0},  {1, 1, 1},  {-1, -1, -1}, {1, 0, 0}, {0, 1, 0},
-                                {0, 0, 1}, {-1, 0, 0}, {0, -1, 0},  {0, 0, -1}};
+  const double dummies[9][3] = {{0, 0, 0}, {1, 1, 1},  {-1, -1, -1}, {1, 0, 0}, {0, 1, 0},
+                                {0, 0, 1}, {-1, 0, 0}, {0, -1, 0},   {0, 0, -1}};
   for (int d = 0; d < 9; ++d) {
     double g[3];
     for (int c = 0; c < 3; ++c) g[c] = dummies[d][c] - mu[c];
@@ -125,15 +123,10 @@ WINNOW_PUZZLE_HD inline void mgc_stats(const float* A, int K, float* out) {
   const double c02 = S[1][0] * S[2][1] - S[1][1] * S[2][0];
   const double det = S[0][0] * c00 + S[0][1] * c01 + S[0][2] * c02;
   const double id = 1.0 / det;
-  const double inv[9] = {c00 * id,
-                         (S[0][2] * S[2][1] - S[0][1] * S[2][2]) * id,
-                         (S[0][1] * S[1][2] - S[0][2] * S[1][1]) * id,
-                         c01 * id,
-                         (S[0][0] * S[2][2] - S[0][2] * S[2][0]) * id,
-                         (S[0][2] * S[1][0] - S[0][0] * S[1][2]) * id,
-                         c02 * id,
-                         (S[0][1] * S[2][0] - S[0][0] * S[2][1]) * id,
-                         (S[0][0] * S[1][1] - S[0][1] * S[1][0]) * id};
+  const double inv[9] = {
+      c00 * id, (S[0][2] * S[2][1] - S[0][1] * S[2][2]) * id, (S[0][1] * S[1][2] - S[0][2] * S[1][1]) * id,
+      c01 * id, (S[0][0] * S[2][2] - S[0][2] * S[2][0]) * id, (S[0][2] * S[1][0] - S[0][0] * S[1][2]) * id,
+      c02 * id, (S[0][1] * S[2][0] - S[0][0] * S[2][1]) * id, (S[0][0] * S[1][1] - S[0][1] * S[1][0]) * id};
   for (int c = 0; c < 3; ++c) out[c] = static_cast<float>(mu[c]);
   for (int i = 0; i < 9; ++i) out[3 + i] = static_cast<float>(inv[i]);
 }

@@ -13,6 +13,8 @@
 // The CPU splits the n! ranks into chunks, decodes each chunk's first permutation and walks the
 // rest with std::next_permutation (which enumerates ranks in order). O(n! * 2n).
 //
+#include "winnow/puzzle.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -23,7 +25,6 @@
 #include "puzzle/backends.hpp"
 #include "puzzle/measures.hpp"
 #include "winnow/error.hpp"
-#include "winnow/puzzle.hpp"
 
 namespace winnow::puzzle {
 
@@ -45,8 +46,7 @@ Grid grid_from_shape(std::int64_t width, std::int64_t height, int rows, int cols
 }
 
 Grid grid_from_tile(std::int64_t width, std::int64_t height, int tile, std::string_view what) {
-  if (tile < 2)
-    throw InputError(std::string(what) + ": tile size " + std::to_string(tile) + " px must be at least 2");
+  if (tile < 2) throw InputError(std::string(what) + ": tile size " + std::to_string(tile) + " px must be at least 2");
   if (width / tile < 1 || height / tile < 1)
     throw InputError(std::string(what) + ": " + std::to_string(tile) + "-px tiles do not fit a " +
                      std::to_string(width) + "x" + std::to_string(height) + " image");
@@ -169,8 +169,8 @@ std::vector<int> solve_exhaustive(const Compatibility& compat, int rows, int col
   if (rows < 1 || cols < 1 || rows * cols != compat.n)
     throw InputError("exhaustive search: grid does not match the compatibility matrix");
   if (compat.n > kMaxExhaustiveTiles)
-    throw InputError("exhaustive search takes at most " + std::to_string(kMaxExhaustiveTiles) + " tiles; this grid has " +
-                     std::to_string(compat.n) + " (use the greedy method)");
+    throw InputError("exhaustive search takes at most " + std::to_string(kMaxExhaustiveTiles) +
+                     " tiles; this grid has " + std::to_string(compat.n) + " (use the greedy method)");
   const Backend b = resolve_backend(backend);
 #ifdef WINNOW_HAVE_CUDA
   if (b == Backend::cuda) return dp::cuda::exhaustive(compat, rows, cols);

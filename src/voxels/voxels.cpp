@@ -60,7 +60,9 @@ struct Key {
 template <>
 struct Key<std::int8_t> {
   using type = std::uint8_t;
-  static constexpr std::uint8_t map(std::int8_t v) { return static_cast<std::uint8_t>(static_cast<std::uint8_t>(v) ^ 0x80u); }
+  static constexpr std::uint8_t map(std::int8_t v) {
+    return static_cast<std::uint8_t>(static_cast<std::uint8_t>(v) ^ 0x80u);
+  }
 };
 template <>
 struct Key<std::int16_t> {
@@ -171,8 +173,7 @@ Voxels<T> compact_voxels(VolumeView<const T> volume, const VoxelSelection& selec
   const auto keys = keys_of(volume, staging);
   if (keys.size() >= (std::uint64_t{1} << 32))
     decode(volume, kept_indices<std::uint64_t>(keys, pred, compact_options), result);
-  else
-    decode(volume, kept_indices<std::uint32_t>(keys, pred, compact_options), result);
+  else decode(volume, kept_indices<std::uint32_t>(keys, pred, compact_options), result);
 
   result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -1,8 +1,7 @@
 #include "common/cli_runner.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,7 +53,8 @@ CliResult run_cli(const std::vector<std::string>& args) {
 
 TempDir::TempDir() {
   std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() / ("winnow-test-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  path_ =
+      std::filesystem::temp_directory_path() / ("winnow-test-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
   std::filesystem::create_directories(path_);
 }
 TempDir::~TempDir() {

@@ -32,7 +32,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-inline std::filesystem::path data_path(const std::string& name) { return std::filesystem::path(WINNOW_DATA_DIR) / name; }
+inline std::filesystem::path data_path(const std::string& name) {
+  return std::filesystem::path(WINNOW_DATA_DIR) / name;
+}
 inline std::filesystem::path test_data_path(const std::string& name) {
   return std::filesystem::path(WINNOW_TEST_DATA_DIR) / name;
 }

@@ -14,9 +14,26 @@ namespace winnow::test {
 /// Sizes around the pyramid's thread runs (32 counts), tiles (8192 counts, 32768 bits; the CPU's
 /// 65536), window of 4096 outputs, and the top's chunk of 16384 tiles.
 inline const std::vector<std::uint64_t>& expand_sizes() {
-  static const std::vector<std::uint64_t> sizes = {1,    2,    3,     4,     5,     31,          32,
-                                                   33,   255,  256,   257,   1023,  1024,        1025,
-                                                   4095, 4096, 4097,  65535, 65537, (1u << 20) + 1,
+  static const std::vector<std::uint64_t> sizes = {1,
+                                                   2,
+                                                   3,
+                                                   4,
+                                                   5,
+                                                   31,
+                                                   32,
+                                                   33,
+                                                   255,
+                                                   256,
+                                                   257,
+                                                   1023,
+                                                   1024,
+                                                   1025,
+                                                   4095,
+                                                   4096,
+                                                   4097,
+                                                   65535,
+                                                   65537,
+                                                   (1u << 20) + 1,
                                                    (1u << 24) + 3};
   return sizes;
 }

@@ -12,14 +12,14 @@ bool gpu_required();
 
 /// Ends a test that cannot run without the GPU: skipped, or failed under WINNOW_REQUIRE_GPU=1.
 /// `why` is a string literal saying what is missing.
-#define WINNOW_GPU_MISSING(why)                                                                   \
-  do {                                                                                            \
-    if (::winnow::test::gpu_required()) FAIL() << "WINNOW_REQUIRE_GPU=1 but " why;                \
-    GTEST_SKIP() << why;                                                                          \
+#define WINNOW_GPU_MISSING(why)                                                    \
+  do {                                                                             \
+    if (::winnow::test::gpu_required()) FAIL() << "WINNOW_REQUIRE_GPU=1 but " why; \
+    GTEST_SKIP() << why;                                                           \
   } while (0)
 
 /// Put first in a test body that needs the GPU.
-#define WINNOW_REQUIRE_CUDA_OR_SKIP()                                                              \
-  do {                                                                                            \
-    if (!::winnow::test::gpu_ready()) WINNOW_GPU_MISSING("no CUDA device answers");              \
+#define WINNOW_REQUIRE_CUDA_OR_SKIP()                                               \
+  do {                                                                              \
+    if (!::winnow::test::gpu_ready()) WINNOW_GPU_MISSING("no CUDA device answers"); \
   } while (0)

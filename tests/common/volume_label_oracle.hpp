@@ -26,7 +26,7 @@ struct OracleComponent {
 };
 
 struct OracleLabeling {
-  std::vector<std::uint64_t> labels;  ///< nx * ny * nz, contiguous, 0 background
+  std::vector<std::uint64_t> labels;        ///< nx * ny * nz, contiguous, 0 background
   std::vector<OracleComponent> components;  ///< components[i] is label i + 1
 };
 

@@ -68,43 +68,37 @@ class CompactWorkspace {
 /// Keeps d_in[i] matching `pred`; writes them to d_out and the count to *d_count.
 /// `options.backend` is ignored. Throws BackendError on a CUDA error.
 template <class T>
-void compact(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, T* d_out,
-             std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options,
-             cudaStream_t stream);
+void compact(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, T* d_out, std::uint64_t* d_count,
+             const Predicate& pred, const CompactOptions& options, cudaStream_t stream);
 template <class T>
-void compact(DeviceAllocator& alloc, const T* d_in, std::uint64_t n, T* d_out,
-             std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options,
-             cudaStream_t stream);
+void compact(DeviceAllocator& alloc, const T* d_in, std::uint64_t n, T* d_out, std::uint64_t* d_count,
+             const Predicate& pred, const CompactOptions& options, cudaStream_t stream);
 template <class T>
 void compact(CompactWorkspace& workspace, const T* d_in, std::uint64_t n, T* d_out, std::uint64_t* d_count,
              const Predicate& pred, const CompactOptions& options, cudaStream_t stream);
 
 /// Keeps d_in[i] where d_flags[i] != 0.
 template <class T>
-void compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags,
-                     std::uint64_t n, T* d_out, std::uint64_t* d_count, const CompactOptions& options,
-                     cudaStream_t stream);
+void compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n,
+                     T* d_out, std::uint64_t* d_count, const CompactOptions& options, cudaStream_t stream);
 template <class T>
 void compact_flagged(DeviceAllocator& alloc, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n, T* d_out,
                      std::uint64_t* d_count, const CompactOptions& options, cudaStream_t stream);
 template <class T>
-void compact_flagged(CompactWorkspace& workspace, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n,
-                     T* d_out, std::uint64_t* d_count, const CompactOptions& options, cudaStream_t stream);
+void compact_flagged(CompactWorkspace& workspace, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n, T* d_out,
+                     std::uint64_t* d_count, const CompactOptions& options, cudaStream_t stream);
 
 /// Writes the indices of the elements matching `pred` (ascending when options.order is stable).
 /// Throws InputError for 32-bit indices when n > 2^32.
 template <class T, class Index>  // Index: std::uint32_t (n <= 2^32) or std::uint64_t
-void compact_indices(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n,
-                     Index* d_out_indices, std::uint64_t* d_count, const Predicate& pred,
-                     const CompactOptions& options, cudaStream_t stream);
+void compact_indices(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, Index* d_out_indices,
+                     std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options, cudaStream_t stream);
 template <class T, class Index>
 void compact_indices(DeviceAllocator& alloc, const T* d_in, std::uint64_t n, Index* d_out_indices,
-                     std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options,
-                     cudaStream_t stream);
+                     std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options, cudaStream_t stream);
 template <class T, class Index>
 void compact_indices(CompactWorkspace& workspace, const T* d_in, std::uint64_t n, Index* d_out_indices,
-                     std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options,
-                     cudaStream_t stream);
+                     std::uint64_t* d_count, const Predicate& pred, const CompactOptions& options, cudaStream_t stream);
 
 /// Writes the indices i where d_flags[i] != 0 (no element array needed).
 void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_flags, std::uint64_t n,

@@ -24,10 +24,10 @@ using cudaStream_t = CUstream_st*;
 namespace winnow::cuda {
 
 void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_counts, std::uint64_t n,
-                         std::uint64_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total,
-                         std::uint64_t capacity, cudaStream_t stream, std::uint64_t* h_total = nullptr);
+                         std::uint64_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total, std::uint64_t capacity,
+                         cudaStream_t stream, std::uint64_t* h_total = nullptr);
 void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_counts, std::uint64_t n,
-                         std::uint32_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total,
-                         std::uint64_t capacity, cudaStream_t stream, std::uint64_t* h_total = nullptr);
+                         std::uint32_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total, std::uint64_t capacity,
+                         cudaStream_t stream, std::uint64_t* h_total = nullptr);
 
 }  // namespace winnow::cuda

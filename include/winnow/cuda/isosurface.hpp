@@ -43,8 +43,8 @@ struct DeviceMesh {
 /// Instantiated for std::uint8_t, std::uint16_t, std::int16_t, float, double.
 template <class T>
 void isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> volume, double level,
-                const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals,
-                cudaStream_t stream, std::uint64_t* h_totals = nullptr);
+                const IsosurfaceOptions& options, const DeviceMesh& out, std::uint64_t* d_totals, cudaStream_t stream,
+                std::uint64_t* h_totals = nullptr);
 
 /// The extraction alone, after a sizing call (zero capacities) of isosurface() on the same
 /// stream with the same d_temp, volume, level and options, d_temp untouched since: d_temp still

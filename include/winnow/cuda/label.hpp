@@ -104,7 +104,7 @@ inline VolumeComponentStats to_volume_component_stats(const RawVolumeComponentSt
 /// style (see the top of this header).
 template <class T>
 concept VolumeVoxel = std::same_as<T, std::uint8_t> || std::same_as<T, std::uint16_t> ||
-                      std::same_as<T, std::uint32_t> || std::same_as<T, std::uint64_t>;
+    std::same_as<T, std::uint32_t> || std::same_as<T, std::uint64_t>;
 
 /// Voxels of type T: std::uint8_t, std::uint16_t, std::uint32_t or std::uint64_t (the library
 /// instantiates these four).

@@ -49,8 +49,7 @@ void label_statistics(void* d_temp, std::size_t& temp_bytes, VolumeView<const L>
 /// The same with `intensity` (device memory, the labels' size, any strides with x adjacent), of
 /// the intensity types of the host API.
 template <class L, class V>
-void label_statistics(void* d_temp, std::size_t& temp_bytes, VolumeView<const L> labels,
-                      VolumeView<const V> intensity, std::uint64_t m, bool background_only,
-                      const DeviceLabelStatistics& out, cudaStream_t stream);
+void label_statistics(void* d_temp, std::size_t& temp_bytes, VolumeView<const L> labels, VolumeView<const V> intensity,
+                      std::uint64_t m, bool background_only, const DeviceLabelStatistics& out, cudaStream_t stream);
 
 }  // namespace winnow::cuda

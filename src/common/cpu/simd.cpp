@@ -100,9 +100,11 @@ HWY_INLINE auto Cmp(V a, V b) {
   if constexpr (op == CompareOp::greater) return a > b;
   else if constexpr (op == CompareOp::less) return b > a;
   else if constexpr (op == CompareOp::greater_equal) {
-    if constexpr (is_float) return a >= b; else return hn::Not(b > a);
+    if constexpr (is_float) return a >= b;
+    else return hn::Not(b > a);
   } else if constexpr (op == CompareOp::less_equal) {
-    if constexpr (is_float) return b >= a; else return hn::Not(a > b);
+    if constexpr (is_float) return b >= a;
+    else return hn::Not(a > b);
   } else if constexpr (op == CompareOp::equal) return a == b;
   else return hn::Not(a == b);
 }
@@ -118,9 +120,8 @@ template <class T>
 HWY_INLINE std::uint64_t MatchNonzero(const T* in, std::size_t n, std::uint64_t* bits) {
   using U = hwy::MakeUnsigned<T>;
   const hn::ScalableTag<U> d;
-  return MatchLoop(d, reinterpret_cast<const U*>(in), n, bits, [](auto dd, const U* p) {
-    return hn::Not(hn::LoadU(dd, p) == hn::Zero(dd));
-  });
+  return MatchLoop(d, reinterpret_cast<const U*>(in), n, bits,
+                   [](auto dd, const U* p) { return hn::Not(hn::LoadU(dd, p) == hn::Zero(dd)); });
 }
 
 template <class T>
@@ -140,8 +141,7 @@ HWY_INLINE std::uint64_t MatchArith(const T* in, std::size_t n, const Predicate&
 
 // Rgba8 as little-endian u32 lanes: r bits 0..7, g 8..15, b 16..23, a 24..31.
 template <bool kLuminance, CompareOp op>
-HWY_INLINE std::uint64_t MatchRgba8Key(const std::uint32_t* in, std::size_t n, std::uint32_t t,
-                                       std::uint64_t* bits) {
+HWY_INLINE std::uint64_t MatchRgba8Key(const std::uint32_t* in, std::size_t n, std::uint32_t t, std::uint64_t* bits) {
   const hn::ScalableTag<std::uint32_t> d;
   const auto vt = hn::Set(d, t);
   return MatchLoop(d, in, n, bits, [vt](auto dd, const std::uint32_t* p) {
@@ -151,8 +151,8 @@ HWY_INLINE std::uint64_t MatchRgba8Key(const std::uint32_t* in, std::size_t n, s
       const auto r = hn::And(v, ff);
       const auto g = hn::And(hn::ShiftRight<8>(v), ff);
       const auto b = hn::And(hn::ShiftRight<16>(v), ff);
-      const auto lum = hn::Add(hn::Add(hn::Mul(r, hn::Set(dd, 299u)), hn::Mul(g, hn::Set(dd, 587u))),
-                               hn::Mul(b, hn::Set(dd, 114u)));
+      const auto lum =
+          hn::Add(hn::Add(hn::Mul(r, hn::Set(dd, 299u)), hn::Mul(g, hn::Set(dd, 587u))), hn::Mul(b, hn::Set(dd, 114u)));
       return Cmp<op>(lum, vt);
     } else {
       return Cmp<op>(hn::ShiftRight<24>(v), vt);
@@ -161,8 +161,7 @@ HWY_INLINE std::uint64_t MatchRgba8Key(const std::uint32_t* in, std::size_t n, s
 }
 
 template <bool kLuminance>
-HWY_INLINE std::uint64_t MatchRgba8Op(const std::uint32_t* in, std::size_t n, const Predicate& p,
-                                      std::uint64_t* bits) {
+HWY_INLINE std::uint64_t MatchRgba8Op(const std::uint32_t* in, std::size_t n, const Predicate& p, std::uint64_t* bits) {
   const auto t = static_cast<std::uint32_t>(p.threshold_bits);
   switch (p.op) {
     case CompareOp::greater: return MatchRgba8Key<kLuminance, CompareOp::greater>(in, n, t, bits);
@@ -201,8 +200,8 @@ std::uint64_t FlagBits(const std::uint8_t* flags, std::size_t n, std::uint64_t* 
 
 // Compresses vectors of `gen(j)` (lanes j..j+N of the chunk) by bits into out[o..], never past limit.
 template <class D, class Gen>
-HWY_INLINE void EmitLoop(D d, std::size_t n, const std::uint64_t* HWY_RESTRICT bits,
-                         hn::TFromD<D>* HWY_RESTRICT out, std::size_t limit, Gen gen) {
+HWY_INLINE void EmitLoop(D d, std::size_t n, const std::uint64_t* HWY_RESTRICT bits, hn::TFromD<D>* HWY_RESTRICT out,
+                         std::size_t limit, Gen gen) {
   using T = hn::TFromD<D>;
   const std::size_t N = hn::Lanes(d);
   const std::uint64_t lane_mask = N >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << N) - 1);
@@ -257,7 +256,8 @@ template <class U>
 HWY_INLINE void EmitIndex(U first, std::size_t n, const std::uint64_t* bits, U* out, std::size_t limit) {
   const hn::ScalableTag<U> d;
   const auto iota = hn::Iota(d, first);
-  EmitLoop(d, n, bits, out, limit, [iota](auto dd, std::size_t i) { return hn::Add(iota, hn::Set(dd, static_cast<U>(i))); });
+  EmitLoop(d, n, bits, out, limit,
+           [iota](auto dd, std::size_t i) { return hn::Add(iota, hn::Set(dd, static_cast<U>(i))); });
 }
 void EmitIndex32(std::uint32_t first, std::size_t n, const std::uint64_t* bits, std::uint32_t* out, std::size_t limit) {
   EmitIndex<std::uint32_t>(first, n, bits, out, limit);

@@ -32,10 +32,8 @@ void emit_values(std::size_t elem_size, const void* in, std::size_t n, const std
                  std::size_t limit);
 
 /// Writes first + i for each kept i of [0, n), at most `limit` of them.
-void emit_index32(std::uint32_t first, std::size_t n, const std::uint64_t* bits, std::uint32_t* out,
-                  std::size_t limit);
-void emit_index64(std::uint64_t first, std::size_t n, const std::uint64_t* bits, std::uint64_t* out,
-                  std::size_t limit);
+void emit_index32(std::uint32_t first, std::size_t n, const std::uint64_t* bits, std::uint32_t* out, std::size_t limit);
+void emit_index64(std::uint64_t first, std::size_t n, const std::uint64_t* bits, std::uint64_t* out, std::size_t limit);
 
 /// The instruction set the kernels run with (e.g. "AVX3_DL"), for benchmark reports.
 const char* target_name();

@@ -18,11 +18,10 @@ namespace winnow::detail::cuda {
 
 }  // namespace winnow::detail::cuda
 
-#define WINNOW_CUDA_CHECK(call)                                                              \
-  do {                                                                                       \
-    cudaError_t winnow_err_ = (call);                                                        \
-    if (winnow_err_ != cudaSuccess)                                                          \
-      ::winnow::detail::cuda::throw_cuda_error(winnow_err_, #call, __FILE__, __LINE__);       \
+#define WINNOW_CUDA_CHECK(call)                                                                                       \
+  do {                                                                                                                \
+    cudaError_t winnow_err_ = (call);                                                                                 \
+    if (winnow_err_ != cudaSuccess) ::winnow::detail::cuda::throw_cuda_error(winnow_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 /// After a <<<...>>> launch: catches bad configurations at once (asynchronous faults surface at

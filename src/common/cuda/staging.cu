@@ -64,7 +64,8 @@ void copy_rows(char* dst, std::size_t dst_pitch, const char* src, std::size_t sr
     const std::size_t part = (total + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int t = 0; t < threads; ++t) {
-      const std::size_t begin = std::min(total, static_cast<std::size_t>(t) * part), end = std::min(total, begin + part);
+      const std::size_t begin = std::min(total, static_cast<std::size_t>(t) * part),
+                        end = std::min(total, begin + part);
       if (end > begin) std::memcpy(dst + begin, src + begin, end - begin);
     }
     return;
@@ -120,8 +121,9 @@ void copy_to_host(void* dst, std::size_t dst_pitch, const void* src, std::size_t
   auto enqueue = [&](std::size_t k) {
     const Segment& g = seg[k];
     const int b = static_cast<int>(k % kBuffers);
-    WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(st.buffer[b], g.bytes, static_cast<const char*>(src) + g.row * src_pitch + g.offset,
-                                        src_pitch, g.bytes, g.rows, cudaMemcpyDeviceToHost, stream));
+    WINNOW_CUDA_CHECK(cudaMemcpy2DAsync(st.buffer[b], g.bytes,
+                                        static_cast<const char*>(src) + g.row * src_pitch + g.offset, src_pitch,
+                                        g.bytes, g.rows, cudaMemcpyDeviceToHost, stream));
     WINNOW_CUDA_CHECK(cudaEventRecord(st.free[b], stream));
   };
   const std::size_t ahead = kBuffers - 1;  // transfers queued beyond the segment being copied out

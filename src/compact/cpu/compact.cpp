@@ -27,8 +27,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "compact/backends.hpp"
 #include "common/cpu/simd.hpp"
+#include "compact/backends.hpp"
 #include "histopyramid/histopyramid.hpp"
 #include "winnow/error.hpp"
 
@@ -106,9 +106,7 @@ struct Chunks {
     if (kept == 0 || offset >= r.out_capacity) return;
     const auto limit = static_cast<std::size_t>(std::min(kept, r.out_capacity - offset));
     switch (r.output) {
-      case OutputKind::values:
-        emit_values(r.in + lo, len, bits, static_cast<T*>(r.out) + offset, limit);
-        break;
+      case OutputKind::values: emit_values(r.in + lo, len, bits, static_cast<T*>(r.out) + offset, limit); break;
       case OutputKind::index32:
         simd::emit_index32(static_cast<std::uint32_t>(lo), len, bits, static_cast<std::uint32_t*>(r.out) + offset,
                            limit);

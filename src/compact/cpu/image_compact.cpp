@@ -71,9 +71,8 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
   const std::uint64_t pixels = static_cast<std::uint64_t>(image.width) * static_cast<std::uint64_t>(image.height);
   const std::uint32_t t = luminance_threshold_milli(options.threshold);
   // pixel_key_milli(p) > t, as a Predicate: luminance_milli > t, or 1000 * a > t <=> a > t / 1000.
-  const Predicate pred = options.key == PixelKey::luminance
-                             ? Predicate{KeyKind::luminance, CompareOp::greater, t}
-                             : Predicate{KeyKind::alpha, CompareOp::greater, t / 1000};
+  const Predicate pred = options.key == PixelKey::luminance ? Predicate{KeyKind::luminance, CompareOp::greater, t}
+                                                            : Predicate{KeyKind::alpha, CompareOp::greater, t / 1000};
   const CompactOptions copt{Order::stable, CompactAlgorithm::group_scan, Backend::cpu};
 
   const auto start = std::chrono::steady_clock::now();
@@ -81,12 +80,13 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
   packed.resize(pixels);
   std::size_t kept = 0;
   if (image.contiguous()) {
-    kept = compact_indices<Rgba8>(std::span<const Rgba8>(image.data, pixels), pred,
-                                  std::span<std::uint32_t>(packed), copt);
+    kept = compact_indices<Rgba8>(std::span<const Rgba8>(image.data, pixels), pred, std::span<std::uint32_t>(packed),
+                                  copt);
   } else {
     for (std::int64_t y = 0; y < image.height; ++y) {
-      const std::size_t k = compact_indices<Rgba8>(std::span<const Rgba8>(image.row(y), static_cast<std::size_t>(image.width)),
-                                                   pred, std::span<std::uint32_t>(packed).subspan(kept), copt);
+      const std::size_t k =
+          compact_indices<Rgba8>(std::span<const Rgba8>(image.row(y), static_cast<std::size_t>(image.width)), pred,
+                                 std::span<std::uint32_t>(packed).subspan(kept), copt);
       const auto row0 = static_cast<std::uint32_t>(y * image.width);
       for (std::size_t i = kept; i < kept + k; ++i) packed[i] += row0;
       kept += k;

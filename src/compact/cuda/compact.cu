@@ -86,15 +86,13 @@ void compact_flagged_indices(void* d_temp, std::size_t& temp_bytes, const std::u
   flagged_indices(d_temp, temp_bytes, d_flags, n, d_out, d_count, o, stream);
 }
 
-void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n,
-                             std::uint32_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
-                             cudaStream_t stream) {
+void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n, std::uint32_t* d_out,
+                             std::uint64_t* d_count, const CompactOptions& o, cudaStream_t stream) {
   std::size_t bytes = 0;
   flagged_indices(nullptr, bytes, d_flags, n, d_out, d_count, o, stream, &ws.state());
 }
-void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n,
-                             std::uint64_t* d_out, std::uint64_t* d_count, const CompactOptions& o,
-                             cudaStream_t stream) {
+void compact_flagged_indices(CompactWorkspace& ws, const std::uint8_t* d_flags, std::uint64_t n, std::uint64_t* d_out,
+                             std::uint64_t* d_count, const CompactOptions& o, cudaStream_t stream) {
   std::size_t bytes = 0;
   flagged_indices(nullptr, bytes, d_flags, n, d_out, d_count, o, stream, &ws.state());
 }

@@ -46,8 +46,7 @@ inline unsigned grid_for(std::uint64_t blocks) {
 /// Blocks of a persistent kernel: as many as fit on the device at once, at most one per tile.
 template <auto Kernel>
 unsigned persistent_grid(std::uint64_t tiles) {
-  static const int per_sm =
-      resident_blocks_per_multiprocessor(reinterpret_cast<const void*>(Kernel), kern::kThreads);
+  static const int per_sm = resident_blocks_per_multiprocessor(reinterpret_cast<const void*>(Kernel), kern::kThreads);
   return grid_for(std::min<std::uint64_t>(tiles, static_cast<std::uint64_t>(per_sm) * multiprocessor_count()));
 }
 
@@ -57,8 +56,8 @@ inline bool aligned_to(const void* p, std::size_t a) { return reinterpret_cast<s
 /// d_temp and temp_bytes are ignored and the workspace provides (and keeps ready) the storage.
 template <class Src, class Sink>
 void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint64_t* d_count,
-                    CompactAlgorithm algorithm, Order order, void* d_temp, std::size_t& temp_bytes,
-                    cudaStream_t stream, WorkspaceState* ws = nullptr) {
+                    CompactAlgorithm algorithm, Order order, void* d_temp, std::size_t& temp_bytes, cudaStream_t stream,
+                    WorkspaceState* ws = nullptr) {
   using Tn = kern::Tuning<Src::size>;
   using kern::kThreads;
   const std::uint64_t num_tiles = (n + Tn::tile - 1) / Tn::tile;
@@ -95,8 +94,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
                           stream);
       at_pyramid = layout.take(pyramid_bytes);
       break;
-    default:
-      throw BackendError("compaction: unknown CUDA algorithm");
+    default: throw BackendError("compaction: unknown CUDA algorithm");
   }
   const std::size_t needed = std::max<std::size_t>(layout.size, 256);
   if (ws) {
@@ -149,9 +147,9 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
           else if (order != Order::stable)
             SmemCompaction<SmemAnyTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           else if (small_input)
-            SmemCompaction<SmemStableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
-          else
-            SmemCompaction<SmemStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
+            SmemCompaction<SmemStableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream,
+                                                                     ws);
+          else SmemCompaction<SmemStableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream, ws);
           break;
         }
       }
@@ -159,8 +157,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
         // Decoupled look-back, one tile per block; policies in compact_lookback.cuh.
         if (small_input)
           StableLookback<StableTuningSmall, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
-        else
-          StableLookback<StableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
+        else StableLookback<StableTuning, Src, Sink>::launch(src, sink, n, d_count, temp + at_status, stream);
         break;
       }
       kern::StreamArgs a;
@@ -181,14 +178,14 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
       if (algorithm == CompactAlgorithm::block_ballot) {
         kern::ballot_count_kernel<Src><<<tiles, kThreads, 0, stream>>>(src, n, counts, num_tiles);
       } else {
-        kern::group_count_kernel<Src><<<grid_for((parts + 1 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-            src, n, counts, parts);
+        kern::group_count_kernel<Src>
+            <<<grid_for((parts + 1 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, n, counts, parts);
       }
       WINNOW_CUDA_CHECK_LAUNCH();
       scan_counts(temp + at_scan, scan_bytes, counts, offsets, parts + 1, stream);
       if (algorithm == CompactAlgorithm::group_scan) {
-        kern::group_relocate_kernel<Src, Sink><<<grid_for((parts + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-            src, sink, n, offsets, parts);
+        kern::group_relocate_kernel<Src, Sink>
+            <<<grid_for((parts + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, sink, n, offsets, parts);
       } else if (order == Order::stable) {
         kern::TileArgs a;
         a.n = n;
@@ -200,8 +197,8 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
         kern::ballot_scatter_any_kernel<Src, Sink><<<tiles, kThreads, 0, stream>>>(src, sink, n, offsets);
       }
       WINNOW_CUDA_CHECK_LAUNCH();
-      WINNOW_CUDA_CHECK(cudaMemcpyAsync(d_count, offsets + parts, sizeof(std::uint64_t), cudaMemcpyDeviceToDevice,
-                                        stream));
+      WINNOW_CUDA_CHECK(
+          cudaMemcpyAsync(d_count, offsets + parts, sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, stream));
       break;
     }
     case CompactAlgorithm::histopyramid: {
@@ -223,8 +220,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
                           stream);
       break;
     }
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -257,9 +253,9 @@ void device_compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in
 }
 
 template <class T, class Index>
-void device_compact_indices(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n,
-                            Index* d_out, std::uint64_t* d_count, const Predicate& pred, const CompactOptions& o,
-                            cudaStream_t stream, WorkspaceState* ws = nullptr) {
+void device_compact_indices(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, Index* d_out,
+                            std::uint64_t* d_count, const Predicate& pred, const CompactOptions& o, cudaStream_t stream,
+                            WorkspaceState* ws = nullptr) {
   if (sizeof(Index) == 4 && n > (std::uint64_t{1} << 32))
     throw InputError("compact_indices: 32-bit indices cannot address " + std::to_string(n) + " elements");
   const kern::PredSource<T> src{d_in, pred, aligned_to(d_in, 16)};
@@ -306,8 +302,8 @@ std::uint64_t host_compact(const CompactRequest<T>& r) {
     void* out = d_out.get();
     if (r.flags) {
       if (r.output == OutputKind::values)
-        device_compact_flagged<T>(d_temp, bytes, d_in.get(), d_flags.get(), r.n, static_cast<T*>(out), d_count.get(),
-                                  o, s);
+        device_compact_flagged<T>(d_temp, bytes, d_in.get(), d_flags.get(), r.n, static_cast<T*>(out), d_count.get(), o,
+                                  s);
       else if (r.output == OutputKind::index32)
         winnow::cuda::compact_flagged_indices(d_temp, bytes, d_flags.get(), r.n, static_cast<std::uint32_t*>(out),
                                               d_count.get(), o, s);
@@ -346,8 +342,8 @@ std::uint64_t host_compact(const CompactRequest<T>& r) {
 
 namespace winnow::cuda {
 template <class T>
-void compact(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, T* d_out,
-             std::uint64_t* d_count, const Predicate& pred, const CompactOptions& o, cudaStream_t s) {
+void compact(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::uint64_t n, T* d_out, std::uint64_t* d_count,
+             const Predicate& pred, const CompactOptions& o, cudaStream_t s) {
   detail::cuda::device_compact<T>(d_temp, temp_bytes, d_in, n, d_out, d_count, pred, o, s);
 }
 template <class T>
@@ -376,8 +372,8 @@ void compact_indices(CompactWorkspace& ws, const T* d_in, std::uint64_t n, Index
   detail::cuda::device_compact_indices<T, Index>(nullptr, bytes, d_in, n, d_out, d_count, pred, o, s, &ws.state());
 }
 template <class T>
-void compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags,
-                     std::uint64_t n, T* d_out, std::uint64_t* d_count, const CompactOptions& o, cudaStream_t s) {
+void compact_flagged(void* d_temp, std::size_t& temp_bytes, const T* d_in, const std::uint8_t* d_flags, std::uint64_t n,
+                     T* d_out, std::uint64_t* d_count, const CompactOptions& o, cudaStream_t s) {
   detail::cuda::device_compact_flagged<T>(d_temp, temp_bytes, d_in, d_flags, n, d_out, d_count, o, s);
 }
 template <class T>
@@ -409,46 +405,37 @@ std::uint64_t compact(const CompactRequest<T>& r) {
 }  // namespace winnow::detail::cuda
 
 /// Explicit instantiation of the device API and the host wrapper for one element type.
-#define WINNOW_CUDA_COMPACT_INSTANTIATE(T)                                                                        \
-  template void winnow::cuda::compact<T>(void*, std::size_t&, const T*, std::uint64_t, T*, std::uint64_t*,       \
-                                         const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t); \
-  template void winnow::cuda::compact<T>(winnow::cuda::DeviceAllocator&, const T*, std::uint64_t, T*,            \
-                                         std::uint64_t*, const winnow::Predicate&, const winnow::CompactOptions&, \
-                                         cudaStream_t);                                                           \
-  template void winnow::cuda::compact_flagged<T>(void*, std::size_t&, const T*, const std::uint8_t*,             \
-                                                 std::uint64_t, T*, std::uint64_t*,                               \
-                                                 const winnow::CompactOptions&, cudaStream_t);                    \
-  template void winnow::cuda::compact_flagged<T>(winnow::cuda::DeviceAllocator&, const T*, const std::uint8_t*,  \
-                                                 std::uint64_t, T*, std::uint64_t*,                               \
-                                                 const winnow::CompactOptions&, cudaStream_t);                    \
-  template void winnow::cuda::compact_indices<T, std::uint32_t>(void*, std::size_t&, const T*, std::uint64_t,    \
-                                                                std::uint32_t*, std::uint64_t*,                   \
-                                                                const winnow::Predicate&,                         \
-                                                                const winnow::CompactOptions&, cudaStream_t);     \
-  template void winnow::cuda::compact_indices<T, std::uint64_t>(void*, std::size_t&, const T*, std::uint64_t,    \
-                                                                std::uint64_t*, std::uint64_t*,                   \
-                                                                const winnow::Predicate&,                         \
-                                                                const winnow::CompactOptions&, cudaStream_t);     \
-  template void winnow::cuda::compact_indices<T, std::uint32_t>(winnow::cuda::DeviceAllocator&, const T*,        \
-                                                                std::uint64_t, std::uint32_t*, std::uint64_t*,    \
-                                                                const winnow::Predicate&,                         \
-                                                                const winnow::CompactOptions&, cudaStream_t);     \
-  template void winnow::cuda::compact_indices<T, std::uint64_t>(winnow::cuda::DeviceAllocator&, const T*,        \
-                                                                std::uint64_t, std::uint64_t*, std::uint64_t*,    \
-                                                                const winnow::Predicate&,                         \
-                                                                const winnow::CompactOptions&, cudaStream_t);     \
-  template void winnow::cuda::compact<T>(winnow::cuda::CompactWorkspace&, const T*, std::uint64_t, T*,             \
-                                         std::uint64_t*, const winnow::Predicate&, const winnow::CompactOptions&, \
-                                         cudaStream_t);                                                           \
-  template void winnow::cuda::compact_flagged<T>(winnow::cuda::CompactWorkspace&, const T*, const std::uint8_t*, \
-                                                 std::uint64_t, T*, std::uint64_t*,                               \
-                                                 const winnow::CompactOptions&, cudaStream_t);                    \
-  template void winnow::cuda::compact_indices<T, std::uint32_t>(winnow::cuda::CompactWorkspace&, const T*,       \
-                                                                std::uint64_t, std::uint32_t*, std::uint64_t*,    \
-                                                                const winnow::Predicate&,                         \
-                                                                const winnow::CompactOptions&, cudaStream_t);     \
-  template void winnow::cuda::compact_indices<T, std::uint64_t>(winnow::cuda::CompactWorkspace&, const T*,       \
-                                                                std::uint64_t, std::uint64_t*, std::uint64_t*,    \
-                                                                const winnow::Predicate&,                         \
-                                                                const winnow::CompactOptions&, cudaStream_t);     \
+#define WINNOW_CUDA_COMPACT_INSTANTIATE(T)                                                                             \
+  template void winnow::cuda::compact<T>(void*, std::size_t&, const T*, std::uint64_t, T*, std::uint64_t*,             \
+                                         const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);       \
+  template void winnow::cuda::compact<T>(winnow::cuda::DeviceAllocator&, const T*, std::uint64_t, T*, std::uint64_t*,  \
+                                         const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);       \
+  template void winnow::cuda::compact_flagged<T>(void*, std::size_t&, const T*, const std::uint8_t*, std::uint64_t,    \
+                                                 T*, std::uint64_t*, const winnow::CompactOptions&, cudaStream_t);     \
+  template void winnow::cuda::compact_flagged<T>(winnow::cuda::DeviceAllocator&, const T*, const std::uint8_t*,        \
+                                                 std::uint64_t, T*, std::uint64_t*, const winnow::CompactOptions&,     \
+                                                 cudaStream_t);                                                        \
+  template void winnow::cuda::compact_indices<T, std::uint32_t>(                                                       \
+      void*, std::size_t&, const T*, std::uint64_t, std::uint32_t*, std::uint64_t*, const winnow::Predicate&,          \
+      const winnow::CompactOptions&, cudaStream_t);                                                                    \
+  template void winnow::cuda::compact_indices<T, std::uint64_t>(                                                       \
+      void*, std::size_t&, const T*, std::uint64_t, std::uint64_t*, std::uint64_t*, const winnow::Predicate&,          \
+      const winnow::CompactOptions&, cudaStream_t);                                                                    \
+  template void winnow::cuda::compact_indices<T, std::uint32_t>(                                                       \
+      winnow::cuda::DeviceAllocator&, const T*, std::uint64_t, std::uint32_t*, std::uint64_t*,                         \
+      const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);                                          \
+  template void winnow::cuda::compact_indices<T, std::uint64_t>(                                                       \
+      winnow::cuda::DeviceAllocator&, const T*, std::uint64_t, std::uint64_t*, std::uint64_t*,                         \
+      const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);                                          \
+  template void winnow::cuda::compact<T>(winnow::cuda::CompactWorkspace&, const T*, std::uint64_t, T*, std::uint64_t*, \
+                                         const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);       \
+  template void winnow::cuda::compact_flagged<T>(winnow::cuda::CompactWorkspace&, const T*, const std::uint8_t*,       \
+                                                 std::uint64_t, T*, std::uint64_t*, const winnow::CompactOptions&,     \
+                                                 cudaStream_t);                                                        \
+  template void winnow::cuda::compact_indices<T, std::uint32_t>(                                                       \
+      winnow::cuda::CompactWorkspace&, const T*, std::uint64_t, std::uint32_t*, std::uint64_t*,                        \
+      const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);                                          \
+  template void winnow::cuda::compact_indices<T, std::uint64_t>(                                                       \
+      winnow::cuda::CompactWorkspace&, const T*, std::uint64_t, std::uint64_t*, std::uint64_t*,                        \
+      const winnow::Predicate&, const winnow::CompactOptions&, cudaStream_t);                                          \
   template std::uint64_t winnow::detail::cuda::compact<T>(const winnow::detail::CompactRequest<T>&);

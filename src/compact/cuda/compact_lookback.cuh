@@ -58,8 +58,8 @@ struct StableLookback {
     constexpr auto kernel = &kern::compact_lookback_kernel<Src, Sink, Pol>;
     static const bool configured = [] {
       if (stage_bytes > 48 * 1024)
-        WINNOW_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(stage_bytes)));
+        WINNOW_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage_bytes)));
       return true;
     }();
     (void)configured;
@@ -162,8 +162,7 @@ struct SmemCompaction {
         k = ws->next_status;
         a.status = ws->status(k);
         a.status_to_clear = ws->status(1 - k);
-        if (ws->zero_prefix[k] < t)
-          WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));
+        if (ws->zero_prefix[k] < t) WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));
       } else {
         a.status = static_cast<std::uint64_t*>(temp);
         WINNOW_CUDA_CHECK(cudaMemsetAsync(a.status, 0, t * sizeof(std::uint64_t), stream));

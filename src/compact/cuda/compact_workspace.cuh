@@ -19,11 +19,11 @@ struct WorkspaceState {
   int device = -1;
   void* base = nullptr;
   std::size_t bytes = 0;
-  std::uint64_t status_capacity = 0;       // words in each of the two status arrays
-  std::size_t general_bytes = 0;           // temporaries of the other paths (reset before each use)
-  std::uint64_t zero_prefix[2] = {0, 0};   // status array k: words [0, zero_prefix[k]) are zero
-  bool counter_zero[2] = {false, false};   // counter k is zero
-  int next_status = 0, next_counter = 0;   // the array / counter the next call takes
+  std::uint64_t status_capacity = 0;      // words in each of the two status arrays
+  std::size_t general_bytes = 0;          // temporaries of the other paths (reset before each use)
+  std::uint64_t zero_prefix[2] = {0, 0};  // status array k: words [0, zero_prefix[k]) are zero
+  bool counter_zero[2] = {false, false};  // counter k is zero
+  int next_status = 0, next_counter = 0;  // the array / counter the next call takes
 
   ~WorkspaceState();
 

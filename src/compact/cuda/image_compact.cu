@@ -45,8 +45,8 @@ struct ImageKeySource {
   }
 };
 
-__global__ void gather_keys(const Rgba8* __restrict__ img, const std::uint32_t* __restrict__ index,
-                            std::uint32_t count, PixelKey key, std::uint32_t* __restrict__ keys) {
+__global__ void gather_keys(const Rgba8* __restrict__ img, const std::uint32_t* __restrict__ index, std::uint32_t count,
+                            PixelKey key, std::uint32_t* __restrict__ keys) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) keys[i] = pixel_key_milli(img[index[i]], key);
 }
@@ -100,8 +100,8 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
                                                                 static_cast<std::int64_t>(n), 0, end_bit, s));
     std::size_t asc_bytes = 0;
     WINNOW_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, asc_bytes, d_keys.get(), d_keys_sorted.get(),
-                                                      d_index.get(), d_index_sorted.get(),
-                                                      static_cast<std::int64_t>(n), 0, end_bit, s));
+                                                      d_index.get(), d_index_sorted.get(), static_cast<std::int64_t>(n),
+                                                      0, end_bit, s));
     sort_bytes = std::max(sort_bytes, asc_bytes);
     d_sort_temp = DeviceBuffer<unsigned char>(sort_bytes, s);
   }
@@ -139,8 +139,8 @@ ImageCompactResult compact_image(ImageView<const Rgba8> image, const ImageCompac
   if (sort) {
     result.sorted_index.resize(kept);
     if (kept)
-      WINNOW_CUDA_CHECK(cudaMemcpyAsync(result.sorted_index.data(), d_index_sorted.get(),
-                                        kept * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s));
+      WINNOW_CUDA_CHECK(cudaMemcpyAsync(result.sorted_index.data(), d_index_sorted.get(), kept * sizeof(std::uint32_t),
+                                        cudaMemcpyDeviceToHost, s));
   }
   WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
   return result;

@@ -10,11 +10,12 @@
 //            over tiles, dynamically scheduled since tiles differ in output).
 // Work O(n + total): the counts are read twice (64 KiB per tile), every output written once.
 // Stable: keys follow the input order.
+#include "histopyramid/histopyramid.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "histopyramid/histopyramid.hpp"
 #include "common/threads.hpp"
 
 namespace winnow::detail::cpu {

@@ -64,10 +64,10 @@
 namespace winnow::detail::cuda {
 namespace {
 
-constexpr int kThreads = 256;      // threads per tile
-constexpr unsigned kWindow = 4096; // output keys staged in shared memory per round
+constexpr int kThreads = 256;       // threads per tile
+constexpr unsigned kWindow = 4096;  // output keys staged in shared memory per round
 constexpr int kTopThreads = 1024;
-constexpr int kTopItems = 16;      // tile sums per thread and chunk of the top scan
+constexpr int kTopItems = 16;  // tile sums per thread and chunk of the top scan
 
 // ---- level 0 readers: each thread of tile t owns kItems consecutive elements ----------------
 
@@ -225,9 +225,9 @@ __global__ void __launch_bounds__(kThreads) tile_sums_kernel(Base base, std::uin
 
 /// Top: tile_offsets[t] = tile_sums[0] + ... + tile_sums[t - 1]; the total to d_total (and
 /// h_total). One block; `tiles` may be 0.
-__global__ void __launch_bounds__(kTopThreads) tile_offsets_kernel(const std::uint32_t* tile_sums, std::uint64_t tiles,
-                                                                   std::uint64_t* tile_offsets,
-                                                                   std::uint64_t* d_total, std::uint64_t* h_total) {
+__global__ void __launch_bounds__(kTopThreads)
+    tile_offsets_kernel(const std::uint32_t* tile_sums, std::uint64_t tiles, std::uint64_t* tile_offsets,
+                        std::uint64_t* d_total, std::uint64_t* h_total) {
   using Scan = cub::BlockScan<std::uint64_t, kTopThreads>;
   __shared__ typename Scan::TempStorage temp;
   std::uint64_t carry = 0;
@@ -252,8 +252,8 @@ __global__ void __launch_bounds__(kTopThreads) tile_offsets_kernel(const std::ui
 
 /// Output: tile blockIdx.x writes its keys [tile_offsets[t], + its sum), capped at `capacity`.
 template <class Base, class Out>
-__global__ void __launch_bounds__(kThreads) expand_kernel(Base base, const std::uint64_t* tile_offsets, Out out,
-                                                          std::uint64_t capacity) {
+__global__ void __launch_bounds__(kThreads)
+    expand_kernel(Base base, const std::uint64_t* tile_offsets, Out out, std::uint64_t capacity) {
   using Scan = cub::BlockScan<unsigned, kThreads>;
   __shared__ typename Scan::TempStorage scan_temp;
   __shared__ std::uint16_t s_elem[kWindow];
@@ -364,8 +364,8 @@ void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, HistoBase kind, 
   auto* temp = static_cast<char*>(d_temp);
   const bool aligned = reinterpret_cast<std::uintptr_t>(d_base) % 16 == 0;
   if (kind == HistoBase::bits)
-    run(BitsBase{static_cast<const std::uint32_t*>(d_base), n, (n + 31) / 32, aligned}, l, temp, out, d_total,
-        h_total, capacity, stream);
+    run(BitsBase{static_cast<const std::uint32_t*>(d_base), n, (n + 31) / 32, aligned}, l, temp, out, d_total, h_total,
+        capacity, stream);
   else
     run(Counts8Base{static_cast<const std::uint8_t*>(d_base), n, aligned}, l, temp, out, d_total, h_total, capacity,
         stream);
@@ -407,9 +407,9 @@ namespace winnow::cuda {
 
 namespace {
 template <class E>
-void expand_device(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_counts, std::uint64_t n,
-                   E* d_element, std::uint8_t* d_rank, std::uint64_t* d_total, std::uint64_t capacity,
-                   cudaStream_t stream, std::uint64_t* h_total) {
+void expand_device(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_counts, std::uint64_t n, E* d_element,
+                   std::uint8_t* d_rank, std::uint64_t* d_total, std::uint64_t capacity, cudaStream_t stream,
+                   std::uint64_t* h_total) {
   if (sizeof(E) == 4 && n > (std::uint64_t{1} << 32))
     throw InputError("histopyramid_expand: 32-bit elements cannot address " + std::to_string(n) + " counts");
   detail::ExpandTargets out;
@@ -422,13 +422,13 @@ void expand_device(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_
 }  // namespace
 
 void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_counts, std::uint64_t n,
-                         std::uint64_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total,
-                         std::uint64_t capacity, cudaStream_t stream, std::uint64_t* h_total) {
+                         std::uint64_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total, std::uint64_t capacity,
+                         cudaStream_t stream, std::uint64_t* h_total) {
   expand_device(d_temp, temp_bytes, d_counts, n, d_element, d_rank, d_total, capacity, stream, h_total);
 }
 void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, const std::uint8_t* d_counts, std::uint64_t n,
-                         std::uint32_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total,
-                         std::uint64_t capacity, cudaStream_t stream, std::uint64_t* h_total) {
+                         std::uint32_t* d_element, std::uint8_t* d_rank, std::uint64_t* d_total, std::uint64_t capacity,
+                         cudaStream_t stream, std::uint64_t* h_total) {
   expand_device(d_temp, temp_bytes, d_counts, n, d_element, d_rank, d_total, capacity, stream, h_total);
 }
 

@@ -38,14 +38,14 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
-#include <exception>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
-#include "common/threads.hpp"
 #include "common/cpu/simd.hpp"
+#include "common/threads.hpp"
 #include "isosurface/backends.hpp"
 #include "isosurface/cell.hpp"
 
@@ -119,7 +119,7 @@ class RowClassifier {
       constexpr double kMax = static_cast<double>(std::numeric_limits<T>::max());
       const double least_above = std::floor(level) + 1;  // the smallest integer > level
       const simd::Elem elem = std::is_same_v<T, std::uint8_t> ? simd::Elem::u8 : simd::Elem::u16;
-      if (!(least_above > 0)) set(elem, where(CompareOp::greater_equal, T{0}));       // all above
+      if (!(least_above > 0)) set(elem, where(CompareOp::greater_equal, T{0}));                 // all above
       else if (least_above > kMax) set(elem, where(CompareOp::greater, static_cast<T>(kMax)));  // none
       else set(elem, where(CompareOp::greater_equal, static_cast<T>(least_above)));
     }
@@ -158,7 +158,8 @@ class RowClassifier {
       return;
     }
     std::fill(above, above + (n + 63) / 64, Word{0});
-    for (std::int64_t x = 0; x < n; ++x) above[x >> 6] |= Word{iso::above(static_cast<double>(row[x]), level_)} << (x & 63);
+    for (std::int64_t x = 0; x < n; ++x)
+      above[x >> 6] |= Word{iso::above(static_cast<double>(row[x]), level_)} << (x & 63);
   }
 
  private:
@@ -175,9 +176,11 @@ template <class T>
 class SlabExtractor {
  public:
   SlabExtractor(VolumeView<const T> volume, double level, const IsosurfaceOptions& options)
-      : volume_(volume), level_(level), options_(options),
-        grid_{volume.nx, volume.ny, volume.nz, volume.sx, volume.sy, volume.sz, options.origin[0], options.origin[1],
-              options.origin[2]},
+      : volume_(volume),
+        level_(level),
+        options_(options),
+        grid_{volume.nx, volume.ny,         volume.nz,         volume.sx,        volume.sy,
+              volume.sz, options.origin[0], options.origin[1], options.origin[2]},
         classifier_(level),
         words_((volume.nx + 63) / 64) {
     const auto plane = static_cast<std::size_t>(words_ * volume.ny);
@@ -215,9 +218,7 @@ class SlabExtractor {
   }
 
  private:
-  double value(std::int64_t x, std::int64_t y, std::int64_t z) const {
-    return static_cast<double>(volume_(x, y, z));
-  }
+  double value(std::int64_t x, std::int64_t y, std::int64_t z) const { return static_cast<double>(volume_(x, y, z)); }
 
   // classify, number_layer and cell_layer run once per layer; they are kept out of line so that
   // profiles show the three steps apart.
@@ -259,8 +260,8 @@ class SlabExtractor {
             next_index += static_cast<std::uint64_t>(popcount3(mask));
           }
         } else {
-          next_index +=
-              static_cast<std::uint64_t>(bit_count(owners.slot[0]) + bit_count(owners.slot[1]) + bit_count(owners.slot[2]));
+          next_index += static_cast<std::uint64_t>(bit_count(owners.slot[0]) + bit_count(owners.slot[1]) +
+                                                   bit_count(owners.slot[2]));
         }
       }
     return next_index;
@@ -367,7 +368,7 @@ class SlabExtractor {
   IsosurfaceOptions options_;
   Grid grid_;
   RowClassifier<T> classifier_;  // holds a layer's bit stream: one per thread
-  std::int64_t words_;  // words per row
+  std::int64_t words_;           // words per row
   std::vector<Word> edge_x_;
   LayerBits classes_[3];
   LayerNumbering numbering_[2];
@@ -426,7 +427,8 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   mesh.vertex_keys.clear();
   if (volume.nx < 2 || volume.ny < 2 || volume.nz < 2) return;  // no cells: no surface
   const int threads = cpu_threads();
-  const std::vector<std::int64_t> starts = slab_starts(volume.nx, volume.ny, volume.nz, options.max_slab_voxels, threads);
+  const std::vector<std::int64_t> starts =
+      slab_starts(volume.nx, volume.ny, volume.nz, options.max_slab_voxels, threads);
   const auto slabs = static_cast<std::int64_t>(starts.size()) - 1;
   using Counts = typename SlabExtractor<T>::Counts;
   std::vector<Counts> offsets(static_cast<std::size_t>(slabs) + 1);
@@ -437,7 +439,8 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   std::atomic<std::int64_t> next_to_count{0}, next_to_emit{0};
   std::atomic<std::uint64_t> layers_done{0};  // of 2 nz: both passes
   const auto report = [&](std::int64_t layers) {
-    const std::uint64_t done = layers_done.fetch_add(static_cast<std::uint64_t>(layers)) + static_cast<std::uint64_t>(layers);
+    const std::uint64_t done =
+        layers_done.fetch_add(static_cast<std::uint64_t>(layers)) + static_cast<std::uint64_t>(layers);
     if (options.progress) options.progress(done, 2 * static_cast<std::uint64_t>(volume.nz));
   };
   SleepingBarrier barrier;
@@ -477,8 +480,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   if (failure) std::rethrow_exception(failure);
 }
 
-#define WINNOW_INSTANTIATE(T) \
-  template void isosurface<T>(VolumeView<const T>, double, const IsosurfaceOptions&, Mesh&);
+#define WINNOW_INSTANTIATE(T) template void isosurface<T>(VolumeView<const T>, double, const IsosurfaceOptions&, Mesh&);
 WINNOW_INSTANTIATE(std::uint8_t)
 WINNOW_INSTANTIATE(std::uint16_t)
 WINNOW_INSTANTIATE(std::int16_t)

@@ -22,7 +22,7 @@ namespace {
 //   bits      otherwise: each voxel's cell case is 8 bits picked from 4 words, its crossings
 //             the differences of neighbouring bits, its triangle count the table's.
 constexpr int kPlaneRows = IsosurfaceTuning::kRowsPerBlock + 1;  // with the halo row y0 + 8
-constexpr int kPieceX = IsosurfaceTuning::kPieceVoxels;           // voxels of a row per warp
+constexpr int kPieceX = IsosurfaceTuning::kPieceVoxels;          // voxels of a row per warp
 
 /// A lane's 4 voxels as one aligned load.
 template <class T>
@@ -86,9 +86,9 @@ __device__ PairCounts g_pair_counts = make_pair_counts();
 /// a row: pieces follow raster order), sums[pieces] = 0 so that the exclusive scan of the sums
 /// ends on the totals; the scheme is described above.
 template <class T>
-__global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4) classify_kernel(DeviceField<T> f, Classifier<T> classify,
-                                                                      Slab s, std::int64_t layers,
-                                                                      std::uint8_t* info, Sums* sums) {
+__global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4)
+    classify_kernel(DeviceField<T> f, Classifier<T> classify, Slab s, std::int64_t layers, std::uint8_t* info,
+                    Sums* sums) {
   __shared__ std::uint8_t planes[3][kPlaneRows][32];
   const int lane = threadIdx.x, warp = threadIdx.y;
   const std::int64_t nx = s.grid.nx, ny = s.grid.ny, nz = s.grid.nz;
@@ -117,14 +117,15 @@ __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4) classify_kernel
   const bool y_edge = y + 1 < ny;
   const bool aligned = nx % 4 == 0 && reinterpret_cast<std::uintptr_t>(info) % 4 == 0;  // 4 bytes as one word
   const std::uint64_t layer_voxels = static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny);
-  const std::uint64_t column = static_cast<std::uint64_t>(y) * static_cast<std::uint64_t>(nx) + static_cast<std::uint64_t>(x);
+  const std::uint64_t column =
+      static_cast<std::uint64_t>(y) * static_cast<std::uint64_t>(nx) + static_cast<std::uint64_t>(x);
   // Voxels x .. x + 3 whose +x edge (and cell) stays inside the volume.
   const unsigned x_edges = x + Tuning::kVoxelsPerLane < nx ? 0xfu : x + 1 >= nx ? 0u : (1u << (nx - 1 - x)) - 1u;
   // Chunks of layers: blockIdx.y, then every gridDim.y-th (the grid's y is at most 65535).
   for (std::int64_t chunk = blockIdx.y; chunk * Tuning::kLayersPerBlock < layers; chunk += gridDim.y) {
     const std::int64_t zbegin = s.z0 + chunk * Tuning::kLayersPerBlock;
     const std::int64_t zend = std::min<std::int64_t>(zbegin + Tuning::kLayersPerBlock, s.z0 + layers);
-    __syncthreads();  // the previous chunk's last reads are done
+    __syncthreads();                                             // the previous chunk's last reads are done
     std::int64_t layer = (zbegin - f.z_first) * f.slice_stride;  // of layer z
     load_plane(zbegin, layer, 0);
     std::uint64_t v = static_cast<std::uint64_t>(zbegin - s.z0) * layer_voxels + column;
@@ -150,8 +151,8 @@ __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4) classify_kernel
         if (z < s.z1 && y_edge && z_edge) {
 #pragma unroll
           for (int j = 0; j < Tuning::kVoxelsPerLane; ++j) {
-            const unsigned pairs = ((here >> j) & 3u) | ((y_plus >> j) & 3u) << 2 | ((z_plus >> j) & 3u) << 4 |
-                                   ((zy_plus >> j) & 3u) << 6;
+            const unsigned pairs =
+                ((here >> j) & 3u) | ((y_plus >> j) & 3u) << 2 | ((z_plus >> j) & 3u) << 4 | ((zy_plus >> j) & 3u) << 6;
             if ((x_edges >> j) & 1u) bytes |= static_cast<unsigned>(g_pair_counts.count[pairs]) << (8 * j + 4);
           }
         }

@@ -18,11 +18,10 @@
 //             a one-thread kernel copies them out (device, and host-mapped memory) and decides
 //             whether the outputs have room;
 //   keys      (keys.cuh) two passes over the bytes (a warp per tile of two pieces, 8 voxels per
-//             lane, a warp scan; tiles.cuh): the first leaves per voxel its first vertex's number (4 bytes per voxel: how
-//             a triangle finds the vertex of an edge owned by another voxel) and writes each
-//             vertex's key (voxel, slot) into its output slot; the second writes each triangle's
-//             key (cell, rank) into its slot; tiles with nothing to number leave at once; a
-//             tile's keys are written by the warp together, output t by lane t % 32;
+//             lane, a warp scan; tiles.cuh): the first leaves per voxel its first vertex's number (4 bytes per voxel:
+//             how a triangle finds the vertex of an edge owned by another voxel) and writes each vertex's key (voxel,
+//             slot) into its output slot; the second writes each triangle's key (cell, rank) into its slot; tiles with
+//             nothing to number leave at once; a tile's keys are written by the warp together, output t by lane t % 32;
 //   dense     (outputs.cuh) one thread per output reads its key and computes the output in
 //             place: positions, normals and values (double arithmetic, gradients), and triangles
 //             (the cell's table entry, three vertex numbers). A surface touches a voxel or two
@@ -74,9 +73,9 @@ namespace {
 /// `counted`, `temp` already holds this slab's count (classification, tile offsets) and only the
 /// totals and the extraction run: the extraction kernels read it and write none of it.
 template <class T>
-void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s, char* temp, const Layout& l, const winnow::cuda::DeviceMesh& out,
-              std::uint64_t index_base, std::uint64_t* d_totals, std::uint64_t* h_totals, cudaStream_t stream,
-              bool extract, bool counted = false) {
+void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab& s, char* temp, const Layout& l,
+              const winnow::cuda::DeviceMesh& out, std::uint64_t index_base, std::uint64_t* d_totals,
+              std::uint64_t* h_totals, cudaStream_t stream, bool extract, bool counted = false) {
   auto* sums = reinterpret_cast<Sums*>(temp + l.at_sums);
   auto* offsets = reinterpret_cast<Sums*>(temp + l.at_offsets);
   auto* fits = reinterpret_cast<int*>(temp + l.at_fits);
@@ -86,39 +85,42 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
     if (s.pieces != 0) {
       const std::int64_t layers = s.z1 - s.z0 + (s.extra_voxels != 0 ? 1 : 0);
       const dim3 columns(32, Tuning::kRowsPerBlock);
-      const std::uint64_t column_blocks = static_cast<std::uint64_t>((s.grid.nx + kPieceX - 1) / kPieceX) *
-                                          static_cast<std::uint64_t>((s.grid.ny + Tuning::kRowsPerBlock - 1) / Tuning::kRowsPerBlock);
+      const std::uint64_t column_blocks =
+          static_cast<std::uint64_t>((s.grid.nx + kPieceX - 1) / kPieceX) *
+          static_cast<std::uint64_t>((s.grid.ny + Tuning::kRowsPerBlock - 1) / Tuning::kRowsPerBlock);
       if (column_blocks >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
         throw InputError("isosurface: a slice of " + std::to_string(s.grid.nx) + " x " + std::to_string(s.grid.ny) +
                          " voxels is too large for one grid");
       const dim3 blocks(static_cast<unsigned>(column_blocks),
-                        static_cast<unsigned>(std::min<std::int64_t>(65535, (layers + Tuning::kLayersPerBlock - 1) / Tuning::kLayersPerBlock)));
+                        static_cast<unsigned>(std::min<std::int64_t>(
+                            65535, (layers + Tuning::kLayersPerBlock - 1) / Tuning::kLayersPerBlock)));
       classify_kernel<T><<<blocks, columns, 0, stream>>>(f, classify, s, layers, info, sums);
       WINNOW_CUDA_CHECK_LAUNCH();
     } else {
       WINNOW_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
     }
     std::size_t scan_bytes = l.scan_bytes;
-    WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp + l.at_scan, scan_bytes, sums, offsets, AddSums{},
-                                                     Sums{0, 0}, static_cast<int>(s.pieces + 1), stream));
+    WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp + l.at_scan, scan_bytes, sums, offsets, AddSums{}, Sums{0, 0},
+                                                     static_cast<int>(s.pieces + 1), stream));
   }
   totals_kernel<<<1, 1, 0, stream>>>(offsets, s.own_pieces, extract ? out.vertex_capacity : 0,
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.tiles), Tuning::kTileVoxels, 0, stream>>>(s, info, offsets, fits, first,
-                                                                                   out.d_vertices);
+  vertex_keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.tiles), Tuning::kTileVoxels, 0, stream>>>(
+      s, info, offsets, fits, first, out.d_vertices);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (s.own_tiles == 0) return;
-  triangle_keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.own_tiles), Tuning::kTileVoxels, 0, stream>>>(s, info, offsets, fits,
-                                                                                         out);
+  triangle_keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.own_tiles), Tuning::kTileVoxels, 0, stream>>>(
+      s, info, offsets, fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(
       s.own_tiles, static_cast<unsigned>(multiprocessor_count()) * Tuning::kDenseBlocksPerMultiprocessor);
   vertex_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, s, offsets, fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
-  triangle_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base, out);
+  triangle_kernel<T>
+      <<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, classify, s, info, offsets, fits, first, index_base, out);
   WINNOW_CUDA_CHECK_LAUNCH();
 }
 
@@ -145,17 +147,20 @@ template <class T>
 void copy_layers(T* d_dst, VolumeView<const T> v, std::int64_t z_begin, std::int64_t z_end, cudaStream_t stream) {
   const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * sizeof(T);
   if (v.slice_stride == v.row_stride * v.ny) {  // the layers are one run of rows
-    copy_to_device(d_dst, row_bytes, v.data + z_begin * v.slice_stride, static_cast<std::size_t>(v.row_stride) * sizeof(T),
-                   row_bytes, static_cast<std::size_t>((z_end - z_begin) * v.ny), stream);
+    copy_to_device(d_dst, row_bytes, v.data + z_begin * v.slice_stride,
+                   static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes,
+                   static_cast<std::size_t>((z_end - z_begin) * v.ny), stream);
     return;
   }
   for (std::int64_t z = z_begin; z < z_end; ++z)
     copy_to_device(d_dst + (z - z_begin) * v.nx * v.ny, row_bytes, v.data + z * v.slice_stride,
-                   static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes, static_cast<std::size_t>(v.ny), stream);
+                   static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes, static_cast<std::size_t>(v.ny),
+                   stream);
 }
 
 template <class U>
-void append_from_device(std::vector<U>& to, std::size_t at, const void* d_from, std::size_t count, cudaStream_t stream) {
+void append_from_device(std::vector<U>& to, std::size_t at, const void* d_from, std::size_t count,
+                        cudaStream_t stream) {
   if (count == 0) return;
   copy_to_host(to.data() + at, count * sizeof(U), d_from, count * sizeof(U), count * sizeof(U), 1, stream);
 }
@@ -229,7 +234,8 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
       append_from_device(wide, triangle_base, d_triangles64.get(), triangles, stream);
     }
     vertex_base += vertices, triangle_base += triangles;
-    if (options.progress) options.progress(2 * static_cast<std::uint64_t>(z1), 2 * static_cast<std::uint64_t>(volume.nz));
+    if (options.progress)
+      options.progress(2 * static_cast<std::uint64_t>(z1), 2 * static_cast<std::uint64_t>(volume.nz));
   }
   if (!one_pass) {
     if (vertex_base > std::numeric_limits<std::uint32_t>::max()) {
@@ -274,8 +280,7 @@ void run_isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> v
     WINNOW_CUDA_CHECK_LAUNCH();
     return;
   }
-  const d::Slab s = d::make_slab(d::grid_of(volume, options), 0,
-                                 volume.nz, level, options);
+  const d::Slab s = d::make_slab(d::grid_of(volume, options), 0, volume.nz, level, options);
   const d::Layout l = d::layout_for(s);
   if (d_temp == nullptr) {
     temp_bytes = l.bytes;
@@ -286,9 +291,10 @@ void run_isosurface(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> v
                      std::to_string(l.bytes) + " needed");
   if (d_totals == nullptr) throw InputError("isosurface: d_totals is null");
   const bool extract = out.vertex_capacity != 0 || out.triangle_capacity != 0;
-  if (extract && (out.d_vertices == nullptr || (options.normals && out.d_normals == nullptr) ||
-                  (options.values && out.d_values == nullptr) || (options.vertex_keys && out.d_vertex_keys == nullptr) ||
-                  (out.d_triangles == nullptr && out.d_triangles64 == nullptr)))
+  if (extract &&
+      (out.d_vertices == nullptr || (options.normals && out.d_normals == nullptr) ||
+       (options.values && out.d_values == nullptr) || (options.vertex_keys && out.d_vertex_keys == nullptr) ||
+       (out.d_triangles == nullptr && out.d_triangles64 == nullptr)))
     throw InputError("isosurface: an output the options ask for is null");
   const d::DeviceField<T> f{volume.data, volume.row_stride, volume.slice_stride, 0};
   // The parts are laid out from a 256-byte boundary (wide loads and stores, CUB's scan).
@@ -326,7 +332,7 @@ template void isosurface<float>(void*, std::size_t&, VolumeView<const float>, do
 template void isosurface<double>(void*, std::size_t&, VolumeView<const double>, double, const IsosurfaceOptions&,
                                  const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
 
-#define WINNOW_ISOSURFACE_EXTRACT(T)                                                                            \
+#define WINNOW_ISOSURFACE_EXTRACT(T)                                                                             \
   template void isosurface_extract<T>(void*, std::size_t, VolumeView<const T>, double, const IsosurfaceOptions&, \
                                       const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
 WINNOW_ISOSURFACE_EXTRACT(std::uint8_t)

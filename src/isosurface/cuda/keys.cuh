@@ -19,7 +19,7 @@ namespace {
 /// Vertex key in a vertex's 12 bytes: x | slot << 30, y, z.
 __device__ __forceinline__ void put_vertex_key(float* at, std::int64_t x, std::int64_t y, std::int64_t z, int slot) {
   reinterpret_cast<uint3*>(at)[0] = make_uint3(static_cast<unsigned>(x) | static_cast<unsigned>(slot) << 30,
-                                              static_cast<unsigned>(y), static_cast<unsigned>(z));
+                                               static_cast<unsigned>(y), static_cast<unsigned>(z));
 }
 /// Triangle key in a triangle's first 12 bytes: x, y, z << 3 | rank in its cell.
 __device__ __forceinline__ void put_triangle_key(void* at, std::int64_t x, std::int64_t y, std::int64_t z, int rank) {
@@ -78,9 +78,9 @@ __device__ __forceinline__ TileOutput locate_output(unsigned long long bytes, un
 
 /// Numbers the vertices: for every voxel that owns one (extra layer too), its first vertex's
 /// slab-local number; for the own layers, each vertex's key in its output slot. A warp per tile.
-__global__ void __launch_bounds__(Tuning::kTileVoxels) vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
-                                                               const int* fits, std::uint32_t* first_vertex,
-                                                               float* d_vertices) {
+__global__ void __launch_bounds__(Tuning::kTileVoxels)
+    vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets, const int* fits,
+                       std::uint32_t* first_vertex, float* d_vertices) {
   const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
   // Past the end, nothing to number in the tile (most tiles, away from the surface), or no room:
@@ -116,8 +116,9 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels) vertex_keys_kernel(Slab s
 
 /// Numbers the own cells' triangles: each triangle's key (its cell, its rank) in its output slot.
 /// A warp per tile, writing the tile's keys cooperatively (see vertex_keys_kernel).
-__global__ void __launch_bounds__(Tuning::kTileVoxels) triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets,
-                                                                 const int* fits, winnow::cuda::DeviceMesh out) {
+__global__ void __launch_bounds__(Tuning::kTileVoxels)
+    triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets, const int* fits,
+                         winnow::cuda::DeviceMesh out) {
   const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
   if (tile >= s.own_tiles || *fits == 0) return;

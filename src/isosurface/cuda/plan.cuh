@@ -30,7 +30,7 @@ struct IsosurfaceTuning {
   /// A piece: the voxels of a row one classification warp decides per layer, and whose vertex and
   /// triangle counts it sums; the scan runs over pieces, a tile is two of them.
   static constexpr int kPieceVoxels = 32 * kVoxelsPerLane;
-  static constexpr int kKeyTilesPerWarp = 1;  ///< key passes: tiles per warp (their stores dominate)
+  static constexpr int kKeyTilesPerWarp = 1;               ///< key passes: tiles per warp (their stores dominate)
   static constexpr int kDenseBlocksPerMultiprocessor = 8;  ///< dense passes: blocks looping over the outputs
 };
 static_assert(IsosurfaceTuning::kTileVoxels == 2 * IsosurfaceTuning::kPieceVoxels, "a tile is two pieces");
@@ -72,8 +72,8 @@ struct AddSums {
 };
 
 /// A voxel of the slab: v = ((z - z0) ny + y) nx + x over the own layers, then the extra one.
-/// Tiles are pieces of rows (IsosurfaceTuning::kTileVoxels voxels) (row r, own layers' rows first, cut into `chunks` tiles), so
-/// they follow raster order.
+/// Tiles are pieces of rows (IsosurfaceTuning::kTileVoxels voxels) (row r, own layers' rows first, cut into `chunks`
+/// tiles), so they follow raster order.
 struct Locus {
   bool valid;
   std::uint64_t v;  ///< ((z - z0) ny + y) nx + x: own layers, then the extra layer
@@ -85,7 +85,8 @@ struct Locus {
 /// (v > it exactly when double(v) > level); 8- and 16-bit integers against floor(level) as an int.
 template <class T>
 struct Classifier {
-  using Key = std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<std::is_same_v<T, float>, float, int>>;
+  using Key =
+      std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<std::is_same_v<T, float>, float, int>>;
   Key threshold;
   __device__ __forceinline__ bool above(T v) const { return static_cast<Key>(v) > threshold; }
 };

@@ -26,9 +26,9 @@ __device__ __forceinline__ unsigned first_tile_of_warp() {
 
 /// The bytes of tile `tile` that lane `lane` owns: info[first .. first + count).
 struct LaneBytes {
-  std::uint64_t first;  ///< voxel index v of the lane's first voxel
-  int count;            ///< 0..8
-  std::int64_t x, y, z; ///< the first voxel's coordinates
+  std::uint64_t first;   ///< voxel index v of the lane's first voxel
+  int count;             ///< 0..8
+  std::int64_t x, y, z;  ///< the first voxel's coordinates
 };
 __device__ __forceinline__ LaneBytes lane_bytes(const Slab& s, unsigned tile, int lane) {
   const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;
@@ -53,7 +53,9 @@ __device__ __forceinline__ unsigned long long load_bytes(const std::uint8_t* inf
     if (i < b.count) w |= static_cast<unsigned long long>(info[b.first + i]) << (8 * i);
   return w;
 }
-__device__ __forceinline__ unsigned byte_of(unsigned long long w, int i) { return static_cast<unsigned>(w >> (8 * i)) & 0xffu; }
+__device__ __forceinline__ unsigned byte_of(unsigned long long w, int i) {
+  return static_cast<unsigned>(w >> (8 * i)) & 0xffu;
+}
 /// Vertices (owner mask bits) and triangles (high nibbles) of 8 info bytes.
 __device__ __forceinline__ unsigned vertices_of(unsigned long long w) { return __popcll(w & 0x0707070707070707ull); }
 __device__ __forceinline__ unsigned triangles_of(unsigned long long w) {
@@ -101,7 +103,9 @@ __global__ void totals_kernel(const Sums* offsets, unsigned own_pieces, std::uin
 
 __global__ void zero_totals_kernel(std::uint64_t* d_totals, std::uint64_t* h_totals) {
   d_totals[0] = d_totals[1] = 0;
-  if (h_totals != nullptr) reinterpret_cast<volatile std::uint64_t*>(h_totals)[0] = 0, reinterpret_cast<volatile std::uint64_t*>(h_totals)[1] = 0;
+  if (h_totals != nullptr)
+    reinterpret_cast<volatile std::uint64_t*>(h_totals)[0] = 0,
+                              reinterpret_cast<volatile std::uint64_t*>(h_totals)[1] = 0;
 }
 
 }  // namespace

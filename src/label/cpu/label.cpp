@@ -242,8 +242,7 @@ std::uint64_t label_pixels(const LabelRequest& req, std::vector<ComponentStats>*
   for (const Tile& t : tiles) {
     if (t.y0 > 0)
       for (std::int64_t x = t.x0; x < t.x1; ++x) visit(x, t.y0);
-    else if (t.x0 > 0)
-      visit(t.x0, t.y0);  // first tile row: only the left neighbour crosses
+    else if (t.x0 > 0) visit(t.x0, t.y0);  // first tile row: only the left neighbour crosses
     for (std::int64_t y = t.y0 + 1; y < t.y1; ++y) {
       if (t.x0 > 0) visit(t.x0, y);
       if (eight && t.x1 < W && t.x1 - 1 > t.x0) visit(t.x1 - 1, y);
@@ -265,7 +264,8 @@ std::uint64_t label_pixels(const LabelRequest& req, std::vector<ComponentStats>*
       if (ntx > 1) std::sort(r.begin(), r.end(), [&](std::uint64_t a, std::uint64_t b) { return key[a] < key[b]; });
     }
     for (std::int64_t ty = 0; ty < nty; ++ty)
-      row_roots[static_cast<std::size_t>(ty) + 1] = row_roots[static_cast<std::size_t>(ty)] + roots[static_cast<std::size_t>(ty)].size();
+      row_roots[static_cast<std::size_t>(ty) + 1] =
+          row_roots[static_cast<std::size_t>(ty)] + roots[static_cast<std::size_t>(ty)].size();
     const std::uint64_t n = row_roots.back();
     if (n > std::numeric_limits<std::uint32_t>::max())
       throw Error("label: " + std::to_string(n) + " components do not fit 32-bit labels");
@@ -292,7 +292,8 @@ std::uint64_t label_pixels(const LabelRequest& req, std::vector<ComponentStats>*
     Tile& t = tiles[static_cast<std::size_t>(i)];
     std::vector<std::uint32_t> lut(t.parent.size());
     lut[0] = 0;
-    for (std::size_t l = 1; l < lut.size(); ++l) lut[l] = static_cast<std::uint32_t>(final_label[t.offset + t.parent[l]]);
+    for (std::size_t l = 1; l < lut.size(); ++l)
+      lut[l] = static_cast<std::uint32_t>(final_label[t.offset + t.parent[l]]);
     if (want) {
       auto& a = acc[static_cast<std::size_t>(i)];
       a.assign(t.ncomp, ComponentSums{});

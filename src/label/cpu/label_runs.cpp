@@ -35,7 +35,6 @@
 // label.cpp instead. The run array is kept between calls (up to 128 MiB), since paging in a fresh
 // one costs several milliseconds per 4096² frame.
 #include "label/cpu/label_runs.hpp"
-#include "label/cpu/row_runs.hpp"
 
 #include <omp.h>
 
@@ -48,6 +47,8 @@
 #include <mutex>
 #include <new>
 
+#include "label/cpu/row_runs.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -55,11 +56,11 @@
 #ifdef WINNOW_LABEL_TIMING
 #include <chrono>
 #include <cstdio>
-#define LT_MARK(name)                                                                                   \
-  do {                                                                                                  \
-    const auto lt_now = std::chrono::steady_clock::now();                                               \
+#define LT_MARK(name)                                                                                                  \
+  do {                                                                                                                 \
+    const auto lt_now = std::chrono::steady_clock::now();                                                              \
     std::fprintf(stderr, "  %-8s %8.3f ms\n", name, std::chrono::duration<double, std::milli>(lt_now - lt_t).count()); \
-    lt_t = lt_now;                                                                                      \
+    lt_t = lt_now;                                                                                                     \
   } while (0)
 #else
 #define LT_MARK(name) \
@@ -76,7 +77,6 @@ constexpr Idx kMask = kFlag - 1;
 // Stripes per thread: more than one, so a thread that the OS deschedules on a busy machine
 // leaves its later stripes to the others (dynamic schedule); seams are cheap.
 constexpr int kStripesPerThread = 8;
-
 
 /// Unites the runs of row b (indices kb..) with those of the row above, a (indices ka..).
 /// Fresh: row b was just found (every run its own root; the stripe scan), with path halving.
@@ -165,8 +165,7 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
   if (stats) stats->clear();
   if (W <= 0 || H <= 0) return true;
   const std::int64_t per_row = (W + 1) / 2;  // at most this many runs in a row
-  if (W >= (std::int64_t{1} << 31) ||
-      static_cast<std::uint64_t>(per_row) * static_cast<std::uint64_t>(H) >= kFlag)
+  if (W >= (std::int64_t{1} << 31) || static_cast<std::uint64_t>(per_row) * static_cast<std::uint64_t>(H) >= kFlag)
     return false;
 
 #ifdef WINNOW_LABEL_TIMING
@@ -233,10 +232,10 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       if (na == 0 || nb == 0) continue;
       if (conn == 8)
         connect_rows<8, false>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
-                        row_first[static_cast<std::size_t>(yb)], &moved);
+                               row_first[static_cast<std::size_t>(yb)], &moved);
       else
         connect_rows<4, false>(p, as, ae, na, row_first[static_cast<std::size_t>(yb - 1)], bs, be, nb,
-                        row_first[static_cast<std::size_t>(yb)], &moved);
+                               row_first[static_cast<std::size_t>(yb)], &moved);
     }
   }
 
@@ -247,7 +246,8 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
   //    to a smaller run of its own stripe, so the write pass below resolves all runs in order.
   std::vector<std::uint64_t> lab_lo(static_cast<std::size_t>(nstripes) + 1, 0);  // labels of stripe s: (lo[s], lo[s+1]]
   std::vector<Idx> kbase(static_cast<std::size_t>(nstripes));
-  for (std::int64_t s = 0; s < nstripes; ++s) kbase[static_cast<std::size_t>(s)] = static_cast<Idx>(y0[static_cast<std::size_t>(s)] * per_row);
+  for (std::int64_t s = 0; s < nstripes; ++s)
+    kbase[static_cast<std::size_t>(s)] = static_cast<Idx>(y0[static_cast<std::size_t>(s)] * per_row);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nstripes; ++s) {
     const Idx k0 = kbase[static_cast<std::size_t>(s)], k1 = k0 + nruns[static_cast<std::size_t>(s)];
@@ -256,7 +256,8 @@ bool label_runs(const LabelRequest& req, std::vector<ComponentStats>* stats, std
       if (p[k] == k) p[k] = kFlag | c++;
     lab_lo[static_cast<std::size_t>(s) + 1] = c;
   }
-  for (std::int64_t s = 0; s < nstripes; ++s) lab_lo[static_cast<std::size_t>(s) + 1] += lab_lo[static_cast<std::size_t>(s)];
+  for (std::int64_t s = 0; s < nstripes; ++s)
+    lab_lo[static_cast<std::size_t>(s) + 1] += lab_lo[static_cast<std::size_t>(s)];
   count = lab_lo.back();
   {
     auto stripe_of = [&](Idx k) {

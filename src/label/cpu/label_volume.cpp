@@ -136,7 +136,8 @@ struct RowBits {
   std::uint32_t runs;
   [[gnu::always_inline]] Idx run_at(std::uint32_t x) const {
     const std::uint32_t w = x >> 6;
-    return first + before[w] + static_cast<std::uint32_t>(__builtin_popcountll(s[w] & (~std::uint64_t{0} >> (63 - (x & 63))))) - 1;
+    return first + before[w] +
+           static_cast<std::uint32_t>(__builtin_popcountll(s[w] & (~std::uint64_t{0} >> (63 - (x & 63))))) - 1;
   }
 };
 
@@ -253,7 +254,7 @@ template <int Conn, bool Multi, class V, class Idx, class Join>
         const std::uint64_t fa1 = more ? a.f[w + 1] << 63 : 0, sa1 = more ? a.s[w + 1] << 63 : 0;
         const std::uint64_t sa_right = (sa >> 1) | sa1;  // bit x: an a-run starts at x + 1
         const std::uint64_t ea = fa & ~(((fa >> 1) | fa1) & ~sa_right);
-        std::uint64_t right = eb & sa_right;                 // b-run ends at x, a-run starts at x + 1
+        std::uint64_t right = eb & sa_right;                  // b-run ends at x, a-run starts at x + 1
         std::uint64_t left = sb & ((ea << 1) | carry_ea[t]);  // b-run starts at x, a-run ends at x - 1
         carry_ea[t] = ea >> 63;
         if (!(use >> t & 1) || !(right | left)) continue;
@@ -310,7 +311,8 @@ template <bool Multi, class V, class Idx>
 [[gnu::always_inline]] inline unsigned earlier_rows(const Unions<V, Idx>& u, std::int64_t r, EarlierRows<V, Idx>& e) {
   const std::int64_t y = r % u.ny, ny = u.ny;
   const bool z = r >= ny;
-  const std::int64_t q[4] = {y > 0 ? r - 1 : -1, z ? r - ny : -1, z && y > 0 ? r - ny - 1 : -1, z && y + 1 < ny ? r - ny + 1 : -1};
+  const std::int64_t q[4] = {y > 0 ? r - 1 : -1, z ? r - ny : -1, z && y > 0 ? r - ny - 1 : -1,
+                             z && y + 1 < ny ? r - ny + 1 : -1};
   unsigned exists = 0;
 #pragma GCC unroll 4
   for (int t = 0; t < 4; ++t) {
@@ -328,7 +330,8 @@ template <bool Multi, class V, class Idx>
 
 /// The slots of row r whose rows lie at or after r0 (inside the slab).
 inline unsigned slots_from(std::int64_t r, std::int64_t ny, std::int64_t r0) {
-  return (r - 1 >= r0 ? 1u : 0u) | (r - ny >= r0 ? 2u : 0u) | (r - ny - 1 >= r0 ? 4u : 0u) | (r - ny + 1 >= r0 ? 8u : 0u);
+  return (r - 1 >= r0 ? 1u : 0u) | (r - ny >= r0 ? 2u : 0u) | (r - ny - 1 >= r0 ? 4u : 0u) |
+         (r - ny + 1 >= r0 ? 8u : 0u);
 }
 
 /// Phase B for rows [r0, r1) of one slab: each row's runs numbered, then united with the touching
@@ -605,7 +608,8 @@ std::vector<std::uint64_t> number(Idx* p, const std::vector<std::uint64_t>& slab
   if (moved.empty()) return lab_lo;
   const auto slab_of_run = [&](Idx k) {
     return static_cast<std::size_t>(
-        std::upper_bound(slab_runs.begin(), slab_runs.end() - 1, static_cast<std::uint64_t>(k)) - slab_runs.begin() - 1);
+        std::upper_bound(slab_runs.begin(), slab_runs.end() - 1, static_cast<std::uint64_t>(k)) - slab_runs.begin() -
+        1);
   };
   const auto nm = static_cast<std::int64_t>(moved.size());
   std::vector<Idx> offset(moved.size());
@@ -618,7 +622,8 @@ std::vector<std::uint64_t> number(Idx* p, const std::vector<std::uint64_t>& slab
         static_cast<Idx>((label - lab_lo[slab_of_run(moved[static_cast<std::size_t>(i)])] - 1) & kMask);
   }
 #pragma omp parallel for num_threads(threads) schedule(static) if (par && nm > 4096)
-  for (std::int64_t i = 0; i < nm; ++i) p[moved[static_cast<std::size_t>(i)]] = kFlag | offset[static_cast<std::size_t>(i)];
+  for (std::int64_t i = 0; i < nm; ++i)
+    p[moved[static_cast<std::size_t>(i)]] = kFlag | offset[static_cast<std::size_t>(i)];
   return lab_lo;
 }
 
@@ -631,7 +636,8 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
   const std::int64_t nx = vol.nx, ny = vol.ny, rows = vol.ny * vol.nz;
   // Threads by size; slabs of at least two slices where the volume allows (the seams then stay a
   // small part of the work).
-  const int threads = static_cast<int>(std::clamp<std::int64_t>(vol.size() / kVoxelsPerThread, 1, std::max(1, cpu_threads())));
+  const int threads =
+      static_cast<int>(std::clamp<std::int64_t>(vol.size() / kVoxelsPerThread, 1, std::max(1, cpu_threads())));
   const bool par = threads > 1;
   std::int64_t nslabs = 1;
   if (volume_slab_rows > 0) {
@@ -672,8 +678,9 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
   Array<Idx> parent(static_cast<std::size_t>(slab_runs.back()));
 
   // B. Unions inside each slab. C. Seams.
-  const Unions<V, Idx> u{&bits, parent.data(), reinterpret_cast<const V*>(vol.data), nx, ny, vol.row_stride,
-                         vol.slice_stride, req.connectivity};
+  const Unions<V, Idx> u{
+      &bits,           parent.data(), reinterpret_cast<const V*>(vol.data), nx, ny, vol.row_stride, vol.slice_stride,
+      req.connectivity};
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
     unite_phase<Multi>(u, row0[static_cast<std::size_t>(s)], row0[static_cast<std::size_t>(s) + 1],
@@ -702,9 +709,11 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
       if (!foreign[s]) throw std::bad_alloc();
     }
   }
-  const VolumeView<const V> values(reinterpret_cast<const V*>(vol.data), nx, ny, vol.nz, vol.row_stride, vol.slice_stride);
-  const Writes<V, Idx, Label> wr{&bits,   parent.data(), values,        labels, &lab_lo, req.labels_zero,
-                                 sums ? sums->data() : nullptr, &foreign, &foreign_seen};
+  const VolumeView<const V> values(reinterpret_cast<const V*>(vol.data), nx, ny, vol.nz, vol.row_stride,
+                                   vol.slice_stride);
+  const Writes<V, Idx, Label> wr{
+      &bits,    parent.data(), values, labels, &lab_lo, req.labels_zero, sums ? sums->data() : nullptr,
+      &foreign, &foreign_seen};
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
     write_slab<Multi>(wr, s, row0[static_cast<std::size_t>(s)], row0[static_cast<std::size_t>(s) + 1]);
@@ -730,7 +739,8 @@ std::uint64_t dispatch_index(const VolumeLabelRequest<T>& req, VolumeView<Label>
                              std::vector<VolumeComponentSums>* sums) {
   const std::int64_t per_row = Multi ? req.volume.nx : (req.volume.nx + 1) / 2;
   // Doubles are exact far beyond the bound.
-  const double bound = static_cast<double>(per_row) * static_cast<double>(req.volume.ny) * static_cast<double>(req.volume.nz);
+  const double bound =
+      static_cast<double>(per_row) * static_cast<double>(req.volume.ny) * static_cast<double>(req.volume.nz);
   if (bound < volume_narrow_run_index_limit) return label_runs<T, Multi, std::uint32_t>(req, labels, sums);
   return label_runs<T, Multi, std::uint64_t>(req, labels, sums);
 }
@@ -742,7 +752,8 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin && !getenv("NOHUGE")) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint: failure is fine
+  if (end > begin && !getenv("NOHUGE"))
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint: failure is fine
 #else
   (void)data, (void)bytes;
 #endif
@@ -763,9 +774,13 @@ std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeC
   return dispatch_index<T, false>(req, req.labels32, sums);
 }
 
-template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&, std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint16_t>(const VolumeLabelRequest<std::uint16_t>&, std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint32_t>(const VolumeLabelRequest<std::uint32_t>&, std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&, std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&,
+                                                  std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint16_t>(const VolumeLabelRequest<std::uint16_t>&,
+                                                   std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint32_t>(const VolumeLabelRequest<std::uint32_t>&,
+                                                   std::vector<VolumeComponentSums>*);
+template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&,
+                                                   std::vector<VolumeComponentSums>*);
 
 }  // namespace winnow::detail::cpu

@@ -60,8 +60,7 @@ inline std::uint64_t fg_bits(const std::uint8_t* m, std::int64_t n) {
 
 /// Appends base + the position of every set bit of `bits`, lowest first, to out[n], out[n + 1],
 /// ...; returns the new n. (Run starts and ends from the words of a row's run-edge bits.)
-inline std::uint32_t append_bit_positions(std::uint64_t bits, std::uint32_t base, std::uint32_t* out,
-                                          std::uint32_t n) {
+inline std::uint32_t append_bit_positions(std::uint64_t bits, std::uint32_t base, std::uint32_t* out, std::uint32_t n) {
   while (bits) {
     out[n++] = base + static_cast<std::uint32_t>(__builtin_ctzll(bits));
     bits &= bits - 1;

@@ -78,7 +78,8 @@ __global__ void merge4_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g) {
 // the statistics record.
 
 template <int B>
-__global__ void __launch_bounds__(kNumThreads) compress_count_kernel(std::uint32_t* P, Geo g, int nchunks, std::uint32_t* counts) {
+__global__ void __launch_bounds__(kNumThreads)
+    compress_count_kernel(std::uint32_t* P, Geo g, int nchunks, std::uint32_t* counts) {
   using Reduce = cub::BlockReduce<std::uint32_t, kNumThreads>;
   __shared__ typename Reduce::TempStorage tmp;
   for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
@@ -105,9 +106,9 @@ __global__ void __launch_bounds__(kNumThreads) compress_count_kernel(std::uint32
 }
 
 template <int B>
-__global__ void __launch_bounds__(kNumThreads) assign_kernel(std::uint32_t* P, Geo g, int nchunks,
-                                                             const std::uint32_t* offsets, RawComponentStats* st,
-                                                             std::uint64_t cap) {
+__global__ void __launch_bounds__(kNumThreads)
+    assign_kernel(std::uint32_t* P, Geo g, int nchunks, const std::uint32_t* offsets, RawComponentStats* st,
+                  std::uint64_t cap) {
   using Scan = cub::BlockScan<std::uint32_t, kNumThreads>;
   __shared__ typename Scan::TempStorage tmp;
   for (int by = blockIdx.y; by < g.bh; by += gridDim.y) {
@@ -166,7 +167,8 @@ void link_block_union_find(const Plan& p, const Scratch& t, const std::uint8_t* 
   WINNOW_CUDA_CHECK_LAUNCH();
 }
 
-void number_block_union_find(const Plan& p, const Scratch& t, RawComponentStats* st, std::uint64_t cap, cudaStream_t s) {
+void number_block_union_find(const Plan& p, const Scratch& t, RawComponentStats* st, std::uint64_t cap,
+                             cudaStream_t s) {
   const Geo g = p.g;
   const dim3 cg(p.nchunks, std::min(g.bh, kMaxGridY));
   if (p.B == 2) assign_kernel<2><<<cg, kNumThreads, 0, s>>>(t.P, g, p.nchunks, t.offsets, st, cap);

@@ -145,8 +145,9 @@ void run_final(const Plan& p, void* d_temp, const std::uint8_t* d_mask, std::uin
   const Geo g = p.g;
   if (!cap) d_stats = nullptr;
   if (p.local2) d_stats = nullptr;  // complete after run_core (assign + merge_stats)
-  const bool vec = p.B == 2 && g.W % 4 == 0 && g.mstride % 4 == 0 &&
-                   ((reinterpret_cast<std::uintptr_t>(d_mask) & 3u) | (reinterpret_cast<std::uintptr_t>(d_labels) & 15u)) == 0;
+  const bool vec =
+      p.B == 2 && g.W % 4 == 0 && g.mstride % 4 == 0 &&
+      ((reinterpret_cast<std::uintptr_t>(d_mask) & 3u) | (reinterpret_cast<std::uintptr_t>(d_labels) & 15u)) == 0;
   if (vec && !d_stats) {
     const dim3 lg((g.bw / 2 + 255) / 256, std::min(g.bh, kMaxGridY));
     if (p.local2) launch_dependent(labels2_kernel, lg, dim3(256), s, d_mask, P, d_labels, g);
@@ -239,14 +240,13 @@ std::uint64_t label(const LabelRequest& req, std::vector<ComponentStats>* stats,
   if (stats) stats->clear();
   if (W <= 0 || H <= 0) return 0;
   const std::int64_t max_rows = rows_per_call(W);
-  if (max_rows < 1)
-    throw InputError("label: a width of " + std::to_string(W) + " is too large for the CUDA backend");
+  if (max_rows < 1) throw InputError("label: a width of " + std::to_string(W) + " is too large for the CUDA backend");
   band_rows = band_rows > 0 ? std::min(band_rows, max_rows) : max_rows;
   if (H > band_rows)  // beyond one call's keys: bands, merged on the host (label/bands.cpp)
-    return label_in_bands(req, stats, band_rows, [](const LabelRequest& band, std::int64_t top,
-                                                    std::vector<ComponentSums>* band_stats) {
-      return label_once(band, top, band_stats);
-    });
+    return label_in_bands(req, stats, band_rows,
+                          [](const LabelRequest& band, std::int64_t top, std::vector<ComponentSums>* band_stats) {
+                            return label_once(band, top, band_stats);
+                          });
   std::vector<ComponentSums> parts;
   const std::uint64_t count = label_once(req, 0, stats ? &parts : nullptr);
   if (stats) {

@@ -90,7 +90,8 @@ namespace {
 // One call's plan: the size checked, the bricks counted, the temporary storage laid out (the CUB
 // scan's part sized). `o.connectivity` is resolved (6, 18 or 26): the front end or the device
 // API did it.
-VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz, const winnow::cuda::DeviceLabelOptions& o) {
+VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                            const winnow::cuda::DeviceLabelOptions& o) {
   VolumePlan p;
   p.conn = o.connectivity;
   if (o.algorithm != LabelAlgorithm::automatic && o.algorithm != LabelAlgorithm::tile_merge)
@@ -172,8 +173,8 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
   mark_phase(1, s);
   if constexpr (!B::kLayer)
     if (bits)
-      bits_merge_kernel<Conn><<<resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads, 0, s>>>(
-          t.rows, t.P, t.marks, p.g);
+      bits_merge_kernel<Conn>
+          <<<resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads, 0, s>>>(t.rows, t.P, t.marks, p.g);
   if (!bits) {
     const std::uint64_t face_warps = std::uint64_t{brick_count<B>(p.g)} * (face_slots<Conn, B>() / 32);
     const unsigned blocks = resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>);
@@ -228,8 +229,9 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
                           kThreads, 0, s>>>(st, cap, d_count, p.multilabel);
     WINNOW_CUDA_CHECK_LAUNCH();
     if (p.multilabel) {
-      root_values_kernel<T><<<resident_blocks((p.nwords + kThreads - 1) / kThreads, root_values_kernel<T>), kThreads, 0,
-                              s>>>(d_vol, t.rows, t.offsets, p.g, st, cap);
+      root_values_kernel<T>
+          <<<resident_blocks((p.nwords + kThreads - 1) / kThreads, root_values_kernel<T>), kThreads, 0, s>>>(
+              d_vol, t.rows, t.offsets, p.g, st, cap);
       WINNOW_CUDA_CHECK_LAUNCH();
     }
     auto launch = [&](auto kernel) {
@@ -283,8 +285,9 @@ std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<Vo
   auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   StageTimes times;
   auto t = clock::now();
-  const VolumePlan p =
-      make_volume_plan(v.nx, v.ny, v.nz, {.connectivity = req.connectivity, .multilabel = req.multilabel});  // the context: started by layers_per_call
+  const VolumePlan p = make_volume_plan(
+      v.nx, v.ny, v.nz,
+      {.connectivity = req.connectivity, .multilabel = req.multilabel});  // the context: started by layers_per_call
   cudaStream_t s = nullptr;
   const auto n = static_cast<std::size_t>(p.n);
   DeviceBuffer<T> d_vol(n, s);
@@ -411,8 +414,8 @@ void label_volume(void* d_temp, std::size_t& temp_bytes, VolumeView<const T> vol
   detail::cuda::device_label_volume(d_temp, temp_bytes, volume, d_labels, d_count, d_stats, stats_capacity, options,
                                     stream);
 }
-#define WINNOW_INSTANTIATE(T)                                                                                     \
-  template void label_volume<T>(void*, std::size_t&, VolumeView<const T>, std::uint32_t*, std::uint32_t*,         \
+#define WINNOW_INSTANTIATE(T)                                                                             \
+  template void label_volume<T>(void*, std::size_t&, VolumeView<const T>, std::uint32_t*, std::uint32_t*, \
                                 RawVolumeComponentStats*, std::uint64_t, const DeviceLabelOptions&, cudaStream_t);
 WINNOW_INSTANTIATE(std::uint8_t)
 WINNOW_INSTANTIATE(std::uint16_t)

@@ -14,7 +14,8 @@
 namespace winnow::detail::cuda {
 namespace {
 
-__global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* offsets, std::size_t n, std::uint32_t* d_count) {
+__global__ void total_kernel(const std::uint32_t* counts, const std::uint32_t* offsets, std::size_t n,
+                             std::uint32_t* d_count) {
   grid_dependency_wait();
   *d_count = n ? offsets[n - 1] + counts[n - 1] : 0;
 }
@@ -33,8 +34,8 @@ __device__ __forceinline__ std::uint32_t label_of(const std::uint32_t* P, std::u
   return w & ~(kHigh | kDone);
 }
 
-__global__ void __launch_bounds__(256) labels2_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels,
-                                                      Geo g) {
+__global__ void __launch_bounds__(256)
+    labels2_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels, Geo g) {
   grid_dependency_wait();
   const int q = blockIdx.x * 256 + threadIdx.x;  // blocks 2q, 2q + 1 of a block row
   if (q >= g.bw / 2) return;
@@ -45,8 +46,10 @@ __global__ void __launch_bounds__(256) labels2_kernel(const std::uint8_t* m, con
     for (int dy = 0; dy < 2; ++dy) {
       const int y = 2 * by + dy;
       if (y >= g.H) break;
-      const std::uint32_t mw = __ldg(reinterpret_cast<const std::uint32_t*>(m + static_cast<long long>(y) * g.mstride) + q);
-      const uint4 o = make_uint4((mw & 0xFFu) ? l0 : 0u, (mw & 0xFF00u) ? l0 : 0u, (mw & 0xFF0000u) ? l1 : 0u, (mw >> 24) ? l1 : 0u);
+      const std::uint32_t mw =
+          __ldg(reinterpret_cast<const std::uint32_t*>(m + static_cast<long long>(y) * g.mstride) + q);
+      const uint4 o = make_uint4((mw & 0xFFu) ? l0 : 0u, (mw & 0xFF00u) ? l0 : 0u, (mw & 0xFF0000u) ? l1 : 0u,
+                                 (mw >> 24) ? l1 : 0u);
       __stcs(reinterpret_cast<uint4*>(labels + static_cast<long long>(y) * g.W) + q, o);
     }
   }
@@ -74,11 +77,10 @@ __device__ void flush_global(RawComponentStats* st, const Run& r, std::uint64_t 
 }
 
 template <int B, int K>
-__global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels,
-                                                    Geo g, RawComponentStats* st, std::uint64_t cap) {
-  __shared__ struct {
-    std::uint32_t lab, area, mnx, mxx, mny, mxy;
-  } sh;
+__global__ void __launch_bounds__(256)
+    final_kernel(const std::uint8_t* m, const std::uint32_t* P, std::uint32_t* labels, Geo g, RawComponentStats* st,
+                 std::uint64_t cap) {
+  __shared__ struct { std::uint32_t lab, area, mnx, mxx, mny, mxy; } sh;
   __shared__ unsigned long long sh_sx, sh_sy;
   const int lane = threadIdx.x & 31;
   const int block_bx0 = blockIdx.x * 256 * K;
@@ -125,7 +127,7 @@ __global__ void __launch_bounds__(256) final_kernel(const std::uint8_t* m, const
         }
       }
     }
-    if (st) {  // block-uniform
+    if (st) {                                         // block-uniform
       if (!__syncthreads_or(run.lab != 0)) continue;  // nothing of this row needs atomics
       if (threadIdx.x == 0) {
         sh.lab = run.lab;

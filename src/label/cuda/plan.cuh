@@ -45,7 +45,8 @@ struct Plan {
   std::size_t scan_bytes = 0;
   // temp layout
   std::size_t ntiles = 0;  // local2: tiles of 32x32 blocks
-  std::size_t off_P = 0, off_S = 0, off_xlist = 0, off_xcount = 0, off_counts = 0, off_offsets = 0, off_scan = 0, total = 0;
+  std::size_t off_P = 0, off_S = 0, off_xlist = 0, off_xcount = 0, off_counts = 0, off_offsets = 0, off_scan = 0,
+              total = 0;
 };
 
 /// Pointers into a call's temporary storage, laid out by the plan.
@@ -66,7 +67,6 @@ struct Scratch {
     offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
   }
 };
-
 
 // Whether the current device may run this unit's kernels as programmatic dependents: compute
 // capability 9.0 or later, and kernels compiled for a virtual architecture >= 9.0 (an older one,

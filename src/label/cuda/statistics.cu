@@ -157,9 +157,8 @@ struct Partial {
 };
 
 template <class L, class V, bool kIntensity>
-__global__ void __launch_bounds__(kThreads)
-    accumulate(VolumeView<const L> labels, VolumeView<const V> intensity, std::uint64_t m, bool background_only,
-               Outputs out) {
+__global__ void __launch_bounds__(kThreads) accumulate(VolumeView<const L> labels, VolumeView<const V> intensity,
+                                                       std::uint64_t m, bool background_only, Outputs out) {
   const long long segments = (labels.nx + kSegment - 1) / kSegment;
   const long long items = segments * labels.ny * labels.nz;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -262,7 +261,7 @@ void run(void* d_temp, std::size_t& temp_bytes, VolumeView<const L> labels, Volu
   }
   if constexpr (kIntensity) {
     finish<V><<<blocks_for(rows), kThreads, 0, stream>>>(o, static_cast<V*>(out.d_minimum),
-                                                          static_cast<V*>(out.d_maximum), rows);
+                                                         static_cast<V*>(out.d_maximum), rows);
     WINNOW_CUDA_CHECK_LAUNCH();
   }
 }
@@ -277,27 +276,26 @@ void label_statistics(void* d_temp, std::size_t& temp_bytes, VolumeView<const L>
 }
 
 template <class L, class V>
-void label_statistics(void* d_temp, std::size_t& temp_bytes, VolumeView<const L> labels,
-                      VolumeView<const V> intensity, std::uint64_t m, bool background_only,
-                      const DeviceLabelStatistics& out, cudaStream_t stream) {
+void label_statistics(void* d_temp, std::size_t& temp_bytes, VolumeView<const L> labels, VolumeView<const V> intensity,
+                      std::uint64_t m, bool background_only, const DeviceLabelStatistics& out, cudaStream_t stream) {
   run<L, V, true>(d_temp, temp_bytes, labels, intensity, m, background_only, out, stream);
 }
 
-#define WINNOW_DEVICE_STATISTICS(L, V)                                                                         \
+#define WINNOW_DEVICE_STATISTICS(L, V)                                                                               \
   template void label_statistics<L, V>(void*, std::size_t&, VolumeView<const L>, VolumeView<const V>, std::uint64_t, \
                                        bool, const DeviceLabelStatistics&, cudaStream_t);
-#define WINNOW_DEVICE_STATISTICS_OF(L)                                                                              \
-  template void label_statistics<L>(void*, std::size_t&, VolumeView<const L>, std::uint64_t, bool,                \
-                                    const DeviceLabelStatistics&, cudaStream_t);                                    \
-  WINNOW_DEVICE_STATISTICS(L, std::uint8_t)                                                                        \
-  WINNOW_DEVICE_STATISTICS(L, std::int8_t)                                                                         \
-  WINNOW_DEVICE_STATISTICS(L, std::uint16_t)                                                                       \
-  WINNOW_DEVICE_STATISTICS(L, std::int16_t)                                                                        \
-  WINNOW_DEVICE_STATISTICS(L, std::uint32_t)                                                                       \
-  WINNOW_DEVICE_STATISTICS(L, std::int32_t)                                                                        \
-  WINNOW_DEVICE_STATISTICS(L, std::uint64_t)                                                                       \
-  WINNOW_DEVICE_STATISTICS(L, std::int64_t)                                                                        \
-  WINNOW_DEVICE_STATISTICS(L, float)                                                                               \
+#define WINNOW_DEVICE_STATISTICS_OF(L)                                                             \
+  template void label_statistics<L>(void*, std::size_t&, VolumeView<const L>, std::uint64_t, bool, \
+                                    const DeviceLabelStatistics&, cudaStream_t);                   \
+  WINNOW_DEVICE_STATISTICS(L, std::uint8_t)                                                        \
+  WINNOW_DEVICE_STATISTICS(L, std::int8_t)                                                         \
+  WINNOW_DEVICE_STATISTICS(L, std::uint16_t)                                                       \
+  WINNOW_DEVICE_STATISTICS(L, std::int16_t)                                                        \
+  WINNOW_DEVICE_STATISTICS(L, std::uint32_t)                                                       \
+  WINNOW_DEVICE_STATISTICS(L, std::int32_t)                                                        \
+  WINNOW_DEVICE_STATISTICS(L, std::uint64_t)                                                       \
+  WINNOW_DEVICE_STATISTICS(L, std::int64_t)                                                        \
+  WINNOW_DEVICE_STATISTICS(L, float)                                                               \
   WINNOW_DEVICE_STATISTICS(L, double)
 WINNOW_DEVICE_STATISTICS_OF(std::uint8_t)
 WINNOW_DEVICE_STATISTICS_OF(std::uint16_t)

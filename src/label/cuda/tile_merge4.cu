@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(256) tile4_kernel(const std::uint8_t* m, std::
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int ly = threadIdx.y + 8 * r, i = ly * kTile + lx, x = tx0 + lx, y = ty0 + ly;
-      const int root = f[r] ? s[i] : -1;  // the rounds are over: no thread writes now
+      const int root = f[r] ? s[i] : -1;                       // the rounds are over: no thread writes now
       const unsigned roots = __ballot_sync(kFull, root == i);  // a row of the tile is one warp
       if (y >= g.H) continue;
       if (lx == 0) rc[static_cast<std::size_t>(y) * gridDim.x + blockIdx.x] = __popc(roots);
@@ -114,8 +114,8 @@ __global__ void __launch_bounds__(64) border4_kernel(std::uint32_t* P, Geo g, st
 // tile_merge on pixels (4-connectivity), as assign2: after the flatten the roots are the pixels that
 // hold their own key; tile4 counted roots per (pixel row, tile column) and border4 subtracted the
 // linked ones. A warp takes one row of one tile and ranks its roots with a ballot.
-__global__ void __launch_bounds__(256) assign1_kernel(std::uint32_t* P, Geo g, const std::uint32_t* offsets,
-                                                      RawComponentStats* st, std::uint64_t cap) {
+__global__ void __launch_bounds__(256)
+    assign1_kernel(std::uint32_t* P, Geo g, const std::uint32_t* offsets, RawComponentStats* st, std::uint64_t cap) {
   const int lane = threadIdx.x, x = blockIdx.x * kTile + lane;
   for (int y = blockIdx.y * 8 + threadIdx.y; y < g.H; y += gridDim.y * 8) {
     const long long n = static_cast<long long>(y) * g.W + x;

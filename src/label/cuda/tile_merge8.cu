@@ -32,7 +32,6 @@ namespace {
 // copies its statistics without any global atomic. The others are listed per tile
 // for merge_stats. Then only blocks on tile borders are united globally (border2).
 
-
 __device__ __forceinline__ std::uint32_t lnode(std::uint32_t k) { return (k >> 7) * kTB + ((k & 63u) >> 1); }
 
 // Tile pass details: the mask is read as 16-bit words (a block's two pixels of a row in one load,
@@ -71,9 +70,9 @@ __device__ __forceinline__ std::uint32_t px(const std::uint8_t* m, const Geo& g,
 }
 
 template <bool Stats>
-__global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S,
-                                                        std::uint32_t* xlist, std::uint32_t* xcount, std::uint32_t* rc,
-                                                        Geo g) {
+__global__ void __launch_bounds__(256, 8)
+    local2_kernel(const std::uint8_t* m, std::uint32_t* P, uint4* S, std::uint32_t* xlist, std::uint32_t* xcount,
+                  std::uint32_t* rc, Geo g) {
   __shared__ std::uint32_t s[kTB * kTB];
   __shared__ std::uint8_t sp[kTB * kTB];
   // per local root (32-bit: shared atomics on 64-bit words are compare-and-swap loops):
@@ -126,8 +125,10 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       const std::uint32_t p = pat[r];
       const bool a = p & 1u, b = p & 2u, c = p & 4u;
       const std::uint32_t ly0 = 2u * lby, lx0 = 2u * lane;
-      const std::uint32_t lkey = a ? (ly0 << 6) | lx0
-                                   : b ? (ly0 << 6) | (lx0 + 1) : c ? ((ly0 + 1) << 6) | lx0 : ((ly0 + 1) << 6) | (lx0 + 1);
+      const std::uint32_t lkey = a   ? (ly0 << 6) | lx0
+                                 : b ? (ly0 << 6) | (lx0 + 1)
+                                 : c ? ((ly0 + 1) << 6) | lx0
+                                     : ((ly0 + 1) << 6) | (lx0 + 1);
       const std::uint32_t left = __shfl_up_sync(kFull, p, 1);
       const bool cl = lane > 0 && (a || c) && (left & 0xAu);
       if (cl) flags |= 1u << r;
@@ -205,7 +206,8 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
     }
     if (tl == tu) tl = kNone;
     if (tr == tu || tr == tl) tr = kNone;
-    const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1), qr = __shfl_up_sync(kFull, tr, 1);
+    const std::uint32_t qu = __shfl_up_sync(kFull, tu, 1), ql = __shfl_up_sync(kFull, tl, 1),
+                        qr = __shfl_up_sync(kFull, tr, 1);
     if (flags & 1u) {  // lane - 1 is in the same run and unites its own targets
       if (tu == qu || tu == ql || tu == qr) tu = kNone;
       if (tl == qu || tl == ql || tl == qr) tl = kNone;
@@ -235,7 +237,8 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
       root[r] = pat[r] ? s[lnode(s[lby * kTB + lane])] : kNone;  // a block's entry: its head's / label's key
       if (bx < g.bw && by < g.bh) {
         std::uint32_t v = kNone;
-        if (pat[r]) v = key_of(2 * tbx0 + static_cast<int>(root[r] & 63u), 2 * tby0 + static_cast<int>(root[r] >> 6), g);
+        if (pat[r])
+          v = key_of(2 * tbx0 + static_cast<int>(root[r] & 63u), 2 * tby0 + static_cast<int>(root[r] >> 6), g);
         P[static_cast<long long>(by) * g.bw + bx] = v;
       }
       {  // roots per (pixel row, tile column): the numbering's counts (border2 removes linked roots)
@@ -291,7 +294,11 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
           std::uint32_t lanesum = 0;  // sum over the run's pixels of their lane index
 #pragma unroll
           for (int k = 0; k < 5; ++k) {
-            const unsigned K = k == 0 ? 0xAAAAAAAAu : k == 1 ? 0xCCCCCCCCu : k == 2 ? 0xF0F0F0F0u : k == 3 ? 0xFF00FF00u : 0xFFFF0000u;
+            const unsigned K = k == 0   ? 0xAAAAAAAAu
+                               : k == 1 ? 0xCCCCCCCCu
+                               : k == 2 ? 0xF0F0F0F0u
+                               : k == 3 ? 0xFF00FF00u
+                                        : 0xFFFF0000u;
             lanesum += (__popc(mA & K) + __popc(mB & K) + __popc(mC & K) + __popc(mD & K)) << k;
           }
           const std::uint32_t ly = 2u * rowof(r);
@@ -338,7 +345,8 @@ __global__ void __launch_bounds__(256, 8) local2_kernel(const std::uint8_t* m, s
 // Unites blocks on a tile's top row / left column / right column with their neighbours in other
 // tiles (backward neighbours, plus the up-right neighbour of the right column, which lies in the
 // tile to the right). Lanes skip a pair their predecessor on the border already unites.
-__global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
+__global__ void __launch_bounds__(96)
+    border2_kernel(const std::uint8_t* m, std::uint32_t* P, Geo g, std::uint32_t* rc) {
   grid_dependency_wait();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int tbx0 = blockIdx.x * kTB;
@@ -414,8 +422,9 @@ __global__ void __launch_bounds__(96) border2_kernel(const std::uint8_t* m, std:
 // and writes the number and the statistics record: in full (with kDone) for a component
 // that stays inside its tile, initialised for the others (merge_stats adds their parts).
 template <bool Local>
-__global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const uint4* S, Geo g, const std::uint32_t* offsets,
-                                                      RawComponentStats* st, std::uint64_t cap) {
+__global__ void __launch_bounds__(256)
+    assign2_kernel(std::uint32_t* P, const uint4* S, Geo g, const std::uint32_t* offsets, RawComponentStats* st,
+                   std::uint64_t cap) {
   grid_dependency_wait();
   const int lane = threadIdx.x, bx = blockIdx.x * kTB + lane;
   for (int by = blockIdx.y * 8 + threadIdx.y; by < g.bh; by += gridDim.y * 8) {
@@ -427,7 +436,8 @@ __global__ void __launch_bounds__(256) assign2_kernel(std::uint32_t* P, const ui
     const unsigned rt = __ballot_sync(kFull, root && !bottom), rb = __ballot_sync(kFull, bottom);
     if (!root) continue;
     const std::size_t y = static_cast<std::size_t>(2 * by + (bottom ? 1 : 0));
-    const std::uint32_t num = offsets[y * gridDim.x + blockIdx.x] + __popc((bottom ? rb : rt) & ((1u << lane) - 1u)) + 1;
+    const std::uint32_t num =
+        offsets[y * gridDim.x + blockIdx.x] + __popc((bottom ? rb : rt) & ((1u << lane) - 1u)) + 1;
     std::uint32_t word = num | kHigh;
     RawComponentStats rs = empty_stats();
     if constexpr (Local) {
@@ -473,9 +483,9 @@ __device__ __forceinline__ void stats_add(RawComponentStats& r, std::uint32_t ar
   if (mxy > __ldcg(&r.bottom)) atomicMax(&r.bottom, mxy);
 }
 
-__global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std::uint32_t* P, const uint4* S,
-                                                                       const std::uint32_t* xlist, const std::uint32_t* xcount,
-                                                                       Geo g, int ntx, RawComponentStats* st, std::uint64_t cap) {
+__global__ void __launch_bounds__(32 * kMergeWarps)
+    merge_stats_kernel(const std::uint32_t* P, const uint4* S, const std::uint32_t* xlist, const std::uint32_t* xcount,
+                       Geo g, int ntx, RawComponentStats* st, std::uint64_t cap) {
   grid_dependency_wait();
   // block accumulator, relative to the block's first tile (x) and the tile row (y): at most
   // 16 tiles * (2^18 + 4096 * 960) < 2^32
@@ -514,8 +524,10 @@ __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std
       const unsigned peers = __match_any_sync(kFull, num);
       const std::uint32_t area = __reduce_add_sync(peers, v.x & 0x7FFFFFFFu);
       const std::uint32_t sx = __reduce_add_sync(peers, v.y), sy = __reduce_add_sync(peers, v.z);
-      const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu), mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
-      const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu), mny = __reduce_min_sync(peers, v.w >> 24);
+      const std::uint32_t mnx = __reduce_min_sync(peers, v.w & 0xFFu),
+                          mxx = __reduce_max_sync(peers, (v.w >> 8) & 0xFFu);
+      const std::uint32_t mxy = __reduce_max_sync(peers, (v.w >> 16) & 0xFFu),
+                          mny = __reduce_min_sync(peers, v.w >> 24);
       if (num && num <= cap && lane == __ffs(peers) - 1) {
         if (num == dom) {
           atomicAdd(&sh_area, area);
@@ -527,8 +539,8 @@ __global__ void __launch_bounds__(32 * kMergeWarps) merge_stats_kernel(const std
           atomicMax(&sh_mxy, mxy);
         } else {
           const std::uint32_t X0 = Xb + X0r;
-          stats_add(st[num - 1], area, sx + static_cast<std::uint64_t>(area) * X0, sy + static_cast<std::uint64_t>(area) * Y0,
-                    X0 + mnx, X0 + mxx, Y0 + mny, Y0 + mxy);
+          stats_add(st[num - 1], area, sx + static_cast<std::uint64_t>(area) * X0,
+                    sy + static_cast<std::uint64_t>(area) * Y0, X0 + mnx, X0 + mxx, Y0 + mny, Y0 + mxy);
         }
       }
     }

@@ -138,12 +138,12 @@ template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
     layer_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, RowMarks* marks, VolGeo g, bool multilabel) {
   using B = LayerTile;
-  constexpr int kW = B::kX;                        // a tile row's stride in `parent`
-  constexpr int kBricksX = B::kX / kBX;            // bricks in a tile row
-  constexpr int kBrickY = LayerBrick::kY;          // a brick's rows
+  constexpr int kW = B::kX;                // a tile row's stride in `parent`
+  constexpr int kBricksX = B::kX / kBX;    // bricks in a tile row
+  constexpr int kBrickY = LayerBrick::kY;  // a brick's rows
   static_assert(kBrickY <= 32, "a lane keeps one row's run ballot");
-  __shared__ std::uint32_t parent[B::kVoxels];     // tile-local keys ty * kW + tx
-  __shared__ unsigned spans[B::kVoxels / 32];      // bit: a root that a step-2 union linked another under
+  __shared__ std::uint32_t parent[B::kVoxels];  // tile-local keys ty * kW + tx
+  __shared__ unsigned spans[B::kVoxels / 32];   // bit: a root that a step-2 union linked another under
   const VoxelForest forest{parent};
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x & 31u);
   const int bx = warp % kBricksX * kBX, by = warp / kBricksX * kBrickY;  // the warp's brick in the tile
@@ -196,8 +196,8 @@ __global__ void __launch_bounds__(kThreads)
       v = next;
     }
     __syncthreads();  // every brick's parents are in place
-    // Step 2: the brick's border pixels -- its first row, then its first and last columns below
-    // it, each pixel once -- with their backward neighbours in the tile's other bricks.
+                      // Step 2: the brick's border pixels -- its first row, then its first and last columns below
+                      // it, each pixel once -- with their backward neighbours in the tile's other bricks.
 #pragma unroll 1
     for (int side = 0; side < 3; ++side) {
       const int lx = side == 0 ? lane : side == 1 ? 0 : kBX - 1, ly = side == 0 ? 0 : lane;
@@ -261,7 +261,7 @@ constexpr int kRunStride = kMaxRuns + 1;
 // Bit k of the result: byte k of w is non-zero.
 __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   const unsigned high = (((w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | w) & 0x80808080u;  // bit 7 of each byte
-  return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;  // bits 0, 8, 16, 24 gathered at 21..24
+  return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;                              // bits 0, 8, 16, 24 gathered at 21..24
 }
 
 // vector_rows: bytes (T of one byte), a 16-byte aligned volume and rows of a multiple of 16 bytes,
@@ -280,8 +280,7 @@ __global__ void __launch_bounds__(kThreads)
   const VoxelForest forest{parent};
   std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  for_each_brick_of_warp<B, kThreads>(
-      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+  for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
     unsigned mine[kLaneRows];
     if (vector_rows) {

@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(kThreads)
                 !implied_by_left(d, Conn, left_joins) && tx >= 0 && ty >= 0 && tz >= 0 && tx < g.nx &&
                 ty < g.ny;  // tz <= z < nz
       if (pair[k]) {
-        b[k] = key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz),
-                      g);
+        b[k] =
+            key_of(static_cast<std::uint32_t>(tx), static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g);
         vb[k] = vol[b[k]];
       }
     }
@@ -175,9 +175,7 @@ __global__ void __launch_bounds__(kThreads)
       const bool first_in_warp = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(peers) - 1);
       if (pair[k] && first_in_warp && both != last_pair) {
         unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-              [&](std::uint32_t b, std::uint32_t a) {
-          unlink_root(rows, marks, b, a, g);
-        });
+              [&](std::uint32_t b, std::uint32_t a) { unlink_root(rows, marks, b, a, g); });
         last_pair = both;
       }
     }
@@ -194,14 +192,14 @@ template <int Conn>
 __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
   using B = VolumeBrick;
   static_assert(B::kY == 8 && B::kZ == 8, "the groups below count rows of 8 x 8 bricks");
-  if (t < 8) return r = t, q = 1, true;                   // z0: (ly = t, lz = 0)
-  if (t < 16) return r = (t - 8) * B::kY, q = 3, true;    // y0: (0, lz)
+  if (t < 8) return r = t, q = 1, true;                 // z0: (ly = t, lz = 0)
+  if (t < 16) return r = (t - 8) * B::kY, q = 3, true;  // y0: (0, lz)
   if (Conn == 6) return false;
-  if (t < 31) {                                           // z0 (8 rows), then y0 with lz >= 1 (7)
+  if (t < 31) {  // z0 (8 rows), then y0 with lz >= 1 (7)
     const int i = t - 16;
     return r = i < 8 ? i : (i - 7) * B::kY, q = 0, true;
   }
-  if (t < 46) {                                           // z0 (8 rows), then yl with lz >= 1 (7)
+  if (t < 46) {  // z0 (8 rows), then yl with lz >= 1 (7)
     const int i = t - 31;
     return r = i < 8 ? i : (i - 7) * B::kY + B::kY - 1, q = 2, true;
   }
@@ -228,8 +226,7 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
   __syncwarp();
-  for_each_brick_of_warp<B, kThreads>(
-      g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
+  for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t bx = x0 / kBX;
     auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
       const unsigned long long both =

@@ -73,8 +73,8 @@ using winnow::cuda::RawVolumeComponentStats;
 // fewer than 2^32 voxels (kNone, 0xFFFFFFFF, marks background; sides below 2^31).
 struct VolGeo {
   std::uint32_t nx, ny, nz;
-  std::uint32_t sxy;  // nx * ny
-  std::uint32_t n;    // nx * ny * nz < 2^32
+  std::uint32_t sxy;                // nx * ny
+  std::uint32_t n;                  // nx * ny * nz < 2^32
   std::uint32_t nbx, nby, nbricks;  // bricks (VolumeBrick, or LayerBrick for one layer); nbx: also row words
   std::uint32_t ntx, ntiles;        // LayerTiles of one layer: in x, in all
 };
@@ -144,9 +144,13 @@ __device__ __forceinline__ void for_each_brick_of_warp(const VolGeo& g, Body bod
 }
 // A brick-local index (lz * kY + ly) * kBX + lx and its coordinates.
 template <class B>
-__device__ __forceinline__ int local_y(int li) { return (li / kBX) % B::kY; }
+__device__ __forceinline__ int local_y(int li) {
+  return (li / kBX) % B::kY;
+}
 template <class B>
-__device__ __forceinline__ int local_z(int li) { return li / (kBX * B::kY); }
+__device__ __forceinline__ int local_z(int li) {
+  return li / (kBX * B::kY);
+}
 
 // ---- the temporary storage ----------------------------------------------------------------------
 

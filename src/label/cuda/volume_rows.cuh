@@ -41,10 +41,10 @@ struct BackRow {
 };
 // The four candidate rows, in the order of backward_offset: (y-1, z-1), (y, z-1), (y+1, z-1), (y-1, z).
 __host__ __device__ constexpr BackRow back_row(int r, int conn) {
-  return r == 0 ? BackRow{-1, -1, conn == 26 ? 1 : 0}
-       : r == 1 ? BackRow{0, -1, conn == 6 ? 0 : 1}
-       : r == 2 ? BackRow{1, -1, conn == 26 ? 1 : 0}
-                : BackRow{-1, 0, conn == 6 ? 0 : 1};
+  return r == 0   ? BackRow{-1, -1, conn == 26 ? 1 : 0}
+         : r == 1 ? BackRow{0, -1, conn == 6 ? 0 : 1}
+         : r == 2 ? BackRow{1, -1, conn == 26 ? 1 : 0}
+                  : BackRow{-1, 0, conn == 6 ? 0 : 1};
 }
 // Whether the row reaches the voxel at all: (dy, dz) both moving needs 18 or 26.
 __host__ __device__ constexpr bool back_row_used(int r, int conn) { return conn != 6 || r == 1 || r == 3; }

@@ -21,8 +21,8 @@ namespace {
 // The statistics records' starting values (sums 0, minima all ones, maxima 0; value 1 in a binary
 // volume, a multi-label one's root_values_kernel writes the root's), as consecutive 8-byte words
 // of the record array: coalesced stores (a record per root would scatter them).
-__global__ void __launch_bounds__(kThreads) init_records_kernel(RawVolumeComponentStats* st, std::uint64_t cap,
-                                                                const std::uint32_t* d_count, bool multilabel) {
+__global__ void __launch_bounds__(kThreads)
+    init_records_kernel(RawVolumeComponentStats* st, std::uint64_t cap, const std::uint32_t* d_count, bool multilabel) {
   static_assert(sizeof(RawVolumeComponentStats) == 64 && offsetof(RawVolumeComponentStats, min_x) == 32 &&
                     offsetof(RawVolumeComponentStats, value) == 56,
                 "the record's words below");
@@ -38,9 +38,9 @@ __global__ void __launch_bounds__(kThreads) init_records_kernel(RawVolumeCompone
 
 // A multi-label volume's records take their root's value: a thread per root word.
 template <class T>
-__global__ void __launch_bounds__(kThreads) root_values_kernel(const T* vol, const RowWord* rows,
-                                                               const std::uint32_t* offsets, VolGeo g,
-                                                               RawVolumeComponentStats* st, std::uint64_t cap) {
+__global__ void __launch_bounds__(kThreads)
+    root_values_kernel(const T* vol, const RowWord* rows, const std::uint32_t* offsets, VolGeo g,
+                       RawVolumeComponentStats* st, std::uint64_t cap) {
   const std::uint64_t words = std::uint64_t{g.nbx} * g.ny * g.nz;
   for (std::uint64_t w = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; w < words;
        w += static_cast<std::uint64_t>(gridDim.x) * kThreads) {
@@ -83,8 +83,8 @@ __device__ __forceinline__ void write_record(RawVolumeComponentStats& s, const A
   auto* q = reinterpret_cast<ulonglong2*>(&s);
   q[0] = ulonglong2{a.voxels, a.sx};
   q[1] = ulonglong2{a.sy, a.sz};
-  q[2] = ulonglong2{a.mnx | static_cast<unsigned long long>(a.mny) << 32,
-                    a.mnz | static_cast<unsigned long long>(a.mxx) << 32};
+  q[2] = ulonglong2{a.mnx | static_cast<unsigned long long>(a.mny) << 32, a.mnz | static_cast<unsigned long long>(a.mxx)
+                                                                                      << 32};
   reinterpret_cast<unsigned long long*>(q + 3)[0] = a.mxy | static_cast<unsigned long long>(a.mxz) << 32;
 }
 
@@ -113,7 +113,7 @@ struct BrickRecords {
   unsigned long long sums[kStatsSlots];   // RunSums<B>
   unsigned long long cover[kStatsSlots];  // bit x - x0; bit 32 + y - y0 and 32 + kY + z - z0
   std::uint32_t label[kStatsSlots];
-  unsigned whole[kStatsSlots / 32];       // bit i % 32 of word i / 32: the brick holds slot i's component whole
+  unsigned whole[kStatsSlots / 32];  // bit i % 32 of word i / 32: the brick holds slot i's component whole
 };
 
 // The fields of a brick's packed run sums: each as wide as its largest sum over a whole brick.
@@ -152,10 +152,8 @@ __device__ __forceinline__ Acc brick_acc(unsigned long long sums, unsigned long 
   a.sz = S::z(sums) + std::uint64_t{n} * z0;
   a.mnx = x0 + __ffs(columns) - 1, a.mxx = x0 + 31 - __clz(columns);
   a.mny = y0 + __ffs(rows_layers & kRowBits) - 1, a.mxy = y0 + 31 - __clz(rows_layers & kRowBits);
-  if constexpr (B::kZ > 1)
-    a.mnz = z0 + __ffs(rows_layers >> B::kY) - 1, a.mxz = z0 + 31 - __clz(rows_layers >> B::kY);
-  else
-    a.mnz = a.mxz = z0;
+  if constexpr (B::kZ > 1) a.mnz = z0 + __ffs(rows_layers >> B::kY) - 1, a.mxz = z0 + 31 - __clz(rows_layers >> B::kY);
+  else a.mnz = a.mxz = z0;
   return a;
 }
 

@@ -68,7 +68,10 @@ class Greedy {
     for (int s : pick_seeds(tune_.seeds)) {
       std::vector<int> cand = place({{s, 0, 0}});
       const double e = energy(cand);
-      if (e < best_e) { best_e = e; best = std::move(cand); }
+      if (e < best_e) {
+        best_e = e;
+        best = std::move(cand);
+      }
     }
     for (int round = 0; round < tune_.refine_rounds; ++round) {
       bool improved = false;
@@ -114,8 +117,14 @@ class Greedy {
         for (int j = 0; j < n; ++j) {
           const float d = D[static_cast<std::size_t>(i) * n + j];
           if (i == j) continue;
-          if (d < r1[i]) { row2[i] = r1[i]; r1[i] = d; } else if (d < row2[i]) row2[i] = d;
-          if (d < c1[j]) { col2[j] = c1[j]; c1[j] = d; } else if (d < col2[j]) col2[j] = d;
+          if (d < r1[i]) {
+            row2[i] = r1[i];
+            r1[i] = d;
+          } else if (d < row2[i]) row2[i] = d;
+          if (d < c1[j]) {
+            col2[j] = c1[j];
+            c1[j] = d;
+          } else if (d < col2[j]) col2[j] = d;
         }
     }
     out.resize(D.size());
@@ -123,7 +132,10 @@ class Greedy {
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {
         const std::size_t k = static_cast<std::size_t>(i) * n + j;
-        if (i == j) { out[k] = kInf; continue; }
+        if (i == j) {
+          out[k] = kInf;
+          continue;
+        }
         float den = 1.f;
         switch (tune_.norm) {
           case 0: den = 1.f; break;
@@ -143,8 +155,14 @@ class Greedy {
       for (int j = 0; j < n_; ++j) {
         if (i == j) continue;
         const float d = M[static_cast<std::size_t>(i) * n_ + j];
-        if (d < rb[i]) { rb[i] = d; along_row[i] = j; }
-        if (d < cb[j]) { cb[j] = d; along_col[j] = i; }
+        if (d < rb[i]) {
+          rb[i] = d;
+          along_row[i] = j;
+        }
+        if (d < cb[j]) {
+          cb[j] = d;
+          along_col[j] = i;
+        }
       }
   }
   bool bb_lr(int i, int j) const { return bestR_[i] == j && bestL_[j] == i; }
@@ -188,14 +206,20 @@ class Greedy {
     int r0 = R_, c0 = C_;
     {
       int mr = seed[0].r, mc = seed[0].c;
-      for (auto& s : seed) { mr = std::min(mr, s.r); mc = std::min(mc, s.c); }
+      for (auto& s : seed) {
+        mr = std::min(mr, s.r);
+        mc = std::min(mc, s.c);
+      }
       r0 -= mr;
       c0 -= mc;
     }
     minr_ = minc_ = 1 << 20;
     maxr_ = maxc_ = -(1 << 20);
     int count = 0;
-    for (auto& s : seed) { put(s.tile, s.r + r0, s.c + c0); ++count; }
+    for (auto& s : seed) {
+      put(s.tile, s.r + r0, s.c + c0);
+      ++count;
+    }
     while (count < n_) {
       int best_cell = -1;
       double best_score = -1e300;
@@ -206,7 +230,10 @@ class Greedy {
           continue;
         Slot& s = slots_[cell];
         if (s.dirty) rank(cell);
-        if (s.p1 >= 0 && s.score > best_score) { best_score = s.score; best_cell = cell; }
+        if (s.p1 >= 0 && s.score > best_score) {
+          best_score = s.score;
+          best_cell = cell;
+        }
       }
       if (best_cell < 0) break;  // cannot happen with a consistent grid
       put(slots_[best_cell].p1, best_cell / W_, best_cell % W_);
@@ -223,8 +250,10 @@ class Greedy {
     const int cell = r * W_ + c;
     board_[cell] = tile;
     placed_[tile] = 1;
-    minr_ = std::min(minr_, r); maxr_ = std::max(maxr_, r);
-    minc_ = std::min(minc_, c); maxc_ = std::max(maxc_, c);
+    minr_ = std::min(minr_, r);
+    maxr_ = std::max(maxr_, r);
+    minc_ = std::min(minc_, c);
+    maxc_ = std::max(maxc_, c);
     const int dr[4] = {0, 0, -1, 1}, dc[4] = {-1, 1, 0, 0};
     for (int d = 0; d < 4; ++d) {
       const int rr = r + dr[d], cc = c + dc[d];
@@ -253,8 +282,15 @@ class Greedy {
       if (right >= 0) cost += Lf(p, right);
       if (up >= 0) cost += Tf(up, p);
       if (down >= 0) cost += Tf(p, down);
-      if (cost < s.c1) { s.c2 = s.c1; s.p2 = s.p1; s.c1 = cost; s.p1 = p; }
-      else if (cost < s.c2) { s.c2 = cost; s.p2 = p; }
+      if (cost < s.c1) {
+        s.c2 = s.c1;
+        s.p2 = s.p1;
+        s.c1 = cost;
+        s.p1 = p;
+      } else if (cost < s.c2) {
+        s.c2 = cost;
+        s.p2 = p;
+      }
     }
     if (s.p1 < 0) return;
     const int p = s.p1;
@@ -453,7 +489,6 @@ double energy_of(const Compatibility& c, int R, int C, const std::vector<int>& a
 }
 
 }  // namespace
-
 
 std::vector<int> greedy(const Compatibility& compat, int rows, int cols) {
   if (compat.n == 1) return {0};

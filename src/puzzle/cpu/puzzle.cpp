@@ -2,6 +2,8 @@
 // first tile; see ../puzzle.cpp for the measures and their cost) and the exhaustive search (the n!
 // ranks split into chunks, each chunk's first permutation decoded and the rest walked with
 // std::next_permutation, least (cost, rank) wins).
+#include "winnow/puzzle.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -12,7 +14,6 @@
 #include "puzzle/backends.hpp"
 #include "puzzle/measures.hpp"
 #include "winnow/error.hpp"
-#include "winnow/puzzle.hpp"
 
 namespace winnow::detail::puzzle {
 

@@ -19,15 +19,15 @@
 #include <limits>
 #include <vector>
 
+#include "common/cuda/check.cuh"
 #include "puzzle/backends.hpp"
 #include "puzzle/measures.hpp"
-#include "common/cuda/check.cuh"
 
 namespace winnow::detail::puzzle::cuda {
 namespace {
 
-using winnow::puzzle::Compatibility;
 using winnow::detail::cuda::DeviceBuffer;
+using winnow::puzzle::Compatibility;
 using winnow::puzzle::Measure;
 using winnow::puzzle::Tiles;
 
@@ -141,14 +141,16 @@ Compatibility compatibility(const Tiles& tiles, Measure measure) {
   if (shmem > 48 * 1024) throw BackendError("puzzle tiles too large for the CUDA compatibility kernel (max 1024 px)");
   switch (measure) {
     case Measure::ssd:
-      compat_kernel<0><<<grid, CompatTuning::kBlock, shmem, stream>>>(d_strips.get(), nullptr, n, K, d_lr.get(), d_tb.get());
+      compat_kernel<0>
+          <<<grid, CompatTuning::kBlock, shmem, stream>>>(d_strips.get(), nullptr, n, K, d_lr.get(), d_tb.get());
       break;
     case Measure::prediction:
-      compat_kernel<1><<<grid, CompatTuning::kBlock, shmem, stream>>>(d_strips.get(), nullptr, n, K, d_lr.get(), d_tb.get());
+      compat_kernel<1>
+          <<<grid, CompatTuning::kBlock, shmem, stream>>>(d_strips.get(), nullptr, n, K, d_lr.get(), d_tb.get());
       break;
     case Measure::mgc:
-      compat_kernel<2><<<grid, CompatTuning::kBlock, shmem, stream>>>(d_strips.get(), d_stats.get(), n, K, d_lr.get(),
-                                                                       d_tb.get());
+      compat_kernel<2>
+          <<<grid, CompatTuning::kBlock, shmem, stream>>>(d_strips.get(), d_stats.get(), n, K, d_lr.get(), d_tb.get());
       break;
   }
   WINNOW_CUDA_CHECK_LAUNCH();

@@ -13,13 +13,13 @@ namespace winnow::cuda {
 template <class T>
 void voxel_indices(CompactWorkspace& workspace, const T* d_volume, std::uint64_t n, const VoxelSelection& selection,
                    std::uint64_t* d_indices, std::uint64_t* d_count, cudaStream_t stream) {
-  if (std::isnan(selection.level) && selection.mode != VoxelMode::nonzero)
-    throw InputError("voxels: the level is NaN");
+  if (std::isnan(selection.level) && selection.mode != VoxelMode::nonzero) throw InputError("voxels: the level is NaN");
   Predicate pred = nonzero();
   if (selection.mode == VoxelMode::nonzero) {
     pred = where(CompareOp::not_equal, T{0});
   } else {
-    const detail::LevelComparison<T> c = detail::level_comparison<T>(selection.level, selection.mode == VoxelMode::above);
+    const detail::LevelComparison<T> c =
+        detail::level_comparison<T>(selection.level, selection.mode == VoxelMode::above);
     pred = where(c.op, c.threshold);
   }
   compact_indices<T, std::uint64_t>(workspace, d_volume, n, d_indices, d_count, pred,

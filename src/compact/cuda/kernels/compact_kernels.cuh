@@ -63,12 +63,28 @@ struct Tuning {
 };
 
 /// Plain storage of an element of a given size (shared-memory staging, output writes).
-template <int Size> struct StorageOf;
-template <> struct StorageOf<1> { using type = std::uint8_t; };
-template <> struct StorageOf<2> { using type = std::uint16_t; };
-template <> struct StorageOf<4> { using type = std::uint32_t; };
-template <> struct StorageOf<8> { using type = unsigned long long; };
-template <> struct StorageOf<16> { using type = uint4; };
+template <int Size>
+struct StorageOf;
+template <>
+struct StorageOf<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct StorageOf<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct StorageOf<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct StorageOf<8> {
+  using type = unsigned long long;
+};
+template <>
+struct StorageOf<16> {
+  using type = uint4;
+};
 template <int Size>
 using Storage = typename StorageOf<Size>::type;
 
@@ -111,8 +127,8 @@ __device__ __forceinline__ unsigned valid_bits(std::uint64_t i, std::uint64_t n)
 
 /// Fetches N flag bytes at flags[i] (0 past n) into a uint4, byte e = flag e.
 template <int N>
-__device__ __forceinline__ uint4 load_flag_raw(const std::uint8_t* __restrict__ flags, std::uint64_t i,
-                                               std::uint64_t n, bool aligned) {
+__device__ __forceinline__ uint4 load_flag_raw(const std::uint8_t* __restrict__ flags, std::uint64_t i, std::uint64_t n,
+                                               bool aligned) {
   uint4 w = make_uint4(0, 0, 0, 0);
   if (i + N <= n && aligned && N >= 4) {
     if constexpr (N == 16) {
@@ -193,7 +209,8 @@ struct PredSource {
   __device__ __forceinline__ void fetch(std::uint64_t i, std::uint64_t n, T (&v)[vec], raw_type&) const {
     load_run<T, vec>(in, i, n, aligned, v);
   }
-  __device__ __forceinline__ unsigned finish(std::uint64_t i, std::uint64_t n, const T (&v)[vec], const raw_type&) const {
+  __device__ __forceinline__ unsigned finish(std::uint64_t i, std::uint64_t n, const T (&v)[vec],
+                                             const raw_type&) const {
     return eval_predicate<T, vec>(pred, v) & valid_bits<vec>(i, n);
   }
   __device__ __forceinline__ T value_at(std::uint64_t i) const { return in[i]; }
@@ -216,7 +233,8 @@ struct FlagSource {
     if constexpr (NeedValues) load_run<V, vec>(in, i, n, aligned, v);
     raw = load_flag_raw<vec>(flags, i, n, aligned);
   }
-  __device__ __forceinline__ unsigned finish(std::uint64_t, std::uint64_t, const V (&)[vec], const raw_type& raw) const {
+  __device__ __forceinline__ unsigned finish(std::uint64_t, std::uint64_t, const V (&)[vec],
+                                             const raw_type& raw) const {
     return flag_bits<vec>(raw);
   }
   __device__ __forceinline__ V value_at(std::uint64_t i) const { return in[i]; }
@@ -253,7 +271,9 @@ struct ValueSink {
   using stage_type = S;
   S* out;
   template <class V>
-  __device__ __forceinline__ S make(const V& v, std::uint32_t) const { return bit_to<S>(v); }
+  __device__ __forceinline__ S make(const V& v, std::uint32_t) const {
+    return bit_to<S>(v);
+  }
   __device__ __forceinline__ void put(std::uint64_t pos, const S& s, std::uint64_t) const { out[pos] = s; }
   template <class V>
   __device__ __forceinline__ void put_direct(std::uint64_t pos, const V& v, std::uint64_t) const {
@@ -268,7 +288,9 @@ struct IndexSink {
   using stage_type = std::uint32_t;  // index inside the tile
   Index* out;
   template <class V>
-  __device__ __forceinline__ std::uint32_t make(const V&, std::uint32_t local) const { return local; }
+  __device__ __forceinline__ std::uint32_t make(const V&, std::uint32_t local) const {
+    return local;
+  }
   __device__ __forceinline__ void put(std::uint64_t pos, std::uint32_t s, std::uint64_t tile_base) const {
     out[pos] = static_cast<Index>(tile_base + s);
   }
@@ -377,7 +399,6 @@ __device__ __forceinline__ void status_store(std::uint64_t* s, std::uint64_t w) 
   ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(*s).store(w, ::cuda::std::memory_order_relaxed);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // single_pass stable, tunable: the decoupled look-back tile kernel with its shape and look-back
 // policy as compile-time parameters. The library uses kern::StableTuning (compact_impl.cuh); the
@@ -402,7 +423,7 @@ struct LookbackPolicy {
   template <int Size>
   static constexpr int vectors = Size == 1 ? (Vectors / 2 > 0 ? Vectors / 2 : 1) : Vectors;
   template <int Size>
-  static constexpr int tile = Threads * vectors<Size> * Tuning<Size>::vec;
+  static constexpr int tile = Threads* vectors<Size>* Tuning<Size>::vec;
   static constexpr bool block_tile_id = BlockTileId;
   static constexpr int lookback_words = LookbackWords;
   static constexpr bool use_cub = LookbackWords == 0;
@@ -417,8 +438,8 @@ using CubTileState = cub::ScanTileState<unsigned long long>;
 struct LookbackArgs {
   std::uint64_t n = 0;
   std::uint64_t num_tiles = 0;
-  std::uint64_t* status = nullptr;  // ours: num_tiles words + 1 tile counter, zeroed
-  CubTileState cub_state;           // use_cub: initialised by cub_tile_state_init_kernel
+  std::uint64_t* status = nullptr;             // ours: num_tiles words + 1 tile counter, zeroed
+  CubTileState cub_state;                      // use_cub: initialised by cub_tile_state_init_kernel
   unsigned long long* tile_counter = nullptr;  // use_cub without BlockTileId: zeroed
   unsigned long long* d_count = nullptr;
 };
@@ -475,7 +496,7 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
   constexpr int vec = Tuning<Src::size>::vec;
   constexpr int V = Pol::template vectors<Src::size>;
   constexpr int kTile = Pol::template tile<Src::size>;
-  constexpr int E = V * kW;               // (vector, warp) entries, in memory order
+  constexpr int E = V * kW;  // (vector, warp) entries, in memory order
   constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
   using Stage = typename Sink::stage_type;
   using CubPrefix = cub::TilePrefixCallbackOp<unsigned long long, ::cuda::std::plus<>, CubTileState>;
@@ -526,8 +547,7 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
         offset = op(static_cast<unsigned long long>(total));
       }
     } else if (tile != 0) {
-      offset = lookback_sum<Pol::lookback_words, Pol::initial_delay_ns, Pol::poll_delay_ns>(a.status,
-                                                                                                          tile);
+      offset = lookback_sum<Pol::lookback_words, Pol::initial_delay_ns, Pol::poll_delay_ns>(a.status, tile);
       if (lane == 0) status_store(&a.status[tile], kStatusInclusive | (offset + total));
     }
     if (lane == 0 && tile + 1 == a.num_tiles) *a.d_count = offset + total;
@@ -570,20 +590,19 @@ __global__ void __launch_bounds__(Pol::threads) compact_lookback_kernel(Src src,
   for (std::uint32_t i = threadIdx.x; i < kept; i += kT) sink.put(offset + i, stage[i], tile_base);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
 /// How a tile learns its output offset.
 enum class Prefix {
-  atomic,    ///< single_pass any: atomicAdd on *d_count (set to 0 before the launch)
-  offsets,   ///< block_ballot stable: scanned block counts
+  atomic,   ///< single_pass any: atomicAdd on *d_count (set to 0 before the launch)
+  offsets,  ///< block_ballot stable: scanned block counts
 };
 
 struct TileArgs {
   std::uint64_t n = 0;
   std::uint64_t num_tiles = 0;
-  const std::uint64_t* offsets = nullptr;       // offsets mode
+  const std::uint64_t* offsets = nullptr;  // offsets mode
   unsigned long long* d_count = nullptr;
 };
 
@@ -725,8 +744,8 @@ __global__ void __launch_bounds__(kThreads) compact_stream_kernel(Src src, Sink 
 /// block_ballot pass 1: the tile's count by __syncthreads_count, one bit of the per-thread count
 /// at a time. counts[num_tiles] is set to 0 (the scan then yields the total).
 template <class Src>
-__global__ void __launch_bounds__(kThreads) ballot_count_kernel(Src src, std::uint64_t n, std::uint32_t* counts,
-                                                                std::uint64_t num_tiles) {
+__global__ void __launch_bounds__(kThreads)
+    ballot_count_kernel(Src src, std::uint64_t n, std::uint32_t* counts, std::uint64_t num_tiles) {
   using Tn = Tuning<Src::size>;
   Tile<Src, Src::eval_reads_values> t;
   const std::uint64_t tile = blockIdx.x;
@@ -746,8 +765,8 @@ __global__ void __launch_bounds__(kThreads) ballot_count_kernel(Src src, std::ui
 /// block_ballot unordered pass 2: per warp and vector, ballot + popc offsets inside the warp and a
 /// warp base claimed from a shared counter (warps race: the order inside a block is unspecified).
 template <class Src, class Sink>
-__global__ void __launch_bounds__(kThreads) ballot_scatter_any_kernel(Src src, Sink sink, std::uint64_t n,
-                                                                      const std::uint64_t* offsets) {
+__global__ void __launch_bounds__(kThreads)
+    ballot_scatter_any_kernel(Src src, Sink sink, std::uint64_t n, const std::uint64_t* offsets) {
   using Tn = Tuning<Src::size>;
   constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
   __shared__ unsigned s_counter;
@@ -778,8 +797,8 @@ __global__ void __launch_bounds__(kThreads) ballot_scatter_any_kernel(Src src, S
 
 /// group_scan pass 1: thread g counts its group [g * items, (g + 1) * items). counts[groups] = 0.
 template <class Src>
-__global__ void __launch_bounds__(kThreads) group_count_kernel(Src src, std::uint64_t n, std::uint32_t* counts,
-                                                               std::uint64_t groups) {
+__global__ void __launch_bounds__(kThreads)
+    group_count_kernel(Src src, std::uint64_t n, std::uint32_t* counts, std::uint64_t groups) {
   using Tn = Tuning<Src::size>;
   const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (g > groups) return;
@@ -798,8 +817,8 @@ __global__ void __launch_bounds__(kThreads) group_count_kernel(Src src, std::uin
 
 /// group_scan pass 2: thread g writes its group's kept elements from offsets[g] on, in order.
 template <class Src, class Sink>
-__global__ void __launch_bounds__(kThreads) group_relocate_kernel(Src src, Sink sink, std::uint64_t n,
-                                                                  const std::uint64_t* offsets, std::uint64_t groups) {
+__global__ void __launch_bounds__(kThreads)
+    group_relocate_kernel(Src src, Sink sink, std::uint64_t n, const std::uint64_t* offsets, std::uint64_t groups) {
   using Tn = Tuning<Src::size>;
   constexpr bool need_values = Src::eval_reads_values || Sink::wants_values;
   const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x;
@@ -819,8 +838,8 @@ __global__ void __launch_bounds__(kThreads) group_relocate_kernel(Src src, Sink 
 /// histopyramid: the predicate into one 32-bit word per 32 elements, bit i % 32 of word i / 32
 /// (bits past n zero), the base level the histopyramid capability reads (lanes OR their bits).
 template <class Src>
-__global__ void __launch_bounds__(kThreads) mask_words_kernel(Src src, std::uint64_t n, std::uint32_t* masks,
-                                                           std::uint64_t words) {
+__global__ void __launch_bounds__(kThreads)
+    mask_words_kernel(Src src, std::uint64_t n, std::uint32_t* masks, std::uint64_t words) {
   using Tn = Tuning<Src::size>;
   constexpr int group = 32 / Tn::vec;  // lanes per mask word
   Tile<Src, Src::eval_reads_values> t;

@@ -68,16 +68,17 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* b, unsigned parity) {
       : "memory");
 }
 __device__ __forceinline__ void bulk_load(void* s, const void* g, unsigned bytes, std::uint64_t* b) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_addr(s)),
-               "l"(g), "r"(bytes), "r"(smem_addr(b))
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_addr(s)),
+      "l"(g), "r"(bytes), "r"(smem_addr(b))
+      : "memory");
 }
 }  // namespace ring
 
 /// Starts the copy of tile `t` into `stage` (whole vectors; a trailing part vector is read later).
 template <class T, int TileBytes>
-__device__ __forceinline__ void ring_fetch(const T* in, std::uint64_t n, std::uint64_t t, void* stage, std::uint64_t* bar) {
+__device__ __forceinline__ void ring_fetch(const T* in, std::uint64_t n, std::uint64_t t, void* stage,
+                                           std::uint64_t* bar) {
   constexpr std::uint64_t kTile = TileBytes / sizeof(T);
   const std::uint64_t base = t * kTile;
   const std::uint64_t left_bytes = (n - base) * sizeof(T);
@@ -184,7 +185,8 @@ __device__ __forceinline__ void ring_tiles(const Src& src, const Sink& sink, con
 #pragma unroll
       for (int e = 0; e < vec; ++e)
         if (bits[v] & (1u << e))
-          out_s[r++] = sink.make(x[v][e], static_cast<std::uint32_t>((v * kT + static_cast<int>(threadIdx.x)) * vec + e));
+          out_s[r++] =
+              sink.make(x[v][e], static_cast<std::uint32_t>((v * kT + static_cast<int>(threadIdx.x)) * vec + e));
     __syncthreads();  // (3) the output buffer is full
 
     // Element stores: measured faster than 16-byte stores lined up with the output (0.87 against

@@ -48,12 +48,12 @@ constexpr int kPackedTileBits = 24;
 struct SmemArgs {
   std::uint64_t n = 0;
   std::uint64_t num_tiles = 0;
-  std::uint64_t* status = nullptr;               // stable: num_tiles words, zero
-  std::uint64_t* status_to_clear = nullptr;      // stable on a workspace: the next call's words, zeroed here
-  unsigned long long* counter = nullptr;         // unordered: zero; elements kept so far (packed: and tiles done)
+  std::uint64_t* status = nullptr;                 // stable: num_tiles words, zero
+  std::uint64_t* status_to_clear = nullptr;        // stable on a workspace: the next call's words, zeroed here
+  unsigned long long* counter = nullptr;           // unordered: zero; elements kept so far (packed: and tiles done)
   unsigned long long* counter_to_clear = nullptr;  // unordered on a workspace: the next call's counter
   bool packed = false;
-  unsigned long long* d_count = nullptr;         // the count: set by the last tile (stable, packed) or = counter
+  unsigned long long* d_count = nullptr;  // the count: set by the last tile (stable, packed) or = counter
 };
 
 /// Unordered: the tile's output offset, one atomicAdd on the counter. The packed counter (on a
@@ -163,7 +163,8 @@ __global__ void __launch_bounds__(Pol::threads, Pol::min_blocks) compact_smem_ke
     unsigned r = warp_prefix[v * kW + warp] + lane_prefix[v];
 #pragma unroll
     for (int e = 0; e < vec; ++e)
-      if (bits[v] & (1u << e)) stage[r++] = sink.make(x[e], static_cast<std::uint32_t>((v * kT + threadIdx.x) * vec + e));
+      if (bits[v] & (1u << e))
+        stage[r++] = sink.make(x[e], static_cast<std::uint32_t>((v * kT + threadIdx.x) * vec + e));
   }
   __syncthreads();
   const std::uint64_t offset = s_offset;
