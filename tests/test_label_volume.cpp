@@ -106,22 +106,59 @@ TEST(LabelVolume, RandomVolumesMatchTheOracle) {
         }
 }
 
+/// The CPU backend called with a request of its own (so with its own tuning), against the oracle:
+/// every label, the count and every component's sums; 32- or 64-bit labels.
+template <class T>
+void check_cpu_request(const Volume<T>& v, detail::VolumeLabelRequest<T> req, bool wide, const std::string& what) {
+  Volume<std::uint32_t> labels32(wide ? 0 : v.nx(), wide ? 0 : v.ny(), wide ? 0 : v.nz());
+  Volume<std::uint64_t> labels64(wide ? v.nx() : 0, wide ? v.ny() : 0, wide ? v.nz() : 0);
+  req.volume = v.view();
+  if (wide) req.labels64 = labels64.view();
+  else req.labels32 = labels32.view();
+  std::vector<detail::VolumeComponentSums> sums;
+  const std::uint64_t n = detail::cpu::label_volume(req, &sums);
+  const OracleLabeling o = oracle_label_volume(req.volume, req.connectivity, req.multilabel);
+  ASSERT_EQ(n, o.components.size()) << what;
+  for (std::size_t i = 0; i < o.labels.size(); ++i) {
+    const std::uint64_t got = wide ? labels64.voxels()[i] : labels32.voxels()[i];
+    ASSERT_EQ(got, o.labels[i]) << what << " at voxel " << i;
+  }
+  ASSERT_EQ(sums.size(), o.components.size()) << what;
+  for (std::size_t i = 0; i < o.components.size(); ++i) {
+    const auto& c = o.components[i];
+    const auto& s = sums[i];
+    ASSERT_EQ(s.voxels, c.voxels) << what << " label " << i + 1;
+    EXPECT_EQ(s.sum_x, c.sum_x) << what;
+    EXPECT_EQ(s.sum_y, c.sum_y) << what;
+    EXPECT_EQ(s.sum_z, c.sum_z) << what;
+    EXPECT_EQ(s.min_x, c.min_x) << what;
+    EXPECT_EQ(s.min_y, c.min_y) << what;
+    EXPECT_EQ(s.min_z, c.min_z) << what;
+    EXPECT_EQ(s.max_x, c.max_x) << what;
+    EXPECT_EQ(s.max_y, c.max_y) << what;
+    EXPECT_EQ(s.max_z, c.max_z) << what;
+    EXPECT_EQ(s.value, c.value) << what;
+  }
+}
+
 // Thin slabs: seams every few rows, inside slices and across them, with slabs thinner than a
 // slice (the earlier rows of a seam then lie in several earlier slabs).
 TEST(LabelVolume, ThinSlabsMatchTheOracle) {
-  const std::int64_t saved = detail::cpu::volume_slab_rows;
   std::uint64_t seed = 3000;
   for (const std::int64_t slab_rows : {1, 3, 10, 70})
     for (const auto& s : {std::array<std::int64_t, 3>{65, 9, 9}, {129, 65, 33}})
       for (double d : {0.1, 0.5, 0.9})
         for (int conn : {6, 18, 26})
           for (bool multi : {false, true}) {
-            detail::cpu::volume_slab_rows = slab_rows;
             const auto v = random_volume<std::uint8_t>(s[0], s[1], s[2], d, multi ? 3 : 1, seed++);
-            check_volume(v, conn, multi,
-                         "slabs of " + std::to_string(slab_rows) + " rows, " + name(s[0], s[1], s[2], d, conn, multi));
+            detail::VolumeLabelRequest<std::uint8_t> req;
+            req.connectivity = conn;
+            req.multilabel = multi;
+            req.slab_rows = slab_rows;
+            check_cpu_request(
+                v, req, false,
+                "slabs of " + std::to_string(slab_rows) + " rows, " + name(s[0], s[1], s[2], d, conn, multi));
           }
-  detail::cpu::volume_slab_rows = saved;
 }
 
 // Rows of whole 64-voxel words: multi-label values compared across word edges with the shifted
@@ -198,20 +235,20 @@ TEST(LabelVolume, LabelsIntoUnzeroedBuffers) {
 // 64-bit run indices (volumes whose rows could hold 2^31 runs): the same volumes, the index width
 // forced, with 32- and 64-bit labels.
 TEST(LabelVolume, WideRunIndicesMatchTheOracle) {
-  const double saved = detail::cpu::volume_narrow_run_index_limit;
-  detail::cpu::volume_narrow_run_index_limit = 0;
   std::uint64_t seed = 4000;
   for (double d : {0.1, 0.5, 0.9})
     for (int conn : {6, 18, 26})
-      for (bool multi : {false, true}) {
-        const auto v = random_volume<std::uint32_t>(129, 65, 33, d, multi ? 3 : 1, seed++);
-        check_volume(v, conn, multi, "64-bit runs " + name(129, 65, 33, d, conn, multi));
-        const VolumeLabeling r = label(
-            v.view(),
-            LabelOptions{.connectivity = conn, .multilabel = multi, .wide_labels = true, .backend = Backend::cpu});
-        expect_matches_oracle<std::uint32_t>(v.view(), r, r.labels64, conn, multi, "64-bit runs and labels");
-      }
-  detail::cpu::volume_narrow_run_index_limit = saved;
+      for (bool multi : {false, true})
+        for (bool wide : {false, true}) {
+          const auto v = random_volume<std::uint32_t>(129, 65, 33, d, multi ? 3 : 1, seed++);
+          detail::VolumeLabelRequest<std::uint32_t> req;
+          req.connectivity = conn;
+          req.multilabel = multi;
+          req.narrow_run_index_limit = 0;
+          check_cpu_request(v, req, wide,
+                            std::string("64-bit runs, ") + (wide ? "64" : "32") + "-bit labels, " +
+                                name(129, 65, 33, d, conn, multi));
+        }
 }
 
 // Beyond 2^31 voxels (opt-in, WINNOW_LARGE_TESTS=1: about 11 GB of memory): planes of foreground

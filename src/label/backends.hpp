@@ -103,6 +103,12 @@ struct VolumeLabelRequest {
   bool labels_zero = false;
   StageTimes* times = nullptr;             ///< CUDA: device setup, transfers and compute are added here
   const ProgressSink* progress = nullptr;  ///< CPU: told of the slab passes done (LabelOptions::progress)
+  /// CPU: rows per slab of the parallel labeling (0: chosen by the volume's size and the thread
+  /// count; a test sets a few rows to force thin slabs and many seams).
+  std::int64_t slab_rows = 0;
+  /// CPU: volumes whose rows could hold this many runs or more index their runs with 64 bits (else
+  /// 32: 2^31, the numbering's flag bit leaves 31); a test sets 0 to take the 64-bit path.
+  double narrow_run_index_limit = 2147483648.0;
 };
 
 /// Statistics of a component of a volume (or of a part of one) as exact integer sums, so that
@@ -156,16 +162,10 @@ namespace cpu {
 /// record per label. Instantiated for std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t.
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
-/// Rows per slab of the parallel volume labeling (0, the default: chosen by the volume's size and
-/// the thread count). A variable so that tests can force thin slabs and many seams.
-extern std::int64_t volume_slab_rows;
 /// Asks the kernel for transparent huge pages over the 2 MiB pages inside [data, data + bytes)
 /// (Linux; elsewhere nothing): a buffer written once then costs one page fault per 2 MiB instead
 /// of one per 4 KiB. Call it before the buffer is first written.
 void advise_huge_pages(void* data, std::size_t bytes);
-/// Volumes whose rows could hold this many runs or more index their runs with 64 bits (else 32:
-/// 2^31, the numbering's flag bit leaves 31). A variable so that tests can take either path.
-extern double volume_narrow_run_index_limit;
 }  // namespace cpu
 
 namespace cuda {

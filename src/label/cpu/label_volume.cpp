@@ -83,9 +83,6 @@
 
 namespace winnow::detail::cpu {
 
-double volume_narrow_run_index_limit = 2147483648.0;  // 2^31: the flag bit leaves 31 bits
-std::int64_t volume_slab_rows = 0;
-
 namespace {
 
 // Threads get at least this many voxels each (thread start-up and the seams cost more below).
@@ -640,8 +637,8 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
       static_cast<int>(std::clamp<std::int64_t>(vol.size() / kVoxelsPerThread, 1, std::max(1, cpu_threads())));
   const bool par = threads > 1;
   std::int64_t nslabs = 1;
-  if (volume_slab_rows > 0) {
-    nslabs = (rows + volume_slab_rows - 1) / volume_slab_rows;
+  if (req.slab_rows > 0) {
+    nslabs = (rows + req.slab_rows - 1) / req.slab_rows;
   } else if (par) {
     const std::int64_t min_rows = vol.nz > 1 ? 2 * ny : 16;
     nslabs = std::clamp<std::int64_t>(rows / min_rows, threads, threads * kSlabsPerThread);
@@ -741,7 +738,7 @@ std::uint64_t dispatch_index(const VolumeLabelRequest<T>& req, VolumeView<Label>
   // Doubles are exact far beyond the bound.
   const double bound =
       static_cast<double>(per_row) * static_cast<double>(req.volume.ny) * static_cast<double>(req.volume.nz);
-  if (bound < volume_narrow_run_index_limit) return label_runs<T, Multi, std::uint32_t>(req, labels, sums);
+  if (bound < req.narrow_run_index_limit) return label_runs<T, Multi, std::uint32_t>(req, labels, sums);
   return label_runs<T, Multi, std::uint64_t>(req, labels, sums);
 }
 
