@@ -198,28 +198,65 @@ std::uint64_t FlagBits(const std::uint8_t* flags, std::size_t n, std::uint64_t* 
   return MatchNonzero(flags, n, bits);
 }
 
+// Each bit of m (up to 32) twice: bit i of m -> bits 2i and 2i + 1.
+HWY_INLINE std::uint64_t DoubledBits(std::uint64_t m) {
+  m = (m | (m << 16)) & 0x0000FFFF0000FFFFull;
+  m = (m | (m << 8)) & 0x00FF00FF00FF00FFull;
+  m = (m | (m << 4)) & 0x0F0F0F0F0F0F0F0Full;
+  m = (m | (m << 2)) & 0x3333333333333333ull;
+  m = (m | (m << 1)) & 0x5555555555555555ull;
+  return m | (m << 1);
+}
+
+// The lanes of v whose bits in m are set, moved to the front. 8-byte lanes are compressed as pairs
+// of 4-byte lanes: Highway's 8-byte Compress measured 15-20x slower than its 4-byte one on AVX3_DL
+// (1.9-2.1 against 0.09-0.10 ns per element, Sapphire Rapids).
+template <class D, class V>
+HWY_INLINE V CompressLanes(D d, V v, std::uint64_t m) {
+  if constexpr (sizeof(hn::TFromD<D>) == 8 && HWY_TARGET != HWY_SCALAR) {
+    const hn::Repartition<std::uint32_t, D> d32;
+    return hn::BitCast(d, hn::Compress(hn::BitCast(d32, v), WordMask(d32, DoubledBits(m))));
+  } else {
+    return hn::Compress(v, WordMask(d, m));
+  }
+}
+
 // Compresses vectors of `gen(j)` (lanes j..j+N of the chunk) by bits into out[o..], never past limit.
-template <class D, class Gen>
+// Words without kept elements are skipped; words with few (at most 128 / N, where one compress per
+// N lanes would cost more than one store per kept element) store `one(i)` for each set bit, found
+// by count-trailing-zeros. Sparse masks (flatnonzero at 1 %) are then bound by reading the bits.
+template <class D, class Gen, class One>
 HWY_INLINE void EmitLoop(D d, std::size_t n, const std::uint64_t* HWY_RESTRICT bits, hn::TFromD<D>* HWY_RESTRICT out,
-                         std::size_t limit, Gen gen) {
+                         std::size_t limit, Gen gen, One one) {
   using T = hn::TFromD<D>;
   const std::size_t N = hn::Lanes(d);
   const std::uint64_t lane_mask = N >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << N) - 1);
+  const std::size_t sparse = 128 / N;  // kept elements per word up to which stores beat compresses
   std::size_t o = 0;
   const std::size_t words = (n + 63) / 64;
   for (std::size_t w = 0; w < words && o < limit; ++w) {
-    const std::uint64_t word = bits[w];
+    std::uint64_t word = bits[w];
+    if (word == 0) continue;
     const std::size_t base = w * 64;
+    if (static_cast<std::size_t>(__builtin_popcountll(word)) <= sparse) {
+      do {
+        out[o++] = one(base + static_cast<std::size_t>(__builtin_ctzll(word)));
+        if (o >= limit) return;
+        word &= word - 1;
+      } while (word != 0);
+      continue;
+    }
     const bool full_lanes = base + 64 <= n;  // gen may read lanes base..base+63
     for (std::size_t j = 0; j < 64; j += N) {
       const std::uint64_t m = (word >> j) & lane_mask;
+      if (m == 0) continue;
       const std::size_t c = static_cast<std::size_t>(__builtin_popcountll(m));
       if (HWY_LIKELY(full_lanes && o + N <= limit)) {
-        hn::StoreU(hn::Compress(gen(d, base + j), WordMask(d, m)), d, out + o);
-      } else if (c != 0) {
+        hn::StoreU(CompressLanes(d, gen(d, base + j), m), d, out + o);
+      } else {
         if (!full_lanes && base + j >= n) break;
         HWY_ALIGN T buf[64];
-        hn::Store(hn::Compress(gen(d, base + j), WordMask(d, m)), d, buf);
+        hn::Store(CompressLanes(d, gen(d, base + j), m), d, buf);
         const std::size_t take = o + c <= limit ? c : limit - o;
         std::memcpy(out + o, buf, take * sizeof(T));
       }
@@ -233,12 +270,15 @@ template <class U>
 HWY_INLINE void EmitT(const U* HWY_RESTRICT in, std::size_t n, const std::uint64_t* bits, U* out, std::size_t limit) {
   const hn::ScalableTag<U> d;
   const std::size_t N = hn::Lanes(d);
-  EmitLoop(d, n, bits, out, limit, [in, n, N](auto dd, std::size_t i) {
-    if (HWY_LIKELY(i + N <= n)) return hn::LoadU(dd, in + i);
-    HWY_ALIGN U buf[64] = {};
-    std::memcpy(buf, in + i, (n - i) * sizeof(U));
-    return hn::Load(dd, buf);
-  });
+  EmitLoop(
+      d, n, bits, out, limit,
+      [in, n, N](auto dd, std::size_t i) {
+        if (HWY_LIKELY(i + N <= n)) return hn::LoadU(dd, in + i);
+        HWY_ALIGN U buf[64] = {};
+        std::memcpy(buf, in + i, (n - i) * sizeof(U));
+        return hn::Load(dd, buf);
+      },
+      [in](std::size_t i) { return in[i]; });
 }
 
 void EmitValues(std::size_t elem_size, const void* in, std::size_t n, const std::uint64_t* bits, void* out,
@@ -256,8 +296,9 @@ template <class U>
 HWY_INLINE void EmitIndex(U first, std::size_t n, const std::uint64_t* bits, U* out, std::size_t limit) {
   const hn::ScalableTag<U> d;
   const auto iota = hn::Iota(d, first);
-  EmitLoop(d, n, bits, out, limit,
-           [iota](auto dd, std::size_t i) { return hn::Add(iota, hn::Set(dd, static_cast<U>(i))); });
+  EmitLoop(
+      d, n, bits, out, limit, [iota](auto dd, std::size_t i) { return hn::Add(iota, hn::Set(dd, static_cast<U>(i))); },
+      [first](std::size_t i) { return static_cast<U>(first + static_cast<U>(i)); });
 }
 void EmitIndex32(std::uint32_t first, std::size_t n, const std::uint64_t* bits, std::uint32_t* out, std::size_t limit) {
   EmitIndex<std::uint32_t>(first, n, bits, out, limit);

@@ -170,7 +170,10 @@ std::uint64_t group_scan(const CompactRequest<T>& r) {
   constexpr std::size_t chunk = chunk_elements<T>();
   const std::uint64_t chunks = (n + chunk - 1) / chunk;
   const Chunks<T> job{r};
-  const int threads = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(cpu_threads()), chunks));
+  // Threads by size: at least four chunks (1 MiB of input) each, since waking a sleeping thread
+  // (OMP_WAIT_POLICY=passive, as the Python package sets it) costs tens of microseconds.
+  const int threads = static_cast<int>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(cpu_threads()), std::max<std::uint64_t>(1, chunks / 4)));
 
   if (threads <= 1) {
     std::vector<std::uint64_t> bits(chunk / 64);
