@@ -456,5 +456,37 @@ TEST(LabelCliVolume, BadInputsAreOneLineAndLeaveNothing) {
   }
 }
 
+// `winnow label VOLUME.zarr ...` is handed unchanged to the Python package's chunked labeling
+// (WINNOW_PYTHON names the interpreter; here a script that records its arguments); other inputs,
+// and a zarr named only as an output, stay with the C++ labeling; an interpreter that cannot be
+// started is one line and exit 2.
+TEST(CliLabelVolume, ZarrInputsGoToThePythonPackage) {
+  TempDir dir;
+  const fs::path recorder = dir / "python", record = dir / "args.txt";
+  {
+    std::ofstream script(recorder);
+    script << "#!/bin/sh\necho \"$*\" > '" << record.string() << "'\n";
+  }
+  fs::permissions(recorder, fs::perms::owner_all);
+  ASSERT_EQ(setenv("WINNOW_PYTHON", recorder.c_str(), 1), 0);
+  const std::string input = (dir / "big.zarr").string() + "/";
+  const auto r = run_cli({"label", input, "--out-labels", (dir / "labels.zarr").string(), "--connectivity", "6"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream got(record);
+  std::string line;
+  std::getline(got, line);
+  EXPECT_EQ(line, "-m winnow label " + input + " --out-labels " + (dir / "labels.zarr").string() + " --connectivity 6");
+
+  fs::remove(record);
+  const auto kept = run_cli({"label", (dir / "missing.nii.gz").string(), "--out-labels", (dir / "l.zarr").string()});
+  EXPECT_FALSE(fs::exists(record)) << "a NIfTI input went to Python";
+  test::expect_one_line_error(kept, "missing.nii.gz");
+
+  ASSERT_EQ(setenv("WINNOW_PYTHON", (dir / "no-such-python").c_str(), 1), 0);
+  const auto unstartable = run_cli({"label", input, "--out-labels", (dir / "labels.zarr").string()});
+  test::expect_one_line_error(unstartable, "Python package");
+  unsetenv("WINNOW_PYTHON");
+}
+
 }  // namespace
 }  // namespace winnow
