@@ -9,11 +9,19 @@
 
 #include "winnow/isosurface.hpp"
 
+/// The voxel types with precompiled isosurfaces (the front end, pieces and the CPU backend).
+#define WINNOW_ISOSURFACE_TYPES(X) \
+  X(std::uint8_t)                  \
+  X(std::uint16_t)                 \
+  X(std::int16_t)                  \
+  X(float)                         \
+  X(double)
+
 namespace winnow::detail {
 
 namespace cpu {
 /// OpenMP marching cubes over slabs of z (src/isosurface/cpu/marching_cubes.cpp).
-/// Instantiated for std::uint8_t, std::uint16_t, std::int16_t, float, double.
+/// Instantiated for WINNOW_ISOSURFACE_TYPES.
 template <class T>
 void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOptions& options, Mesh& mesh);
 }  // namespace cpu

@@ -112,11 +112,7 @@ Mesh isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
 }
 
 #define WINNOW_INSTANTIATE(T) template Mesh isosurface<T>(VolumeView<const T>, double, const IsosurfaceOptions&);
-WINNOW_INSTANTIATE(std::uint8_t)
-WINNOW_INSTANTIATE(std::uint16_t)
-WINNOW_INSTANTIATE(std::int16_t)
-WINNOW_INSTANTIATE(float)
-WINNOW_INSTANTIATE(double)
+WINNOW_ISOSURFACE_TYPES(WINNOW_INSTANTIATE)
 #undef WINNOW_INSTANTIATE
 
 }  // namespace winnow

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <string>
 
+#include "isosurface/backends.hpp"
 #include "winnow/error.hpp"
 #include "winnow/isosurface.hpp"
 
@@ -133,11 +134,7 @@ void join_mesh_pieces(const std::array<std::vector<std::int64_t>, 3>& bounds,
   template MeshPiece isosurface_piece<T>(VolumeView<const T>, const std::array<std::int64_t, 3>&,                \
                                          const std::array<std::int64_t, 3>&, const std::array<std::int64_t, 3>&, \
                                          const std::array<std::int64_t, 3>&, double, const IsosurfaceOptions&);
-WINNOW_INSTANTIATE(std::uint8_t)
-WINNOW_INSTANTIATE(std::uint16_t)
-WINNOW_INSTANTIATE(std::int16_t)
-WINNOW_INSTANTIATE(float)
-WINNOW_INSTANTIATE(double)
+WINNOW_ISOSURFACE_TYPES(WINNOW_INSTANTIATE)
 #undef WINNOW_INSTANTIATE
 
 }  // namespace winnow

@@ -481,11 +481,7 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
 }
 
 #define WINNOW_INSTANTIATE(T) template void isosurface<T>(VolumeView<const T>, double, const IsosurfaceOptions&, Mesh&);
-WINNOW_INSTANTIATE(std::uint8_t)
-WINNOW_INSTANTIATE(std::uint16_t)
-WINNOW_INSTANTIATE(std::int16_t)
-WINNOW_INSTANTIATE(float)
-WINNOW_INSTANTIATE(double)
+WINNOW_ISOSURFACE_TYPES(WINNOW_INSTANTIATE)
 #undef WINNOW_INSTANTIATE
 
 }  // namespace winnow::detail::cpu
