@@ -9,7 +9,8 @@
 
 #include "winnow/isosurface.hpp"
 
-/// The voxel types with precompiled isosurfaces (the front end, pieces and the CPU backend).
+/// The voxel types with precompiled isosurfaces (the front end, pieces, both backends and the
+/// device API).
 #define WINNOW_ISOSURFACE_TYPES(X) \
   X(std::uint8_t)                  \
   X(std::uint16_t)                 \

@@ -249,11 +249,9 @@ void isosurface(VolumeView<const T> volume, double level, const IsosurfaceOption
   }
 }
 
-template void isosurface<std::uint8_t>(VolumeView<const std::uint8_t>, double, const IsosurfaceOptions&, Mesh&);
-template void isosurface<std::uint16_t>(VolumeView<const std::uint16_t>, double, const IsosurfaceOptions&, Mesh&);
-template void isosurface<std::int16_t>(VolumeView<const std::int16_t>, double, const IsosurfaceOptions&, Mesh&);
-template void isosurface<float>(VolumeView<const float>, double, const IsosurfaceOptions&, Mesh&);
-template void isosurface<double>(VolumeView<const double>, double, const IsosurfaceOptions&, Mesh&);
+#define WINNOW_INSTANTIATE(T) template void isosurface<T>(VolumeView<const T>, double, const IsosurfaceOptions&, Mesh&);
+WINNOW_ISOSURFACE_TYPES(WINNOW_INSTANTIATE)
+#undef WINNOW_INSTANTIATE
 
 }  // namespace winnow::detail::cuda
 
@@ -318,28 +316,12 @@ void isosurface_extract(void* d_temp, std::size_t temp_bytes, VolumeView<const T
   run_isosurface(d_temp, temp_bytes, volume, level, options, out, d_totals, stream, h_totals, true);
 }
 
-template void isosurface<std::uint8_t>(void*, std::size_t&, VolumeView<const std::uint8_t>, double,
-                                       const IsosurfaceOptions&, const DeviceMesh&, std::uint64_t*, cudaStream_t,
-                                       std::uint64_t*);
-template void isosurface<std::uint16_t>(void*, std::size_t&, VolumeView<const std::uint16_t>, double,
-                                        const IsosurfaceOptions&, const DeviceMesh&, std::uint64_t*, cudaStream_t,
-                                        std::uint64_t*);
-template void isosurface<std::int16_t>(void*, std::size_t&, VolumeView<const std::int16_t>, double,
-                                       const IsosurfaceOptions&, const DeviceMesh&, std::uint64_t*, cudaStream_t,
-                                       std::uint64_t*);
-template void isosurface<float>(void*, std::size_t&, VolumeView<const float>, double, const IsosurfaceOptions&,
-                                const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
-template void isosurface<double>(void*, std::size_t&, VolumeView<const double>, double, const IsosurfaceOptions&,
-                                 const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
-
-#define WINNOW_ISOSURFACE_EXTRACT(T)                                                                             \
+#define WINNOW_INSTANTIATE(T)                                                                                    \
+  template void isosurface<T>(void*, std::size_t&, VolumeView<const T>, double, const IsosurfaceOptions&,        \
+                              const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);                  \
   template void isosurface_extract<T>(void*, std::size_t, VolumeView<const T>, double, const IsosurfaceOptions&, \
                                       const DeviceMesh&, std::uint64_t*, cudaStream_t, std::uint64_t*);
-WINNOW_ISOSURFACE_EXTRACT(std::uint8_t)
-WINNOW_ISOSURFACE_EXTRACT(std::uint16_t)
-WINNOW_ISOSURFACE_EXTRACT(std::int16_t)
-WINNOW_ISOSURFACE_EXTRACT(float)
-WINNOW_ISOSURFACE_EXTRACT(double)
-#undef WINNOW_ISOSURFACE_EXTRACT
+WINNOW_ISOSURFACE_TYPES(WINNOW_INSTANTIATE)
+#undef WINNOW_INSTANTIATE
 
 }  // namespace winnow::cuda
