@@ -158,14 +158,10 @@ template <class T>
 Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t> labels, const LabelOptions& options);
 
 namespace cpu {
-/// Multi-threaded volume labeling (src/label/cpu/label_volume.cpp). Returns N; with `sums`, one
+/// Multi-threaded volume labeling (src/label/cpu/label_volume_impl.hpp). Returns N; with `sums`, one
 /// record per label. Instantiated for std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t.
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums);
-/// Asks the kernel for transparent huge pages over the 2 MiB pages inside [data, data + bytes)
-/// (Linux; elsewhere nothing): a buffer written once then costs one page fault per 2 MiB instead
-/// of one per 4 KiB. Call it before the buffer is first written.
-void advise_huge_pages(void* data, std::size_t bytes);
 }  // namespace cpu
 
 namespace cuda {

@@ -18,6 +18,7 @@
 
 #include "common/backend.hpp"
 #include "common/cuda/runtime.hpp"
+#include "common/huge_pages.hpp"
 #include "common/threads.hpp"
 #include "label/backends.hpp"
 #include "winnow/error.hpp"
@@ -191,7 +192,7 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   const auto allocate = [&]<class L>(Volume<L>& labels) {
     if (cpu) {
       labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
-      detail::cpu::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
+      detail::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
     } else {
       labels = Volume<L>(volume.nx, volume.ny, volume.nz);
     }

@@ -1,3 +1,4 @@
+#pragma once
 // CPU labeling of volumes, 6/18/26-connectivity, binary or multi-label, in parallel slabs of rows
 // (detail::cpu::label_volume): runs in bit rows, united by the pairs of touching runs that the
 // bit rows give word by word.
@@ -59,6 +60,9 @@
 // run (32-bit when the volume's rows could hold fewer than 2^31 runs, else 64-bit); no
 // provisional label volume. Output contract: labels 1..N in raster order (x fastest), the
 // statistics of the same pass (VolumeComponentSums), identical for any number of threads.
+//
+// This header is the whole algorithm; label_volume_u8.cpp, _u16, _u32 and _u64 each instantiate it for
+// one voxel type, so the four compile in parallel.
 #include <omp.h>
 
 #include <algorithm>
@@ -71,10 +75,7 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
+#include "common/huge_pages.hpp"
 #include "common/threads.hpp"
 #include "label/backends.hpp"
 #include "label/cpu/row_bits.hpp"
@@ -744,18 +745,6 @@ std::uint64_t dispatch_index(const VolumeLabelRequest<T>& req, VolumeView<Label>
 
 }  // namespace
 
-void advise_huge_pages(void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin && !getenv("NOHUGE"))
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint: failure is fine
-#else
-  (void)data, (void)bytes;
-#endif
-}
-
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
   if (sums) sums->clear();
@@ -770,14 +759,5 @@ std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeC
   if (wide) return dispatch_index<T, false>(req, req.labels64, sums);
   return dispatch_index<T, false>(req, req.labels32, sums);
 }
-
-template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&,
-                                                  std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint16_t>(const VolumeLabelRequest<std::uint16_t>&,
-                                                   std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint32_t>(const VolumeLabelRequest<std::uint32_t>&,
-                                                   std::vector<VolumeComponentSums>*);
-template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&,
-                                                   std::vector<VolumeComponentSums>*);
 
 }  // namespace winnow::detail::cpu

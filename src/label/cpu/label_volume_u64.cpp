@@ -1,0 +1,10 @@
+// CPU volume labeling for uint64_t voxels: one instantiation of label_volume_impl.hpp (the
+// algorithm and its essay are there).
+#include "label/cpu/label_volume_impl.hpp"
+
+namespace winnow::detail::cpu {
+
+template std::uint64_t label_volume<std::uint64_t>(const VolumeLabelRequest<std::uint64_t>&,
+                                                   std::vector<VolumeComponentSums>*);
+
+}  // namespace winnow::detail::cpu
