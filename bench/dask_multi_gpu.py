@@ -7,9 +7,16 @@ shipped from the client), labelled with winnow.dask.label, the labels relabelled
 workers. For each GPU count: the time of stages 1-2 (chunk labeling, faces, global merge: the
 call) and of stage 3 (relabel), the busy time of each kind of task from distributed's task
 stream, and per-chunk digests of the labels compared with one winnow.label call on the whole
-volume (on the first GPU, in this process, before the cluster starts).
+volume (by default on the CPU, the path the GPU results must equal; --reference gpu: on the first
+GPU), made in this process before the cluster starts.
+
+With --mesh: winnow.dask.marching_cubes of a float32 gyroid (2 periods per side, level 0) made
+chunk by chunk on the workers, the mesh assembled in the client; checked against one
+winnow.marching_cubes call on the whole volume on the CPU (vertex and triangle counts, and the
+sum of the sorted vertex coordinates).
 
     python bench/dask_multi_gpu.py --size 1024 --chunk 256 --gpus 1,2 --connectivity 26
+    python bench/dask_multi_gpu.py --mesh --size 1024 --chunk 256 --gpus 1,2,4
     python bench/dask_multi_gpu.py --numpy --size 128 --chunk 64 --gpus 1,2   # the plumbing, CPU only
 
 NVLink multicast stays off in every worker (NCCL_NVLS_ENABLE=0 and the like).
@@ -54,10 +61,47 @@ def whole_digests(labels, chunk):
     return out
 
 
+def gyroid_block(xp, size, location):
+    """The block of the size^3 float32 gyroid (sin x cos y + sin y cos z + sin z cos x) at location."""
+    k = xp.float32(2 * np.pi * 2 / size)
+    z, y, x = (xp.arange(lo, hi, dtype=xp.float32) * k for lo, hi in location)
+    z, y, x = z[:, None, None], y[None, :, None], x[None, None, :]
+    return (xp.sin(x) * xp.cos(y) + xp.sin(y) * xp.cos(z) + xp.sin(z) * xp.cos(x)).astype(xp.float32)
+
+
+def lazy_gyroid(size, chunk, xp):
+    import dask.array as da
+
+    def block(block_info=None):
+        return gyroid_block(xp, size, block_info[None]["array-location"])
+
+    meta = np.zeros((0, 0, 0), np.float32) if xp is np else xp.zeros((0, 0, 0), np.float32)
+    return da.map_blocks(block, dtype=np.float32, chunks=da.core.normalize_chunks(chunk, (size,) * 3), meta=meta)
+
+
+def mesh_summary(mesh):
+    verts, faces = mesh[0], mesh[1]
+    v = verts.get() if hasattr(verts, "get") else np.asarray(verts)
+    return len(v), len(faces), float(np.sort(v.astype(np.float64), axis=0).sum())
+
+
+def mesh_reference(args):
+    """The whole gyroid meshed by one winnow.marching_cubes call on the CPU: the mesh's summary."""
+    import winnow
+
+    volume = gyroid_block(np, args.size, [(0, args.size)] * 3)
+    start = time.perf_counter()
+    mesh = winnow.marching_cubes(volume, 0.0)
+    seconds = time.perf_counter() - start
+    return mesh_summary(mesh), seconds
+
+
 def reference(args, xp):
     """The whole volume labelled by one winnow.label call: N and the per-chunk digests."""
     import winnow
 
+    if args.reference == "cpu":
+        xp = np
     shape = (args.size,) * 3
     base = mni152_mask() if args.kind == "mri" else None
     volume = make_block(args.kind, shape, (0, 0, 0), shape, args.density, args.seed, base, xp)
@@ -112,6 +156,8 @@ def run(args, gpus, xp, expected_n, expected_digests):
     threads = max(1, (os.cpu_count() or 1) // gpus)
     with cluster_of(gpus, xp is np, threads) as cluster, Client(cluster) as client:
         client.wait_for_workers(gpus)
+        if args.mesh:
+            return run_mesh(args, xp, expected_digests)
         darr = lazy_volume(args.kind, args.size, args.chunk, args.density, args.seed, xp)
         rows = []
         for rep in range(args.reps + 1):  # the first: warm-up (imports, CUDA contexts)
@@ -133,6 +179,28 @@ def run(args, gpus, xp, expected_n, expected_digests):
         return rows
 
 
+def run_mesh(args, xp, expected):
+    """winnow.dask.marching_cubes on the gyroid made on the workers; rows as run() gives them."""
+    from distributed import get_task_stream
+
+    import winnow.dask as wd
+
+    darr = lazy_gyroid(args.size, args.chunk, xp)
+    rows = []
+    for rep in range(args.reps + 1):
+        with get_task_stream() as stream:
+            start = time.perf_counter()
+            mesh = wd.marching_cubes(darr, 0.0, progress=False)
+            if xp is not np:
+                xp.cuda.runtime.deviceSynchronize()
+            done = time.perf_counter()
+        equal = mesh_summary(mesh) == expected
+        del mesh
+        if rep:
+            rows.append((done - start, 0.0, done - start, equal, busy_by_kind(stream.data)))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", type=int, default=1024)
@@ -145,6 +213,8 @@ def main():
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--numpy", action="store_true", help="NumPy chunks on CPU workers (the plumbing, no GPU)")
+    ap.add_argument("--reference", default="cpu", choices=("cpu", "gpu"), help="where the whole-volume call runs")
+    ap.add_argument("--mesh", action="store_true", help="winnow.dask.marching_cubes of a gyroid instead of labels")
     args = ap.parse_args()
     if args.numpy:
         xp = np
@@ -155,14 +225,23 @@ def main():
 
     import winnow
 
-    n_expected, expected, t_whole = reference(args, xp)
     voxels = args.size**3
-    print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
-          f"{args.kind} {args.size}^3 u8 (density {args.density}), {args.chunk}^3 chunks, "
-          f"{args.connectivity}-connectivity{', stats' if args.stats else ''}; one winnow.label call on one "
-          f"{'CPU' if args.numpy else 'GPU'}: {t_whole * 1e3:.1f} ms, N = {n_expected}", flush=True)
-    table = ["| GPUs | label() s (stages 1-2) | relabel s | total s | G voxels/s | speed-up | equal | busiest tasks "
-             "(count, busy s, span s) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
+    where = "CPU" if args.numpy or args.reference == "cpu" else "GPU"
+    if args.mesh:
+        expected, t_whole = mesh_reference(args)
+        n_expected = None
+        print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
+              f"gyroid {args.size}^3 float32, {args.chunk}^3 chunks, level 0; one winnow.marching_cubes call on the "
+              f"CPU: {t_whole * 1e3:.1f} ms, {expected[0]} vertices, {expected[1]} triangles", flush=True)
+        head = "| GPUs | marching_cubes() s | - | total s | G voxels/s | speed-up | equal | busiest tasks "
+    else:
+        n_expected, expected, t_whole = reference(args, xp)
+        print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
+              f"{args.kind} {args.size}^3 u8 (density {args.density}), {args.chunk}^3 chunks, "
+              f"{args.connectivity}-connectivity{', stats' if args.stats else ''}; one winnow.label call on the "
+              f"{where}: {t_whole * 1e3:.1f} ms, N = {n_expected}", flush=True)
+        head = "| GPUs | label() s (stages 1-2) | relabel s | total s | G voxels/s | speed-up | equal | busiest tasks "
+    table = [head + "(count, busy s, span s) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
     first = None
     for gpus in (int(g) for g in args.gpus.split(",")):
         rows = run(args, gpus, xp, n_expected, expected)
