@@ -313,9 +313,20 @@ class TorchDevice:
         _, inverse = self.xp.unique(a, return_inverse=True)
         return inverse.reshape(a.shape)
 
-    @staticmethod
-    def maximum(a: Any) -> int:
-        return int(a.max().item())
+    def _ordered(self, a: Any) -> tuple:
+        """(keys, offset): keys whose min and max PyTorch's CUDA reductions can take, ordered as
+        `a`, with value = key + offset. They have no min/max for uint16/32/64: those are read
+        as the signed type of the same width with the top bit flipped (u - 2^(bits-1))."""
+        torch = self.xp
+        signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}.get(a.dtype)
+        if signed is None:
+            return a, 0
+        lowest = -(1 << (torch.iinfo(signed).bits - 1))
+        return torch.bitwise_xor(a.view(signed), lowest), -lowest
+
+    def maximum(self, a: Any) -> int:
+        keys, offset = self._ordered(a)
+        return int(keys.max().item()) + offset
 
     def unravel(self, index: Any, shape: tuple) -> Any:
         index = index.long()
@@ -329,8 +340,11 @@ class TorchDevice:
         return self.xp.flip(a, (1,))
 
     def value_range(self, a: Any) -> tuple[float, float]:
-        finite = a[~self.xp.isnan(a)] if a.is_floating_point() else a
-        return float(finite.min().item()), float(finite.max().item())
+        if a.is_floating_point():
+            finite = a[~self.xp.isnan(a)]
+            return float(finite.min().item()), float(finite.max().item())
+        keys, offset = self._ordered(a)
+        return float(keys.min().item() + offset), float(keys.max().item() + offset)
 
 
 def _cupy_adapter(cupy: Any) -> Any:
