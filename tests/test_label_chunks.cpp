@@ -4,7 +4,9 @@
 //   voxels), 32- and 64-bit labels, strided views, and the errors for labels that are not
 //   numbered as winnow::label numbers them;
 // - chunk_border_pairs: every pair of voxels of two random borders (planes, lines, single voxels)
-//   that touch under 6-, 18- and 26-connectivity, binary and multi-label, and its errors.
+//   that touch under 6-, 18- and 26-connectivity, binary and multi-label, and its errors;
+// - relabel_chunk: random labels through random tables, voxel by voxel, every pair of label and
+//   entry types, strided views on both sides, and its errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -284,6 +286,63 @@ TEST(ChunkBorderPairs, RejectsBadBorders) {
       "chunk_border_pairs", "connectivity");
   test::expect_input_error([&] { chunk_border_pairs(a.view(), a.view(), none, none, ChunkBorder{}); },
                            "chunk_border_pairs", "neighbours along at least one axis");
+}
+
+template <class L, class T>
+void expect_relabelled(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::int64_t nx = 23, ny = 7, nz = 5;
+  const std::uint64_t entries = 1 + rng() % 500;
+  std::vector<T> table(entries);
+  for (T& t : table) t = static_cast<T>(rng());
+  // Labels and output inside padded buffers (rows 31 and 29 apart, slices 250 and 240 apart).
+  std::vector<L> in(nz * 250, static_cast<L>(entries + 7));
+  std::vector<T> out(nz * 240, static_cast<T>(0xA5A5A5A5u));
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) in[z * 250 + y * 31 + x] = static_cast<L>(rng() % entries);
+  in[0] = static_cast<L>(entries - 1);  // the largest label with an entry
+  const VolumeView<const L> labels(in.data(), nx, ny, nz, 31, 250);
+  relabel_chunk(labels, std::span<const T>(table), VolumeView<T>(out.data(), nx, ny, nz, 29, 240));
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x)
+        ASSERT_EQ(out[z * 240 + y * 29 + x], table[in[z * 250 + y * 31 + x]]) << x << " " << y << " " << z;
+  for (std::size_t i = 0; i < out.size(); ++i) {  // the padding untouched
+    const std::int64_t k = static_cast<std::int64_t>(i) % 240, y = k / 29, x = k % 29;
+    if (y >= ny || x >= nx) ASSERT_EQ(out[i], static_cast<T>(0xA5A5A5A5u)) << i;
+  }
+}
+
+TEST(RelabelChunk, EveryVoxelThroughItsTable) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    expect_relabelled<std::uint32_t, std::uint32_t>(seed);
+    expect_relabelled<std::uint32_t, std::uint64_t>(seed);
+    expect_relabelled<std::uint64_t, std::uint32_t>(seed);
+    expect_relabelled<std::uint64_t, std::uint64_t>(seed);
+  }
+}
+
+TEST(RelabelChunk, RejectsLabelsBeyondTheTableAndOtherSizes) {
+  std::vector<std::uint32_t> labels = {0, 1, 2, 3, 1, 0}, out(6);
+  const std::vector<std::uint32_t> table = {0, 10, 20};
+  const VolumeView<const std::uint32_t> view(labels.data(), 3, 2, 1);
+  test::expect_input_error(
+      [&] {
+        relabel_chunk(view, std::span<const std::uint32_t>(table), VolumeView<std::uint32_t>(out.data(), 3, 2, 1));
+      },
+      "relabel_chunk", "label 3 has no entry in a table of 3");
+  test::expect_input_error(
+      [&] {
+        relabel_chunk(view, std::span<const std::uint32_t>(table), VolumeView<std::uint32_t>(out.data(), 2, 3, 1));
+      },
+      "relabel_chunk", "differ in size");
+  labels[3] = 2;
+  relabel_chunk(view, std::span<const std::uint32_t>(table), VolumeView<std::uint32_t>(out.data(), 3, 2, 1));
+  EXPECT_EQ(out, (std::vector<std::uint32_t>{0, 10, 20, 20, 10, 0}));
+  std::vector<std::uint32_t> none;  // an empty chunk needs no table entry
+  relabel_chunk(VolumeView<const std::uint32_t>(none.data(), 0, 0, 0), std::span<const std::uint32_t>(),
+                VolumeView<std::uint32_t>(none.data(), 0, 0, 0));
 }
 
 }  // namespace

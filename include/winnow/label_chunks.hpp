@@ -2,8 +2,9 @@
 /// @file label_chunks.hpp
 /// What labeling a volume chunk by chunk needs from each chunk's labels: per label, its first
 /// voxel, its voxel count and, on request, its bounding box and exact coordinate sums
-/// (chunk_label_summary); and the pairs of labels that touch across the border of two
-/// neighbouring chunks (chunk_border_pairs).
+/// (chunk_label_summary); the pairs of labels that touch across the border of two
+/// neighbouring chunks (chunk_border_pairs); and each chunk's final labels from its table
+/// (relabel_chunk).
 ///
 /// A volume too large for one call is labelled in chunks, each chunk once, and the chunks'
 /// labels are joined across their faces afterwards (the Python package's winnow.dask does it).
@@ -14,6 +15,7 @@
 /// them. The union of the chunk labels that touch across chunk borders (faces, and for 18- and
 /// 26-connectivity edges and corners too) is the rest of the join.
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -85,5 +87,14 @@ template <class L, class V>
 std::vector<std::uint64_t> chunk_border_pairs(VolumeView<const L> near, VolumeView<const L> far,
                                               VolumeView<const V> near_values, VolumeView<const V> far_values,
                                               const ChunkBorder& border);
+
+/// A chunk's final labels: out[v] = table[labels[v]] for every voxel, `out` of the same size as
+/// `labels` (any strides of each). The last step of a chunked labeling, once the merge has given
+/// every provisional label of the chunk its number in the whole volume. One pass, single-threaded
+/// (a chunked labeling runs many chunks at once). Throws InputError when the sizes differ or a
+/// label is not below table.size() (then `out` is partly written). Instantiated for labels and
+/// table entries std::uint32_t and std::uint64_t (each with each).
+template <class L, class T>
+void relabel_chunk(VolumeView<const L> labels, std::span<const T> table, VolumeView<T> out);
 
 }  // namespace winnow

@@ -4,12 +4,14 @@
 // - chunk_label_summary: first voxels, counts and (on request) boxes and exact coordinate sums of
 //   a chunk's labels [z, y, x] (uint32 or uint64), as NumPy arrays indexed by label.
 // - chunk_border_pairs: the distinct label pairs that touch across two chunks' facing borders.
+// - relabel_chunk: a chunk's final labels through its table, into an array the caller allocated.
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
 #include <omp.h>
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,35 @@ nb::ndarray<nb::numpy, std::uint64_t> chunk_border_pairs(const Array& near, cons
   return to_numpy(std::move(pairs), {n, 2});
 }
 
+/// out = table[labels]: labels [z, y, x] (32- or 64-bit integers), table [N] (32- or 64-bit,
+/// contiguous), out [z, y, x] of the labels' size and the table's width; all host memory.
+void relabel_chunk(const Array& labels, const Array& table, const OutArray& out) {
+  require_device(table, false, "table");
+  require_ndim(table, 1, "table");
+  require_c_contiguous(table, "table");
+  require_device(out, false, "out");
+  if (out.ndim() != 3 || (out.shape(2) > 1 && out.stride(2) != 1) || out.stride(0) < 0 || out.stride(1) < 0)
+    throw nb::value_error("out: expected [z, y, x] with x adjacent in memory and non-negative strides");
+  with_label_type(labels, "labels", [&](auto l) {
+    using L = decltype(l);
+    const VolumeView<const L> in = host_volume<L>(labels, "labels");
+    auto run = [&](auto e) {
+      using T = decltype(e);
+      require_integer_bytes(out, sizeof(T), "out");
+      const auto ny = static_cast<std::int64_t>(out.shape(1)), nz = static_cast<std::int64_t>(out.shape(0));
+      const auto nx = static_cast<std::int64_t>(out.shape(2));
+      const VolumeView<T> to(static_cast<T*>(out.data()), nx, ny, nz, ny > 1 ? out.stride(1) : nx,
+                             nz > 1 ? out.stride(0) : (ny > 1 ? out.stride(1) : nx) * ny);
+      const std::span<const T> entries(static_cast<const T*>(table.data()), table.shape(0));
+      nb::gil_scoped_release unlocked;
+      winnow::relabel_chunk(in, entries, to);
+    };
+    if (is_unsigned_or_signed(table) && table.itemsize() == 4) return run(std::uint32_t{});
+    if (is_unsigned_or_signed(table) && table.itemsize() == 8) return run(std::uint64_t{});
+    throw nb::type_error("table: expected 32- or 64-bit integers");
+  });
+}
+
 /// Sets the OpenMP thread count of the calling thread's later parallel regions (winnow's CPU
 /// work on that thread); returns the previous count.
 int set_cpu_threads_of_calling_thread(int threads) {
@@ -124,6 +155,9 @@ void bind_chunks(nb::module_& m) {
         nb::arg("far_values").none(), nb::arg("across"), nb::arg("connectivity"),
         "The distinct (near, far) label pairs of touching voxels of two facing chunk borders [z, y, x], as uint64 "
         "[P, 2]; across: the axes (z, y, x) along which the chunks are neighbours.");
+  m.def("relabel_chunk", &relabel_chunk, nb::arg("labels"), nb::arg("table"), nb::arg("out"),
+        "out = table[labels] for a chunk's labels [z, y, x] (32- or 64-bit integers) and its table (32- or 64-bit), "
+        "out of the labels' size and the table's width; a label without an entry raises ValueError.");
   m.def("set_cpu_threads_of_calling_thread", &set_cpu_threads_of_calling_thread, nb::arg("threads"),
         "Sets the OpenMP thread count of the calling thread's later CPU work; returns the previous count.");
 }

@@ -39,6 +39,10 @@
 // to the one before it skipped (runs of the same two labels along a row are the common case),
 // then sorted and made distinct. O(border voxels x offsets (at most 9)) time, O(pairs) memory;
 // the result is what the union-find across chunks takes, so distinct pairs keep it small.
+//
+// Relabeling: once the merge has numbered every component, each chunk's provisional labels go
+// through the chunk's table, a gather per voxel with the largest label of each row checked
+// against the table's size once per row. Single-threaded for the same reason as the summary.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -275,6 +279,34 @@ WINNOW_BORDER_PAIRS(std::uint64_t, std::uint16_t)
 WINNOW_BORDER_PAIRS(std::uint64_t, std::uint32_t)
 WINNOW_BORDER_PAIRS(std::uint64_t, std::uint64_t)
 #undef WINNOW_BORDER_PAIRS
+
+template <class L, class T>
+void relabel_chunk(VolumeView<const L> labels, std::span<const T> table, VolumeView<T> out) {
+  if (labels.nx != out.nx || labels.ny != out.ny || labels.nz != out.nz)
+    throw InputError("relabel_chunk: the labels and the output differ in size");
+  const auto entries = static_cast<std::uint64_t>(table.size());
+  for (std::int64_t z = 0; z < labels.nz; ++z)
+    for (std::int64_t y = 0; y < labels.ny; ++y) {
+      const L* in = labels.row(y, z);
+      T* to = out.row(y, z);
+      std::uint64_t high = 0;  // checked once a row: the loop stays a plain gather
+      for (std::int64_t x = 0; x < labels.nx; ++x) {
+        const auto k = static_cast<std::uint64_t>(in[x]);
+        high = std::max(high, k);
+        to[x] = table[k < entries ? k : 0];
+      }
+      if (labels.nx > 0 && high >= entries)
+        throw InputError("relabel_chunk: label " + std::to_string(high) + " has no entry in a table of " +
+                         std::to_string(entries));
+    }
+}
+
+#define WINNOW_RELABEL(L, T) template void relabel_chunk<L, T>(VolumeView<const L>, std::span<const T>, VolumeView<T>);
+WINNOW_RELABEL(std::uint32_t, std::uint32_t)
+WINNOW_RELABEL(std::uint32_t, std::uint64_t)
+WINNOW_RELABEL(std::uint64_t, std::uint32_t)
+WINNOW_RELABEL(std::uint64_t, std::uint64_t)
+#undef WINNOW_RELABEL
 
 template ChunkLabelSummary chunk_label_summary<std::uint32_t>(VolumeView<const std::uint32_t>, std::uint64_t,
                                                               const ChunkSummaryOptions&);

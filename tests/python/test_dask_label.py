@@ -176,6 +176,23 @@ def test_device_summary_on_numpy_matches_the_host_pass(rng):
         assert lean[1:] == (None, None, None, None)
 
 
+@pytest.mark.parametrize("label_dtype", [np.uint32, np.uint64])
+@pytest.mark.parametrize("table_dtype", [np.uint32, np.uint64])
+def test_relabel_on_the_host_is_numpy_take(rng, label_dtype, table_dtype):
+    """The extension's relabel pass against numpy.take: 3D, 2D and strided labels."""
+    table = rng.integers(0, 2**32 - 1, 300).astype(table_dtype)
+    labels = rng.integers(0, 300, (7, 9, 11)).astype(label_dtype)
+    for case in (labels, labels[:, 0], labels[::2, 1:, ::3], labels[:, :, :0]):
+        np.testing.assert_array_equal(_chunks._relabel_host(table, case), np.take(table, case))
+        assert _chunks._relabel_host(table, case).dtype == table_dtype
+    bad = labels.copy()
+    bad[3, 4, 5] = 300
+    with pytest.raises(ValueError, match="label 300 has no entry in a table of 300"):
+        _chunks._relabel_host(table, bad)
+    with pytest.raises(TypeError, match="table"):
+        _chunks._relabel_host(table.astype(np.float32), labels)
+
+
 def test_store_and_zarr_round_trip(tmp_path, rng):
     zarr = pytest.importorskip("zarr")
     a = (rng.random((20, 21, 22)) < 0.3) * rng.integers(1, 3, (20, 21, 22)).astype(np.uint8)

@@ -473,14 +473,26 @@ def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int, lik
         import cupy
 
         return cupy.take(cupy.asarray(lookup), labels)
-    return np.take(lookup, labels)  # faster than lookup[labels] (no fancy-indexing setup)
+    return _relabel_host(lookup, labels)
+
+
+def _relabel_host(lookup: np.ndarray, labels: Any) -> np.ndarray:
+    """lookup[labels] on the host in one pass of the extension (numpy.take first converts the
+    labels to intp, a second pass and an array of 8 bytes a voxel)."""
+    labels = np.asarray(labels)
+    if labels.ndim and labels.shape[-1] > 1 and labels.strides[-1] != labels.itemsize:
+        labels = np.ascontiguousarray(labels)  # the pass reads rows with x adjacent
+    out = np.empty(labels.shape, dtype=lookup.dtype)
+    as_volume = (1,) * (3 - labels.ndim) + labels.shape
+    _winnow.relabel_chunk(labels.reshape(as_volume), lookup, out.reshape(as_volume))
+    return out
 
 
 def relabel_into(table: ChunkTable, spec: ChunkSpec, store: Any, out: Any, ndim: int) -> int:
     """Stage 3 into a zarr array: the chunk's provisional labels read from the store, relabelled
     and written to the same region of out (the chunk's own zarr chunk); returns its voxel count."""
     region = spec.region(ndim)
-    _stores.write(out, region, np.take(table.table, np.asarray(store[region])))
+    _stores.write(out, region, _relabel_host(table.table, store[region]))
     return int(np.prod(spec.shape))
 
 

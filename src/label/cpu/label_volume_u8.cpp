@@ -5,6 +5,6 @@
 namespace winnow::detail::cpu {
 
 template std::uint64_t label_volume<std::uint8_t>(const VolumeLabelRequest<std::uint8_t>&,
-                                                   std::vector<VolumeComponentSums>*);
+                                                  std::vector<VolumeComponentSums>*);
 
 }  // namespace winnow::detail::cpu

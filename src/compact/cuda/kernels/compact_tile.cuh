@@ -13,7 +13,6 @@
 
 namespace winnow::detail::cuda::kern {
 
-
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
