@@ -288,8 +288,8 @@ def far_piece(record: ChunkRecord, direction: tuple) -> tuple:
 
 
 def far_pieces(record: ChunkRecord, directions: list) -> dict:
-    """far_piece for each of the directions: direction -> piece (the lines and corners the edge
-    and corner neighbours below join, small enough to travel together)."""
+    """far_piece for each of the directions: direction -> piece (every piece of the chunk's low
+    faces that its lower neighbours join, faces, lines and corner, small enough to travel together)."""
     return {d: far_piece(record, d) for d in directions}
 
 

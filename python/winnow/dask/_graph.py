@@ -166,20 +166,18 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
     shape = grid.shape
     for p in positions:
         dsk[(label,) + p] = (_chunks.label_chunk, (darr.name,) + grid.block(p), specs[p], plan)
-    rims: dict = {}  # q -> the part holding the lines and corners of q's low faces its neighbours join
+    lows: dict = {}  # q -> the part holding every piece of q's low faces that its neighbours join
 
     def far_piece(q: tuple, d: tuple) -> Any:
-        """The piece of chunk q's low faces that q - d joins: on a distributed scheduler a face is
-        a task of its own per axis, and the lines and corners of all q's faces one task."""
+        """The piece of chunk q's low faces that q - d joins: on a distributed scheduler all the
+        pieces of q (its low faces, their lines and corner) are one task, a few faces' worth of
+        bytes, so a chunk costs the scheduler one task for them instead of one per piece."""
         if shared:
             return (_chunks.far_piece, (label,) + q, d)
-        if sum(s != 0 for s in d) == 1:
-            return part((label,) + q, _chunks.far_piece, d)
-        if q not in rims:
-            below = [e for e in directions if sum(s != 0 for s in e) > 1
-                     and all(0 <= a - s < n for a, s, n in zip(q, e, shape))]
-            rims[q] = part((label,) + q, _chunks.far_pieces, below)
-        return (_chunks.pick, rims[q], d)
+        if q not in lows:
+            below = [e for e in directions if all(0 <= a - s < n for a, s, n in zip(q, e, shape))]
+            lows[q] = part((label,) + q, _chunks.far_pieces, below)
+        return (_chunks.pick, lows[q], d)
 
     for p in positions:
         ahead, far, pieces = [], [], []
@@ -192,9 +190,29 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
             pieces.append(far_piece(q, d))
         dsk[(pair,) + p] = (_chunks.chunk_pairs, (label,) + p, grid.linear(p), ahead, far, pieces, plan)
     dsk[(merge,)] = (_merge.merge_chunks, [(pair,) + p for p in positions], plan.min_area, plan.largest_k)
+    # What each chunk needs of the merge and of the numbering is taken out per row of chunks (one
+    # task a row, each chunk picking its element inline): a task a chunk costs the distributed
+    # scheduler milliseconds, and a row's share is still a small fraction of the whole.
+    # With shared memory each chunk computes its own share inline.
+    chunk_rows_of: dict = {}
+    for p in positions:
+        chunk_rows_of.setdefault(p[:2], []).append(p)
+
+    def share(getter: Any, row_getter: Any, whole: Any, p: tuple, args: tuple, row_args: tuple) -> Any:
+        """getter(whole, *args), chunk p's share of a whole; distributed: row_getter(whole,
+        *row_args) once for p's row of chunks, p's element picked inline."""
+        if shared:
+            return (getter, whole) + args
+        if (row_getter, p[:2]) not in shares:
+            shares[row_getter, p[:2]] = part(whole, row_getter, *row_args)
+        return (_chunks.pick, shares[row_getter, p[:2]], p[2])
+
+    shares: dict = {}
     for p in positions:
         dsk[(summary,) + p] = (_chunks.without_faces, (label,) + p)
-        dsk[(rows,) + p] = (_chunks.chunk_rows, (summary,) + p, part((merge,), _merge.merge_status, grid.linear(p)))
+        status = share(_merge.merge_status, _merge.merge_statuses, (merge,), p, (grid.linear(p),),
+                       ([grid.linear(q) for q in chunk_rows_of[p[:2]]],))
+        dsk[(rows,) + p] = (_chunks.chunk_rows, (summary,) + p, status)
     summaries, starts, columns = [], [], []
     for gz, gy in itertools.product(range(shape[0]), range(shape[1])):
         dsk[(row_offsets, gz, gy)] = (_merge.chunk_row_offsets, [(rows, gz, gy, gx) for gx in range(shape[2])])
@@ -203,13 +221,16 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
         columns.append(gy)
     dsk[(numbering,)] = (_merge.number_components, (merge,), summaries, starts, columns)
     dsk[(count,)] = (_merge.numbering_count, (numbering,))
+
+    def numbering_args(q: tuple) -> tuple:
+        return (grid.linear(q), specs[q].offset[0], specs[q].shape[0], q[1])
+
     for p in positions:
-        spec = specs[p]
+        numbered = share(_merge.numbering_of_chunk, _merge.numbering_of_chunks, (numbering,), p,
+                         ((merge,),) + numbering_args(p), ((merge,), [numbering_args(q) for q in chunk_rows_of[p[:2]]]))
         dsk[(table,) + p] = (_chunks.chunk_table, (summary,) + p,
-                             part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]),
-                             part((numbering,), _merge.numbering_of_chunk, (merge,), grid.linear(p), spec.offset[0],
-                                  spec.shape[0], p[1]),
-                             plan, table_dtype)
+                             part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]), numbered, plan,
+                             table_dtype)
     wanted = [(table,) + p for p in positions] + [(count,)]
     if plan.statistics:
         dsk[(statistics,)] = (_merge.assemble_statistics, (numbering,), (merge,),

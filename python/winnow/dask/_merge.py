@@ -187,6 +187,11 @@ def merge_status(merge: Merge, index: int) -> BoundaryStatus:
     return BoundaryStatus(merge.components[index], merge.owned[index], merge.rule)
 
 
+def merge_statuses(merge: Merge, indices: list) -> list:
+    """merge_status of each chunk of a row of chunks (one task a row)."""
+    return [merge_status(merge, index) for index in indices]
+
+
 @dataclass
 class ChunkRowOffsets:
     """A row of chunks along x (same z and y range): each chunk's offsets [nz, ny] (survivors'
@@ -274,6 +279,11 @@ def numbering_of_chunk(numbering: Numbering, merge: Merge, index: int, start: in
                        column: int) -> ChunkNumbering:
     return ChunkNumbering(numbering.base[start:start + planes, column], numbering.numbers[merge.components[index]],
                           merge.owned[index], merge.rule)
+
+
+def numbering_of_chunks(numbering: Numbering, merge: Merge, chunks: list) -> list:
+    """numbering_of_chunk of each chunk of a row of chunks, given as (index, start, planes, column)."""
+    return [numbering_of_chunk(numbering, merge, *chunk) for chunk in chunks]
 
 
 def assemble_statistics(numbering: Numbering, merge: Merge, tables: list, ndim: int, shape: tuple) -> tuple:
