@@ -29,9 +29,12 @@ _BOOL = np.dtype(np.bool_)
 _INDEX = np.dtype(np.int64)
 _INTEGER_RANGES: dict = {}  # integer dtype -> (smallest, largest): np.iinfo costs microseconds
 # Below this many elements NumPy's nonzero of a host array is faster than a call into the extension
-# (measured: equal at 1000 float32 elements, 3.4 against 1.1 us for np.flatnonzero at 100), and
-# gives the same indices, so it runs instead (without np.flatnonzero's Python layer: 0.44 us).
-_NUMPY_FLATNONZERO_BELOW = 1 << 12
+# (about 2.5 us), and gives the same indices, so it runs instead (without np.flatnonzero's Python
+# layer). Measured on the 2-core development machine, NumPy / extension at 1 % and 50 % non-zero:
+# 1024 elements, float32 1.05 / 0.98, int32 0.73 / 0.75, uint8 0.62 / 0.63; 2048 elements 1.33 /
+# 1.16, 1.12 / 1.05; bool is NumPy's fastest case: 0.83 / 1.10 at 10^4 elements, 1.04 / 1.23 at 2^14.
+_NUMPY_FLATNONZERO_BELOW = 1 << 11
+_NUMPY_FLATNONZERO_BOOL_BELOW = 1 << 14
 
 
 def _check_order(order: str) -> bool:
@@ -272,8 +275,8 @@ def flatnonzero(a: npt.ArrayLike, *, backend: str = "auto", out: Any = None) -> 
         Any shape and numeric or bool dtype (float16 and complex through ``a != 0``, a copy);
         ``-0.0`` is zero and NaN is not, as in NumPy. NumPy, CuPy or PyTorch.
     backend : {'auto', 'cpu', 'cuda'}, optional
-        Where NumPy input is compacted (below 4096 elements, with 'auto' and no ``out``, NumPy's
-        own flatnonzero runs: a call into the extension costs more than that work).
+        Where NumPy input is compacted (below 2048 elements, 16384 for bool, with 'auto' and no
+        ``out``, NumPy's own flatnonzero runs: a call into the extension costs more than that work).
     out : array, optional
         1-D int64, at least ``a.size`` elements, in a's place: the result is a view of it.
 
@@ -299,8 +302,8 @@ def flatnonzero(a: npt.ArrayLike, *, backend: str = "auto", out: Any = None) -> 
     >>> winnow.flatnonzero(np.array([[0, 3], [0, 7]]))
     array([1, 3])
     """
-    if (a.__class__ is np.ndarray and out is None and backend == "auto" and a.size < _NUMPY_FLATNONZERO_BELOW
-            and a.dtype.kind in "biufc"):
+    if (a.__class__ is np.ndarray and out is None and backend == "auto" and a.dtype.kind in "biufc"
+            and a.size < (_NUMPY_FLATNONZERO_BOOL_BELOW if a.dtype.kind == "b" else _NUMPY_FLATNONZERO_BELOW)):
         return a.ravel().nonzero()[0]  # np.flatnonzero's work without its Python layer
     a, lib = classify(a, "a")
     check_backend(backend, lib.on_device)
