@@ -340,6 +340,9 @@ TEST(RelabelChunk, RejectsLabelsBeyondTheTableAndOtherSizes) {
   labels[3] = 2;
   relabel_chunk(view, std::span<const std::uint32_t>(table), VolumeView<std::uint32_t>(out.data(), 3, 2, 1));
   EXPECT_EQ(out, (std::vector<std::uint32_t>{0, 10, 20, 20, 10, 0}));
+  test::expect_input_error(
+      [&] { relabel_chunk(view, std::span<const std::uint32_t>(), VolumeView<std::uint32_t>(out.data(), 3, 2, 1)); },
+      "relabel_chunk", "the table is empty");
   std::vector<std::uint32_t> none;  // an empty chunk needs no table entry
   relabel_chunk(VolumeView<const std::uint32_t>(none.data(), 0, 0, 0), std::span<const std::uint32_t>(),
                 VolumeView<std::uint32_t>(none.data(), 0, 0, 0));

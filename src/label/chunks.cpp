@@ -285,6 +285,8 @@ void relabel_chunk(VolumeView<const L> labels, std::span<const T> table, VolumeV
   if (labels.nx != out.nx || labels.ny != out.ny || labels.nz != out.nz)
     throw InputError("relabel_chunk: the labels and the output differ in size");
   const auto entries = static_cast<std::uint64_t>(table.size());
+  if (entries == 0 && !labels.empty())  // (the loop reads entry 0 before its row's check)
+    throw InputError("relabel_chunk: the table is empty");
   for (std::int64_t z = 0; z < labels.nz; ++z)
     for (std::int64_t y = 0; y < labels.ny; ++y) {
       const L* in = labels.row(y, z);

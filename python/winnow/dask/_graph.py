@@ -194,24 +194,25 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
     # task a row, each chunk picking its element inline): a task a chunk costs the distributed
     # scheduler milliseconds, and a row's share is still a small fraction of the whole.
     # With shared memory each chunk computes its own share inline.
-    chunk_rows_of: dict = {}
+    chunk_rows_of: dict = {}  # (gz, gy) -> the row's positions, in x order
     for p in positions:
         chunk_rows_of.setdefault(p[:2], []).append(p)
 
-    def share(getter: Any, row_getter: Any, whole: Any, p: tuple, args: tuple, row_args: tuple) -> Any:
+    shares: dict = {}
+
+    def share(getter: Any, row_getter: Any, whole: Any, p: tuple, args: tuple, row_args: Any) -> Any:
         """getter(whole, *args), chunk p's share of a whole; distributed: row_getter(whole,
-        *row_args) once for p's row of chunks, p's element picked inline."""
+        *row_args(row)) once for p's row of chunks, p's element picked inline."""
         if shared:
             return (getter, whole) + args
         if (row_getter, p[:2]) not in shares:
-            shares[row_getter, p[:2]] = part(whole, row_getter, *row_args)
+            shares[row_getter, p[:2]] = part(whole, row_getter, *row_args(chunk_rows_of[p[:2]]))
         return (_chunks.pick, shares[row_getter, p[:2]], p[2])
 
-    shares: dict = {}
     for p in positions:
         dsk[(summary,) + p] = (_chunks.without_faces, (label,) + p)
         status = share(_merge.merge_status, _merge.merge_statuses, (merge,), p, (grid.linear(p),),
-                       ([grid.linear(q) for q in chunk_rows_of[p[:2]]],))
+                       lambda row: ([grid.linear(q) for q in row],))
         dsk[(rows,) + p] = (_chunks.chunk_rows, (summary,) + p, status)
     summaries, starts, columns = [], [], []
     for gz, gy in itertools.product(range(shape[0]), range(shape[1])):
@@ -227,7 +228,7 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
 
     for p in positions:
         numbered = share(_merge.numbering_of_chunk, _merge.numbering_of_chunks, (numbering,), p,
-                         ((merge,),) + numbering_args(p), ((merge,), [numbering_args(q) for q in chunk_rows_of[p[:2]]]))
+                         ((merge,),) + numbering_args(p), lambda row: ((merge,), [numbering_args(q) for q in row]))
         dsk[(table,) + p] = (_chunks.chunk_table, (summary,) + p,
                              part((row_offsets, p[0], p[1]), _merge.row_offsets_of, p[2]), numbered, plan,
                              table_dtype)
