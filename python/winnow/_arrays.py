@@ -433,13 +433,18 @@ def on_device(lib: Any, function: Any, *args: Any) -> Any:
 
 
 def trimmed(lib: Any, buffer: Any, count: int, owned: bool, itemsize: int) -> Any:
-    """buffer[:count]; a copy when winnow allocated the buffer and most of it, 1 MiB or more, is
-    unused (so the result does not hold memory for every input element; below that the copy
-    would cost more than the memory it frees)."""
+    """buffer[:count], without holding memory for every input element when winnow allocated the
+    buffer and 1 MiB or more of it is unused: a host buffer shrinks in place (``ndarray.resize``:
+    realloc, which returns the tail without copying the kept part; nothing else refers to the
+    buffer), a device buffer is copied when most of it is unused (below 1 MiB the copy would
+    cost more than the memory it frees)."""
     unused = len(buffer) - count
-    if owned and unused > count and unused * itemsize >= 1 << 20:
-        view = buffer[:count]
-        return lib.copy(view) if lib.on_device else view.copy()
+    if owned and unused * itemsize >= 1 << 20:
+        if not lib.on_device:
+            buffer.resize((count,), refcheck=False)
+            return buffer
+        if unused > count:
+            return lib.copy(buffer[:count])
     return lib.prefix(buffer, count, owned) if lib.on_device else buffer[:count]
 
 

@@ -128,6 +128,19 @@ def test_flatnonzero_negative_zero_and_nan():
     np.testing.assert_array_equal(winnow.flatnonzero(large), np.flatnonzero(large))
 
 
+def test_results_hold_only_what_they_keep(rng):
+    """A result with 1 MiB or more of its input-sized buffer unused owns exactly its elements (the
+    buffer shrunk in place), equal to NumPy's; a smaller one may be a view of its buffer."""
+    a = rng.random(1_000_000) < 0.3
+    values = rng.standard_normal(a.size)
+    for got, want in ((winnow.flatnonzero(a), np.flatnonzero(a)), (winnow.compact(values, a), values[a]),
+                      (winnow.select(values, ">", 1.0), values[values > 1.0])):
+        np.testing.assert_array_equal(got, want)
+        assert got.base is None and got.flags.owndata and got.nbytes == want.nbytes
+    small = winnow.flatnonzero(a[:20_000], backend="cpu")
+    np.testing.assert_array_equal(small, np.flatnonzero(a[:20_000]))
+
+
 @pytest.mark.parametrize("layout", ["F", "strided"])
 def test_flatnonzero_layouts(rng, layout):
     base = rng.integers(0, 3, (140, 160), dtype=np.uint8)
