@@ -1,6 +1,7 @@
 // The device API of label statistics (winnow/cuda/label_statistics.hpp) against the host API on
 // the same random label volumes: every label type, strided views, the background alone, M beyond
-// the largest label (rows without voxels), an intensity volume of every type (integer sums exact;
+// the largest label (rows without voxels), each label's first voxel against a raster walk, one
+// label filling most of a large volume (the warps' shared partials), an intensity volume of every type (integer sums exact;
 // float sums to rounding, atomics adding in any order), labels beyond M and negative labels
 // reported, outputs poisoned first. Skipped without a device; failed under WINNOW_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
@@ -40,7 +41,7 @@ std::vector<L> random_labels(std::size_t n, std::uint64_t m, double zero, std::u
 
 /// The device statistics of a view into host vectors (records; intensity columns when V is not void).
 struct DeviceResult {
-  std::vector<std::uint64_t> voxels, beyond;
+  std::vector<std::uint64_t> voxels, beyond, first;
   std::vector<std::int64_t> lower, upper;
   std::vector<std::uint64_t> sums;
   std::vector<unsigned char> sum, minimum, maximum;  // raw bytes of the intensity columns
@@ -50,12 +51,12 @@ template <class L, class V>
 DeviceResult run_device(const VolumeView<const L>& labels, const VolumeView<const V>* intensity, std::uint64_t m,
                         bool background_only) {
   const std::size_t rows = background_only ? 1 : m;
-  Dev<std::uint64_t> voxels(rows), sums(rows * 3), beyond(2);
+  Dev<std::uint64_t> voxels(rows), sums(rows * 3), beyond(2), first(rows);
   Dev<std::int64_t> lower(rows * 3), upper(rows * 3);
   Dev<unsigned char> sum(rows * 8), minimum(rows * sizeof(V)), maximum(rows * sizeof(V));
   voxels.poison(), sums.poison(), beyond.poison(), lower.poison(), upper.poison(), sum.poison(), minimum.poison();
-  maximum.poison();
-  cuda::DeviceLabelStatistics out{voxels.p, lower.p, upper.p, sums.p, sum.p, minimum.p, maximum.p, beyond.p};
+  maximum.poison(), first.poison();
+  cuda::DeviceLabelStatistics out{voxels.p, lower.p, upper.p, sums.p, sum.p, minimum.p, maximum.p, beyond.p, first.p};
   std::size_t temp_bytes = 0;
   if (intensity) {
     cuda::label_statistics(nullptr, temp_bytes, labels, *intensity, m, background_only, out, nullptr);
@@ -71,6 +72,7 @@ DeviceResult run_device(const VolumeView<const L>& labels, const VolumeView<cons
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   DeviceResult r;
   r.voxels = voxels.download(rows), r.sums = sums.download(rows * 3), r.beyond = beyond.download(2);
+  r.first = first.download(rows);
   r.lower = lower.download(rows * 3), r.upper = upper.download(rows * 3);
   if (intensity) r.sum = sum.download(rows * 8), r.minimum = minimum.download(rows * sizeof(V));
   if (intensity) r.maximum = maximum.download(rows * sizeof(V));
@@ -90,6 +92,17 @@ void expect_records(const DeviceResult& d, const LabelStatistics& host) {
   }
 }
 
+/// Each label's first voxel in raster order, (z * ny + y) * nx + x (UINT64_MAX: none), by a walk.
+template <class L>
+std::vector<std::uint64_t> first_voxels(const VolumeView<const L>& v, std::uint64_t m) {
+  std::vector<std::uint64_t> first(m, std::numeric_limits<std::uint64_t>::max());
+  for (std::int64_t z = v.nz - 1; z >= 0; --z)
+    for (std::int64_t y = v.ny - 1; y >= 0; --y)
+      for (std::int64_t x = v.nx - 1; x >= 0; --x)
+        first[static_cast<std::size_t>(v.row(y, z)[x])] = static_cast<std::uint64_t>((z * v.ny + y) * v.nx + x);
+  return first;
+}
+
 template <class L>
 void check_labels(std::uint32_t seed) {
   const std::int64_t nx = 77, ny = 45, nz = 23, pad = 5;  // rows padded: a strided view
@@ -102,6 +115,7 @@ void check_labels(std::uint32_t seed) {
     const DeviceResult d = run_device<L, std::uint8_t>(device, nullptr, m + 3, false);  // 3 rows without voxels
     EXPECT_EQ(d.beyond[0], 0u);
     expect_records(d, label_statistics(host, {.labels = m + 3}));
+    EXPECT_EQ(d.first, first_voxels(host, m + 3));
     const DeviceResult b = run_device<L, std::uint8_t>(device, nullptr, 1, true);
     expect_records(b, label_statistics(host, {.background_only = true}));
   }
@@ -113,6 +127,19 @@ TEST(LabelStatisticsDevice, EveryLabelTypeIsTheHostApis) {
   check_labels<std::uint16_t>(2);
   check_labels<std::uint32_t>(3);
   check_labels<std::uint64_t>(4);
+}
+
+TEST(LabelStatisticsDevice, OneLabelFillingAVolumeIsTheHostApis) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  const std::int64_t nx = 300, ny = 190, nz = 21;  // rows of several segments; warps over row ends
+  std::vector<std::uint32_t> labels = random_labels<std::uint32_t>(static_cast<std::size_t>(nx * ny * nz), 2, 0.4, 31);
+  labels[nx * 7 + 100] = 2, labels[nx * ny * 5] = 3;  // a few other labels among the large one
+  Dev<std::uint32_t> d_labels(labels.size());
+  d_labels.upload(labels);
+  const VolumeView<const std::uint32_t> host(labels.data(), nx, ny, nz), device(d_labels.p, nx, ny, nz);
+  const DeviceResult d = run_device<std::uint32_t, std::uint8_t>(device, nullptr, 4, false);
+  expect_records(d, label_statistics(host, {.labels = 4}));
+  EXPECT_EQ(d.first, first_voxels(host, 4));
 }
 
 template <class V>

@@ -148,6 +148,32 @@ decltype(auto) with_integer_type(nb::dlpack::dtype dt, const char* what, F&& f) 
   throw nb::type_error((std::string(what) + ": expected an integer dtype").c_str());
 }
 
+/// Host memory for a result that every element of is written before it is read: allocated
+/// without being zeroed (a large result's pages are first touched by the threads that fill it).
+template <class T>
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t n) : data_(new T[n]), size_(n) {}  // default-initialised: not zeroed
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  T* release() { return data_.release(); }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  std::size_t size_ = 0;
+};
+
+/// A NumPy array that owns `values` (no copy), of the given shape.
+template <class T>
+nb::ndarray<nb::numpy, T> to_numpy(HostBuffer<T>&& values, std::initializer_list<std::size_t> shape) {
+  T* owned = values.release();
+  nb::capsule release(owned, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  return nb::ndarray<nb::numpy, T>(owned, shape.size(), shape.begin(), release);
+}
+
 /// A NumPy array that owns `values` (moved, not copied), of the given shape.
 template <class T>
 nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& values, std::initializer_list<std::size_t> shape) {

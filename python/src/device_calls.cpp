@@ -4,6 +4,8 @@
 #if WINNOW_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <string>
@@ -53,6 +55,8 @@ struct StreamEntry {
   void* count = nullptr;       // 16 device bytes
   void* host_count = nullptr;  // 16 pinned host bytes
   cudaEvent_t done = nullptr;  // recorded after each use
+  std::array<void*, 2> staging{};         // read_in_blocks' pinned blocks (allocated on first use)
+  std::array<cudaEvent_t, 2> staged{};  // each block's copy done
 
   void release() {
     scratch.free(nullptr);
@@ -63,6 +67,12 @@ struct StreamEntry {
     if (count) cudaFree(count);
     if (host_count) cudaFreeHost(host_count);
     if (done) cudaEventDestroy(done);
+    for (int i = 0; i < 2; ++i) {
+      if (staging[i]) cudaFreeHost(staging[i]);
+      if (staged[i]) cudaEventDestroy(staged[i]);
+      staging[i] = nullptr;
+      staged[i] = nullptr;
+    }
     count = host_count = nullptr;
     done = nullptr;
   }
@@ -133,6 +143,36 @@ void* DeviceCall::records(std::size_t bytes) {
 }
 
 std::size_t DeviceCall::records_bytes() const { return entry_.records.bytes; }
+
+namespace {
+constexpr std::size_t kStagingBytes = std::size_t{16} << 20;  // per block: a few ms of copy each
+}  // namespace
+
+void DeviceCall::read_in_blocks(const void* device, std::size_t bytes, std::size_t unit,
+                                const std::function<void(const void*, std::size_t, std::size_t)>& consume) {
+  if (bytes == 0) return;
+  if (!entry_.staging[0]) {
+    for (int i = 0; i < 2; ++i) {
+      check(cudaHostAlloc(&entry_.staging[i], kStagingBytes, cudaHostAllocDefault), "cudaHostAlloc");
+      check(cudaEventCreateWithFlags(&entry_.staged[i], cudaEventDisableTiming), "cudaEventCreate");
+    }
+  }
+  const std::size_t block = kStagingBytes / unit * unit;
+  const auto* source = static_cast<const std::uint8_t*>(device);
+  auto copy = [&](int slot, std::size_t offset) {
+    const std::size_t length = std::min(block, bytes - offset);
+    check(cudaMemcpyAsync(entry_.staging[slot], source + offset, length, cudaMemcpyDeviceToHost, stream_),
+          "reading the statistics");
+    check(cudaEventRecord(entry_.staged[slot], stream_), "cudaEventRecord");
+  };
+  copy(0, 0);
+  int slot = 0;
+  for (std::size_t offset = 0; offset < bytes; offset += block, slot ^= 1) {
+    if (offset + block < bytes) copy(slot ^ 1, offset + block);  // its block was consumed last round
+    check(cudaEventSynchronize(entry_.staged[slot]), "cudaEventSynchronize");
+    consume(entry_.staging[slot], offset, std::min(block, bytes - offset));
+  }
+}
 
 void DeviceCall::copy_to_host(void* host, const void* device, std::size_t bytes) {
   if (bytes) check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_), "reading the statistics");

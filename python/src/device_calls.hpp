@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #if WINNOW_HAVE_CUDA
@@ -61,6 +62,12 @@ class DeviceCall {
   /// Copies `bytes` from device memory to (pageable) host memory after the call's work, waiting
   /// for the stream.
   void copy_to_host(void* host, const void* device, std::size_t bytes);
+  /// Reads `bytes` of device memory after the call's work through the entry's two pinned blocks:
+  /// consume(host, offset, bytes) reads one block (a multiple of `unit` bytes, at `offset` in the
+  /// device range) while the next one copies. For large results that the host converts anyway:
+  /// pinned copies run at the link's speed, and the conversion overlaps them.
+  void read_in_blocks(const void* device, std::size_t bytes, std::size_t unit,
+                      const std::function<void(const void*, std::size_t, std::size_t)>& consume);
   /// Sixteen device bytes for the count (or the two totals) the call writes.
   void* count();
   /// The count (`bytes` wide: 4 or 8) copied to the host after the call's work, waiting for the

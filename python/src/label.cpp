@@ -185,12 +185,13 @@ nb::tuple label_volume_host(const Array& volume, const LabelOptions& asked, bool
 /// Records the stream's storage holds at first (grown to N when a labeling has more).
 constexpr std::uint64_t kFirstRecords = std::uint64_t{1} << 16;
 
-/// The records of labels 1..N of a labeling on the call's stream: `run(d_records, capacity)`
-/// enqueues the labeling (N into call.count()). N is unknown before it ends, so the labeling
-/// writes into the stream's record storage as it is; when N exceeds it (the first time a stream
-/// sees that many components), the storage grows and the labeling runs again.
+/// The records of labels 1..N of a labeling on the call's stream, left in device memory:
+/// `run(d_records, capacity)` enqueues the labeling (N into call.count()). N is unknown before it
+/// ends, so the labeling writes into the stream's record storage as it is; when N exceeds it (the
+/// first time a stream sees that many components), the storage grows and the labeling runs again.
+/// Returns (the records, N).
 template <class Raw, class Run>
-std::vector<Raw> labeling_records(DeviceCall& call, std::uint64_t voxels, Run&& run) {
+std::pair<const Raw*, std::uint64_t> labeling_records(DeviceCall& call, std::uint64_t voxels, Run&& run) {
   const std::uint64_t first = std::clamp<std::uint64_t>(voxels, 1, kFirstRecords);
   auto* d_records = static_cast<Raw*>(call.records(first * sizeof(Raw)));
   const std::uint64_t capacity = call.records_bytes() / sizeof(Raw);
@@ -200,17 +201,15 @@ std::vector<Raw> labeling_records(DeviceCall& call, std::uint64_t voxels, Run&& 
     d_records = static_cast<Raw*>(call.records(n * sizeof(Raw)));
     run(d_records, n);
   }
-  std::vector<Raw> records(n);
-  call.copy_to_host(records.data(), d_records, n * sizeof(Raw));
-  return records;
+  return {d_records, n};
 }
 
 /// The device labelings' common body: `label(d_temp, temp_bytes, d_count, d_records, capacity)`
 /// calls the device API (with no storage it sizes it). Returns N or None (read_count), or with
-/// `records` N always and the records of labels 1..N in *records.
+/// `records` N always and the device records of labels 1..N in *records.
 template <class Raw, class Label>
 std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t voxels, bool read_count,
-                                             std::vector<Raw>* records, Label label) {
+                                             const Raw** records, Label label) {
   std::size_t temp_bytes = 0;
   label(nullptr, temp_bytes, nullptr, nullptr, 0);
   void* d_temp = call.scratch(temp_bytes);
@@ -221,8 +220,28 @@ std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t vox
     run(nullptr, 0);
     return call.read_count(read_count, 4);
   }
-  *records = labeling_records<Raw>(call, voxels, run);
-  return records->size();
+  const auto [d_records, n] = labeling_records<Raw>(call, voxels, run);
+  *records = d_records;
+  return n;
+}
+
+/// cc3d's rows 0..N of the device records of labels 1..N: read through the call's pinned blocks
+/// and converted a block at a time (OpenMP) while the next block copies; `set(arrays, label,
+/// record)` writes row `label`. Row 0 stays empty for the background.
+template <class Raw, class Set>
+Cc3dArrays device_rows(DeviceCall& call, const Raw* d_records, std::uint64_t n, std::size_t ndim,
+                       std::uint64_t voxels, std::int64_t side, Set&& set) {
+  Cc3dArrays arrays(n + 1, ndim, voxels, side);
+  arrays.set(0, 0, {}, {}, {});
+  call.read_in_blocks(d_records, n * sizeof(Raw), sizeof(Raw), [&](const void* host, std::size_t offset,
+                                                                   std::size_t bytes) {
+    const auto* records = static_cast<const Raw*>(host);
+    const std::size_t before = offset / sizeof(Raw);
+    const auto count = static_cast<std::int64_t>(bytes / sizeof(Raw));
+#pragma omp parallel for schedule(static) if (count > (1 << 14))
+    for (std::int64_t i = 0; i < count; ++i) set(arrays, before + static_cast<std::size_t>(i) + 1, records[i]);
+  });
+  return arrays;
 }
 
 /// What the device API honours of the caller's options: connectivity, multilabel and algorithm.
@@ -252,32 +271,34 @@ nb::tuple label_volume_device(const DeviceArray& volume, const DeviceArray& out,
   cuda::DeviceLabelOptions honoured = device_options(options);
   if (ndim == 2)  // an image through the volume path, as the host API labels a multi-label image: 4 is 6, 8 is 26
     honoured.connectivity = resolve_connectivity(options.connectivity, 2) == 4 ? 6 : 26;
-  std::vector<cuda::RawVolumeComponentStats> records;
+  const std::int64_t side = ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1);
+  std::optional<Cc3dArrays> rows;
   const auto n = with_unsigned_of_width(volume.dtype(), volume.itemsize, "a", [&](auto t) {
     using T = decltype(t);
+    using Raw = cuda::RawVolumeComponentStats;
     const VolumeView<const T> d_volume(volume.data<const T>(), nx, ny, nz);
     auto* d_labels = out.data<std::uint32_t>();
     nb::gil_scoped_release unlocked;
     DeviceCall call(volume.device, volume.stream);
-    return label_on_device<cuda::RawVolumeComponentStats>(
-        call, static_cast<std::uint64_t>(volume.size()), read_count, options.want_stats ? &records : nullptr,
-        [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawVolumeComponentStats* d_records,
-            std::uint64_t capacity) {
-          cuda::label_volume(d_temp, temp_bytes, d_volume, d_labels, d_count, d_records, capacity, honoured,
+    const Raw* d_records = nullptr;
+    const auto count = label_on_device<Raw>(
+        call, static_cast<std::uint64_t>(volume.size()), read_count, options.want_stats ? &d_records : nullptr,
+        [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, Raw* d_stats, std::uint64_t capacity) {
+          cuda::label_volume(d_temp, temp_bytes, d_volume, d_labels, d_count, d_stats, capacity, honoured,
                              call.stream());
         });
+    if (options.want_stats)
+      rows.emplace(device_rows(call, d_records, *count, ndim, static_cast<std::uint64_t>(nx * ny * nz), side,
+                               [](Cc3dArrays& a, std::size_t label, const Raw& r) {
+                                 const double voxels = static_cast<double>(r.voxels);
+                                 a.set(label, r.voxels, {r.min_x, r.min_y, r.min_z}, {r.max_x, r.max_y, r.max_z},
+                                       {static_cast<double>(r.sum_x) / voxels, static_cast<double>(r.sum_y) / voxels,
+                                        static_cast<double>(r.sum_z) / voxels});
+                               }));
+    return count;
   });
-  if (!options.want_stats) return nb::make_tuple(n, nb::none());
-  const std::int64_t side = ndim == 3 ? largest_side(nx, ny, nz) : largest_side(nx, ny, 1);
-  nb::tuple rows = cc3d_rows(records.size(), ndim, static_cast<std::uint64_t>(nx * ny * nz), side,
-                             [&](Cc3dArrays& a, std::size_t i) {
-                               const cuda::RawVolumeComponentStats& r = records[i];
-                               const double count = static_cast<double>(r.voxels);
-                               a.set(i + 1, r.voxels, {r.min_x, r.min_y, r.min_z}, {r.max_x, r.max_y, r.max_z},
-                                     {static_cast<double>(r.sum_x) / count, static_cast<double>(r.sum_y) / count,
-                                      static_cast<double>(r.sum_z) / count});
-                             });
-  return nb::make_tuple(n, rows);
+  if (!rows) return nb::make_tuple(n, nb::none());
+  return nb::make_tuple(n, rows->release());
 #else
   (void)volume, (void)out, (void)options, (void)read_count;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
@@ -296,29 +317,30 @@ nb::tuple label_image_device(const DeviceArray& mask, const DeviceArray& out, co
   const std::int64_t row_stride = height > 1 ? mask.strides[0] : width;
   if (row_stride < width) throw nb::value_error("a: expected rows at a stride of at least the width");
   const cuda::DeviceLabelOptions honoured = device_options(options);
-  std::vector<cuda::RawComponentStats> records;
+  std::optional<Cc3dArrays> rows;
   std::optional<std::uint64_t> n;
   {
+    using Raw = cuda::RawComponentStats;
     const ImageView<const std::uint8_t> d_mask(mask.data<const std::uint8_t>(), width, height, row_stride);
     auto* d_labels = out.data<std::uint32_t>();
     nb::gil_scoped_release unlocked;
     DeviceCall call(mask.device, mask.stream);
-    n = label_on_device<cuda::RawComponentStats>(
-        call, static_cast<std::uint64_t>(width * height), read_count, options.want_stats ? &records : nullptr,
-        [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, cuda::RawComponentStats* d_records,
-            std::uint64_t capacity) {
-          cuda::label(d_temp, temp_bytes, d_mask, d_labels, d_count, d_records, capacity, honoured, call.stream());
+    const Raw* d_records = nullptr;
+    n = label_on_device<Raw>(
+        call, static_cast<std::uint64_t>(width * height), read_count, options.want_stats ? &d_records : nullptr,
+        [&](void* d_temp, std::size_t& temp_bytes, std::uint32_t* d_count, Raw* d_stats, std::uint64_t capacity) {
+          cuda::label(d_temp, temp_bytes, d_mask, d_labels, d_count, d_stats, capacity, honoured, call.stream());
         });
+    if (options.want_stats)
+      rows.emplace(device_rows(call, d_records, *n, 2, static_cast<std::uint64_t>(width * height),
+                               largest_side(width, height, 1), [](Cc3dArrays& a, std::size_t label, const Raw& r) {
+                                 const double area = static_cast<double>(r.area);
+                                 a.set(label, r.area, {r.left, r.top, 0}, {r.right, r.bottom, 0},
+                                       {static_cast<double>(r.sum_x) / area, static_cast<double>(r.sum_y) / area, 0});
+                               }));
   }
-  if (!options.want_stats) return nb::make_tuple(n, nb::none());
-  nb::tuple rows = cc3d_rows(records.size(), 2, static_cast<std::uint64_t>(width * height),
-                             largest_side(width, height, 1), [&](Cc3dArrays& a, std::size_t i) {
-                               const cuda::RawComponentStats& r = records[i];
-                               const double count = static_cast<double>(r.area);
-                               a.set(i + 1, r.area, {r.left, r.top, 0}, {r.right, r.bottom, 0},
-                                     {static_cast<double>(r.sum_x) / count, static_cast<double>(r.sum_y) / count, 0});
-                             });
-  return nb::make_tuple(n, rows);
+  if (!rows) return nb::make_tuple(n, nb::none());
+  return nb::make_tuple(n, rows->release());
 #else
   (void)mask, (void)out, (void)options, (void)read_count;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");

@@ -3,7 +3,8 @@
 // of CUDA arrays on the caller's stream, as cc3d.statistics' arrays (Cc3dArrays) plus the exact
 // coordinate sums and, with an intensity image, each label's sum, mean, minimum and maximum; and
 // the survivor rule of min_area and largest_k (surviving_labels), which the Python layer applies
-// to device labelings. The Python layer checks types and layouts and wraps the arrays
+// to device labelings; and a chunk's label summary on a device (chunk_label_summary_device, the
+// device statistics with first voxels: winnow.dask's CuPy chunks; chunks.cpp has the host one). The Python layer checks types and layouts and wraps the arrays
 // (winnow/statistics.py); the library checks the labels (InputError: ValueError).
 #include "statistics.hpp"
 
@@ -30,13 +31,13 @@ namespace winnow::python {
 Cc3dArrays::Cc3dArrays(std::size_t m, std::size_t ndim, std::uint64_t voxels, std::int64_t side) : m_(m), ndim_(ndim) {
   count_bytes_ = voxels < (std::uint64_t{1} << 32) ? 4 : 8;
   box_bytes_ = side <= 0xFFFF ? 2 : side <= 0xFFFFFFFFll ? 4 : 8;
-  if (count_bytes_ == 4) counts32_.resize(m);
-  else counts64_.resize(m);
+  if (count_bytes_ == 4) counts32_ = HostBuffer<std::uint32_t>(m);
+  else counts64_ = HostBuffer<std::uint64_t>(m);
   const std::size_t box_values = m * 2 * ndim;
-  if (box_bytes_ == 2) boxes16_.resize(box_values);
-  else if (box_bytes_ == 4) boxes32_.resize(box_values);
-  else boxes64_.resize(box_values);
-  centroids_.resize(m * ndim);
+  if (box_bytes_ == 2) boxes16_ = HostBuffer<std::uint16_t>(box_values);
+  else if (box_bytes_ == 4) boxes32_ = HostBuffer<std::uint32_t>(box_values);
+  else boxes64_ = HostBuffer<std::uint64_t>(box_values);
+  centroids_ = HostBuffer<double>(m * ndim);
 }
 
 namespace {
@@ -198,17 +199,27 @@ decltype(auto) with_unsigned_labels(const DeviceArray& a, F&& f) {
 
 constexpr std::size_t align16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
 
-/// The device statistics of labels 0..m-1 into host vectors, on the call's stream.
-template <class V>
-struct HostColumns {
-  LabelStatistics base;
-  std::vector<IntensitySum<V>> sum;
-  std::vector<V> minimum, maximum;
+/// The device statistics of labels 0..rows-1, copied to the host in one block: the device API's
+/// columns (x, y, z order), each label's first voxel on request, and the intensity columns.
+struct DeviceColumns {
+  std::size_t rows = 0;
+  std::size_t voxels_at = 0, first_at = 0, lower_at = 0, upper_at = 0, sums_at = 0, sum_at = 0, min_at = 0, max_at = 0;
+  HostBuffer<std::uint8_t> host;
+
+  template <class T>
+  const T* at(std::size_t offset) const {
+    return reinterpret_cast<const T*>(host.data() + offset);
+  }
+  const std::uint64_t* voxels() const { return at<std::uint64_t>(voxels_at); }
+  const std::uint64_t* first() const { return at<std::uint64_t>(first_at); }
+  const std::int64_t* lower() const { return at<std::int64_t>(lower_at); }
+  const std::int64_t* upper() const { return at<std::int64_t>(upper_at); }
+  const std::uint64_t* sums() const { return at<std::uint64_t>(sums_at); }
 };
 
 template <class L, class V, bool kIntensity>
-HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, const DeviceArray* intensity,
-                                 std::uint64_t m, bool background_only, bool is_signed) {
+DeviceColumns device_statistics(DeviceCall& call, const DeviceArray& labels, const DeviceArray* intensity,
+                                std::uint64_t m, bool background_only, bool is_signed, bool want_first) {
   const VolumeView<const L> view = device_volume<L>(labels, "labels");
   VolumeView<const V> values;
   if constexpr (kIntensity) {
@@ -216,62 +227,83 @@ HostColumns<V> device_statistics(DeviceCall& call, const DeviceArray& labels, co
     if (values.nx != view.nx || values.ny != view.ny || values.nz != view.nz)
       throw nb::value_error("intensity: expected the shape of labels");
   }
-  const std::size_t rows = background_only ? 1 : m;
+  DeviceColumns c;
+  const std::size_t rows = c.rows = background_only ? 1 : m;
   // One block of device memory for every output, one copy back.
-  const std::size_t voxels_at = 0, lower_at = align16(voxels_at + rows * 8), upper_at = align16(lower_at + rows * 24),
-                    sums_at = align16(upper_at + rows * 24), sum_at = align16(sums_at + rows * 24),
-                    min_at = align16(sum_at + (kIntensity ? rows * 8 : 0)),
-                    max_at = align16(min_at + (kIntensity ? rows * sizeof(V) : 0)),
-                    beyond_at = align16(max_at + (kIntensity ? rows * sizeof(V) : 0)), total = beyond_at + 16;
+  c.voxels_at = 0;
+  c.first_at = align16(c.voxels_at + rows * 8);
+  c.lower_at = align16(c.first_at + (want_first ? rows * 8 : 0));
+  c.upper_at = align16(c.lower_at + rows * 24);
+  c.sums_at = align16(c.upper_at + rows * 24);
+  c.sum_at = align16(c.sums_at + rows * 24);
+  c.min_at = align16(c.sum_at + (kIntensity ? rows * 8 : 0));
+  c.max_at = align16(c.min_at + (kIntensity ? rows * sizeof(V) : 0));
+  const std::size_t beyond_at = align16(c.max_at + (kIntensity ? rows * sizeof(V) : 0)), total = beyond_at + 16;
   auto* base = static_cast<std::uint8_t*>(call.records(total));
   cuda::DeviceLabelStatistics out;
-  out.d_voxels = reinterpret_cast<std::uint64_t*>(base + voxels_at);
-  out.d_lower = reinterpret_cast<std::int64_t*>(base + lower_at);
-  out.d_upper = reinterpret_cast<std::int64_t*>(base + upper_at);
-  out.d_sums = reinterpret_cast<std::uint64_t*>(base + sums_at);
+  out.d_voxels = reinterpret_cast<std::uint64_t*>(base + c.voxels_at);
+  if (want_first) out.d_first = reinterpret_cast<std::uint64_t*>(base + c.first_at);
+  out.d_lower = reinterpret_cast<std::int64_t*>(base + c.lower_at);
+  out.d_upper = reinterpret_cast<std::int64_t*>(base + c.upper_at);
+  out.d_sums = reinterpret_cast<std::uint64_t*>(base + c.sums_at);
   out.d_beyond = reinterpret_cast<std::uint64_t*>(base + beyond_at);
   std::size_t temp_bytes = 0;
   if constexpr (kIntensity) {
-    out.d_intensity_sum = base + sum_at;
-    out.d_minimum = base + min_at;
-    out.d_maximum = base + max_at;
+    out.d_intensity_sum = base + c.sum_at;
+    out.d_minimum = base + c.min_at;
+    out.d_maximum = base + c.max_at;
     cuda::label_statistics(nullptr, temp_bytes, view, values, m, background_only, out, call.stream());
     cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, values, m, background_only, out, call.stream());
   } else {
     cuda::label_statistics(nullptr, temp_bytes, view, m, background_only, out, call.stream());
     cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, m, background_only, out, call.stream());
   }
-  std::vector<std::uint8_t> host(total);
-  call.copy_to_host(host.data(), base, total);
+  c.host = HostBuffer<std::uint8_t>(total);
+  call.copy_to_host(c.host.data(), base, total);
   std::uint64_t beyond[2];
-  std::memcpy(beyond, host.data() + beyond_at, 16);
+  std::memcpy(beyond, c.host.data() + beyond_at, 16);
   if (beyond[0]) {
     const bool negative = is_signed && (beyond[1] >> (sizeof(L) * 8 - 1)) != 0;
     throw InputError(negative ? std::string("labels: expected non-negative labels")
                               : "labels: label " + std::to_string(beyond[1]) + " is not below the number of labels, " +
                                     std::to_string(m));
   }
-  HostColumns<V> c;
-  c.base.records.resize(rows);
-  const auto* voxels = reinterpret_cast<const std::uint64_t*>(host.data() + voxels_at);
-  const auto* lower = reinterpret_cast<const std::int64_t*>(host.data() + lower_at);
-  const auto* upper = reinterpret_cast<const std::int64_t*>(host.data() + upper_at);
-  const auto* sums = reinterpret_cast<const std::uint64_t*>(host.data() + sums_at);
-  for (std::size_t i = 0; i < rows; ++i) {
-    LabelRecord& r = c.base.records[i];
-    r.voxels = voxels[i];
+  return c;
+}
+
+/// The host API's form of device columns (LabelStatistics, and the intensity columns).
+template <class V>
+struct HostColumns {
+  LabelStatistics base;
+  std::vector<IntensitySum<V>> sum;
+  std::vector<V> minimum, maximum;
+};
+
+template <class V, bool kIntensity>
+HostColumns<V> host_columns(const DeviceColumns& c) {
+  HostColumns<V> h;
+  const std::size_t rows = c.rows;
+  h.base.records.resize(rows);
+  const std::uint64_t* voxels = c.voxels();
+  const std::int64_t *lower = c.lower(), *upper = c.upper();
+  const std::uint64_t* sums = c.sums();
+#pragma omp parallel for schedule(static) if (rows > (1 << 16))
+  for (std::int64_t r = 0; r < static_cast<std::int64_t>(rows); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    LabelRecord& record = h.base.records[i];
+    record.voxels = voxels[i];
     for (int d = 0; d < 3; ++d)
-      r.lower[d] = lower[i * 3 + d], r.upper[d] = upper[i * 3 + d], r.sums[d] = sums[i * 3 + d];
+      record.lower[d] = lower[i * 3 + d], record.upper[d] = upper[i * 3 + d], record.sums[d] = sums[i * 3 + d];
   }
   if constexpr (kIntensity) {
-    c.sum.resize(rows);
-    c.minimum.resize(rows);
-    c.maximum.resize(rows);
-    std::memcpy(c.sum.data(), host.data() + sum_at, rows * 8);
-    std::memcpy(c.minimum.data(), host.data() + min_at, rows * sizeof(V));
-    std::memcpy(c.maximum.data(), host.data() + max_at, rows * sizeof(V));
+    h.sum.resize(rows);
+    h.minimum.resize(rows);
+    h.maximum.resize(rows);
+    std::memcpy(h.sum.data(), c.host.data() + c.sum_at, rows * 8);
+    std::memcpy(h.minimum.data(), c.host.data() + c.min_at, rows * sizeof(V));
+    std::memcpy(h.maximum.data(), c.host.data() + c.max_at, rows * sizeof(V));
   }
-  return c;
+  return h;
 }
 #endif
 
@@ -295,7 +327,8 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
       {
         nb::gil_scoped_release unlocked;
         DeviceCall call(labels.device, labels.stream);
-        c = device_statistics<L, std::uint8_t, false>(call, labels, nullptr, labels_count, background_only, is_signed);
+        c = host_columns<std::uint8_t, false>(device_statistics<L, std::uint8_t, false>(
+            call, labels, nullptr, labels_count, background_only, is_signed, false));
       }
       return statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
     }
@@ -305,7 +338,8 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
       {
         nb::gil_scoped_release unlocked;
         DeviceCall call(labels.device, labels.stream);
-        c = device_statistics<L, V, true>(call, labels, &*intensity, labels_count, background_only, is_signed);
+        c = host_columns<V, true>(device_statistics<L, V, true>(call, labels, &*intensity, labels_count,
+                                                                background_only, is_signed, false));
       }
       nb::dict out = statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
       LabelIntensityStatistics<V> s;
@@ -319,6 +353,72 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
   });
 #else
   (void)labels, (void)intensity, (void)labels_count, (void)background_only, (void)coordinate_sums;
+  throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
+#endif
+}
+
+/// chunk_label_summary (winnow/label_chunks.hpp) of a chunk's labels on a device (32- or 64-bit,
+/// [z, y, x]), from the device statistics with first voxels, on the array's stream: the same
+/// tuple as the host binding (first int64 [N + 1] with first[0] = -1; voxels uint64 or None;
+/// lower, upper int64 [N + 1, 3] and sums uint64 [N + 1, 3], axes z, y, x, or None), and the
+/// same refusals (a label beyond the count, labels not numbered in raster order of their first
+/// voxels, a label of 1..count missing). Waits for the stream.
+nb::tuple chunk_label_summary_device(const DeviceArray& labels, std::uint64_t count, bool counts,
+                                     bool boxes_and_sums) {
+#if WINNOW_HAVE_CUDA
+  if (labels.ndim() != 3) throw nb::value_error("labels: expected 3 dimensions");
+  if ((labels.kind != 'u' && labels.kind != 'i') || (labels.itemsize != 4 && labels.itemsize != 8))
+    throw nb::type_error("labels: expected 32- or 64-bit integer labels");
+  if (count > static_cast<std::uint64_t>(labels.size()))
+    throw InputError("chunk_label_summary: count " + std::to_string(count) + " exceeds the chunk's " +
+                     std::to_string(labels.size()) + " voxels");
+  const std::size_t rows = static_cast<std::size_t>(count) + 1;
+  HostBuffer<std::int64_t> first(rows), lower, upper;
+  HostBuffer<std::uint64_t> voxels, sums;
+  const bool want_voxels = counts || boxes_and_sums;
+  if (want_voxels) voxels = HostBuffer<std::uint64_t>(rows);
+  if (boxes_and_sums) {
+    lower = HostBuffer<std::int64_t>(rows * 3), upper = HostBuffer<std::int64_t>(rows * 3);
+    sums = HostBuffer<std::uint64_t>(rows * 3);
+  }
+  {
+    nb::gil_scoped_release unlocked;
+    DeviceCall call(labels.device, labels.stream);
+    const DeviceColumns c = with_unsigned_labels(labels, [&](auto l) {
+      using L = decltype(l);
+      return device_statistics<L, std::uint8_t, false>(call, labels, nullptr, rows, false, labels.kind == 'i', true);
+    });
+    // Labels numbered in raster order of their first voxels have increasing first voxels.
+    const std::uint64_t* at = c.first();
+    first[0] = -1;
+    for (std::size_t k = 1; k < rows; ++k) {
+      if (at[k] == std::numeric_limits<std::uint64_t>::max())
+        throw InputError("chunk_label_summary: labels 1.." + std::to_string(count) + " expected, label " +
+                         std::to_string(k) + " is missing");
+      if (k > 1 && at[k] < at[k - 1])
+        throw InputError("chunk_label_summary: label " + std::to_string(k) + " comes before label " +
+                         std::to_string(k - 1) + " (labels not numbered in raster order of their first voxels)");
+      first[k] = static_cast<std::int64_t>(at[k]);
+    }
+    if (want_voxels) std::memcpy(voxels.data(), c.voxels(), rows * 8);
+    if (boxes_and_sums) {
+      const std::int64_t *low = c.lower(), *high = c.upper();
+      const std::uint64_t* sum = c.sums();
+#pragma omp parallel for schedule(static) if (rows > (1 << 16))
+      for (std::int64_t r = 0; r < static_cast<std::int64_t>(rows); ++r)
+        for (std::size_t d = 0; d < 3; ++d) {  // device columns x, y, z; the summary's z, y, x
+          const std::size_t to = static_cast<std::size_t>(r) * 3 + d, from = static_cast<std::size_t>(r) * 3 + 2 - d;
+          lower[to] = low[from], upper[to] = high[from], sums[to] = sum[from];
+        }
+    }
+  }
+  nb::object voxels_out = want_voxels ? nb::object(nb::cast(to_numpy(std::move(voxels), {rows}))) : nb::none();
+  if (!boxes_and_sums)
+    return nb::make_tuple(to_numpy(std::move(first), {rows}), voxels_out, nb::none(), nb::none(), nb::none());
+  return nb::make_tuple(to_numpy(std::move(first), {rows}), voxels_out, to_numpy(std::move(lower), {rows, 3}),
+                        to_numpy(std::move(upper), {rows, 3}), to_numpy(std::move(sums), {rows, 3}));
+#else
+  (void)labels, (void)count, (void)counts, (void)boxes_and_sums;
   throw BackendError("CUDA arrays need the CUDA backend, which this build does not have");
 #endif
 }
@@ -356,6 +456,10 @@ void bind_statistics(nb::module_& m) {
         nb::arg("labels_count"), nb::arg("background_only"), nb::arg("coordinate_sums") = false,
         "label_statistics_host of device arrays (DeviceArray), computed on the device on the array's stream; "
         "labels_count (M) is required. Waits for the stream.");
+  m.def("chunk_label_summary_device", &chunk_label_summary_device, nb::arg("labels"), nb::arg("count"),
+        nb::arg("counts"), nb::arg("boxes_and_sums"),
+        "chunk_label_summary of a chunk's labels on a device (DeviceArray), computed on the device on the array's "
+        "stream: the same tuple of host arrays. Waits for the stream.");
   m.def("surviving_labels", &surviving_labels_of, nb::arg("sizes"), nb::arg("min_area"), nb::arg("largest_k"),
         "The survivor rule of min_area then largest_k over sizes[1..N]: (map old label -> new label, number kept).");
 }

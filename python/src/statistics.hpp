@@ -17,8 +17,8 @@ namespace winnow::python {
 ///   last index (inclusive); uint16 for sides up to 65535, uint32 up to 2^32 - 1, else uint64; a
 ///   label without voxels has the type's largest value and 0 (cc3d's values there);
 /// - centroids float64 [M, ndim], the mean index along each axis (NaN without voxels).
-/// Rows are written by set() (from several threads at once, a row each) and handed to NumPy,
-/// without a copy, by release().
+/// Every row must be written by set() (from several threads at once, a row each) before the
+/// arrays are handed to NumPy, without a copy, by release().
 class Cc3dArrays {
  public:
   Cc3dArrays(std::size_t m, std::size_t ndim, std::uint64_t voxels, std::int64_t side);
@@ -32,12 +32,13 @@ class Cc3dArrays {
  private:
   std::size_t m_, ndim_;
   int count_bytes_, box_bytes_;
-  std::vector<std::uint32_t> counts32_;
-  std::vector<std::uint64_t> counts64_;
-  std::vector<std::uint16_t> boxes16_;
-  std::vector<std::uint32_t> boxes32_;
-  std::vector<std::uint64_t> boxes64_;
-  std::vector<double> centroids_;
+  // Not zeroed: every row is set() before release().
+  HostBuffer<std::uint32_t> counts32_;
+  HostBuffer<std::uint64_t> counts64_;
+  HostBuffer<std::uint16_t> boxes16_;
+  HostBuffer<std::uint32_t> boxes32_;
+  HostBuffer<std::uint64_t> boxes64_;
+  HostBuffer<double> centroids_;
 };
 
 /// The largest side of a shape (the bounding boxes' dtype follows it).

@@ -18,7 +18,6 @@ da = pytest.importorskip("dask.array")
 
 import winnow  # noqa: E402
 import winnow.dask as wd  # noqa: E402
-from winnow import _winnow  # noqa: E402
 from winnow.dask import _chunks  # noqa: E402
 from conftest import EXAMPLES  # noqa: E402
 from test_labeling_volumes import oracle, read_nifti  # noqa: E402
@@ -158,22 +157,6 @@ def test_each_chunk_labelled_once_and_read_once(monkeypatch, rng):
         assert len(labelled) == chunks and len(read) == chunks and len(set(read)) == chunks
         np.testing.assert_array_equal(first, winnow.label(a, 26, min_area=2))
         np.testing.assert_array_equal(second, first)
-
-
-def test_device_summary_on_numpy_matches_the_host_pass(rng):
-    """The CuPy chunks' summary (array operations) against the C++ pass, run on NumPy."""
-    for shape, connectivity in (((9, 10, 11), 6), ((1, 1, 7), 26), ((4, 1, 33), 18)):
-        labels, n = winnow.label(rng.random(shape) < 0.5, connectivity, return_N=True)
-        host = _winnow.chunk_label_summary(labels, n, True, True)
-        device = _chunks.device_summary(np, labels, n, True, True)
-        for h, d in zip(host, device):
-            assert d.dtype == h.dtype
-            np.testing.assert_array_equal(d, h)
-        counted = _chunks.device_summary(np, labels, n, True, False)
-        np.testing.assert_array_equal(counted[1], host[1])
-        lean = _chunks.device_summary(np, labels, n, False, False)
-        np.testing.assert_array_equal(lean[0], host[0])
-        assert lean[1:] == (None, None, None, None)
 
 
 @pytest.mark.parametrize("label_dtype", [np.uint32, np.uint64])

@@ -70,8 +70,43 @@ def test_cupy_images_and_stores(cp, rng, tmp_path):
 
 
 def test_device_summary_matches_the_host_pass(cp, rng):
-    labels, n = winnow.label(rng.random((17, 19, 37)) < 0.5, 6, return_N=True)
-    host = _winnow.chunk_label_summary(labels, n, True, True)
-    device = _chunks.device_summary(cp, cp.asarray(labels), n, True, True)
-    for h, d in zip(host, device):
+    """The device summary of CuPy chunk labels against the host pass: shapes of one voxel along an
+    axis, a component filling the chunk, 64-bit labels, strided views, each option."""
+    cases = [(rng.random((17, 19, 37)) < 0.5, 6), (rng.random((1, 1, 70)) < 0.5, 26),
+             (rng.random((5, 1, 33)) < 0.6, 18), (rng.random((40, 50, 300)) < 0.35, 26),
+             (rng.random((3, 4, 5)) < 0.0, 6)]
+    for mask, connectivity in cases:
+        labels, n = winnow.label(mask, connectivity, return_N=True)
+        host = _winnow.chunk_label_summary(labels, n, True, True)
+        for dtype in (np.uint32, np.uint64, np.int64):
+            device = _chunks.device_summary(cp.asarray(labels.astype(dtype)), n, True, True)
+            for h, d in zip(host, device):
+                assert d.dtype == h.dtype
+                np.testing.assert_array_equal(d, h)
+        counted = _chunks.device_summary(cp.asarray(labels), n, True, False)
+        np.testing.assert_array_equal(counted[0], host[0])
+        np.testing.assert_array_equal(counted[1], host[1])
+        assert counted[2:] == (None, None, None)
+        lean = _chunks.device_summary(cp.asarray(labels), n, False, False)
+        np.testing.assert_array_equal(lean[0], host[0])
+        assert lean[1:] == (None, None, None, None)
+    labels, n = winnow.label(rng.random((20, 30, 40)) < 0.3, 6, return_N=True)
+    padded = cp.zeros((20, 30, 48), cp.uint32)
+    padded[:, :, :40] = cp.asarray(labels)
+    device = _chunks.device_summary(padded[:, :, :40], n, True, True)
+    for h, d in zip(_winnow.chunk_label_summary(labels, n, True, True), device):
         np.testing.assert_array_equal(d, h)
+
+
+def test_device_summary_refuses_what_the_host_pass_refuses(cp, rng):
+    labels, n = winnow.label(rng.random((6, 7, 8)) < 0.4, 6, return_N=True)
+    assert n >= 3
+    with pytest.raises(ValueError, match="not below the number of labels"):
+        _chunks.device_summary(cp.asarray(labels), n - 1, True, True)
+    with pytest.raises(ValueError, match="label 3 is missing"):
+        _chunks.device_summary(cp.asarray(np.where(labels == 3, 0, labels)), n, True, True)
+    swapped = np.where(labels == 1, 2, np.where(labels == 2, 1, labels)).astype(np.uint32)
+    with pytest.raises(ValueError, match="raster order"):
+        _chunks.device_summary(cp.asarray(swapped), n, True, True)
+    with pytest.raises(TypeError, match="labels"):
+        _chunks.device_summary(cp.asarray(labels.astype(np.uint16)), n, True, True)

@@ -34,12 +34,17 @@ struct DeviceLabelStatistics {
   /// Two words: [0] 1 when a label of M or more was met (else 0), [1] the largest such label's
   /// bits as an unsigned integer. Required.
   std::uint64_t* d_beyond = nullptr;
+  /// [M] flat index (z * ny + y) * nx + x of the label's first voxel in raster order (UINT64_MAX
+  /// for a label without voxels): what labeling a volume in chunks needs. Optional (nullptr:
+  /// not computed).
+  std::uint64_t* d_first = nullptr;
 };
 
 /// The statistics of `labels` (a view of device memory: any strides, x adjacent) into `out`.
-/// Labels of type std::uint8_t, std::uint16_t, std::uint32_t or std::uint64_t. One thread per row
-/// walks its runs of equal labels, adding each run to its label's row with atomics (the
-/// background's runs to a per-block sum instead, added once per block). Integer intensity sums
+/// Labels of type std::uint8_t, std::uint16_t, std::uint32_t or std::uint64_t. Threads walk
+/// segments of rows, add up the runs of one label in registers and add them to its row with
+/// atomics when the label changes (a warp whose lanes hold one label adds once; the
+/// background's runs go to a per-warp sum). Integer intensity sums
 /// are 64-bit atomics: exact unless a 64-bit type's sum leaves 64 bits (it then wraps, where the
 /// host API refuses). InputError for M = 0 or a view of negative size; BackendError on a CUDA error.
 template <class L>

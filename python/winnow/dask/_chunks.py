@@ -3,8 +3,8 @@ memory, NumPy on the CPU or CuPy on the GPU).
 
 - ``label_chunk`` (stage 1): labels the chunk with ``winnow.label`` and summarises its labels in
   the same task: per label its first voxel, count and, for statistics, box and exact coordinate
-  sums (host chunks: one C++ pass, ``chunk_label_summary``; device chunks: the same facts from the
-  chunk's runs of equal labels, by CuPy array operations), the chunk's face planes on the sides it
+  sums (one pass of the library over the chunk's labels: ``chunk_label_summary`` on the host,
+  the device statistics with first voxels on a device), the chunk's face planes on the sides it
   shares with other chunks (labels and, for multi-label input, values), and which labels lie on
   them. The provisional labels stay in memory, or go to a zarr array when one is given.
 - ``far_piece`` / ``far_pieces``: the pieces of a chunk's low faces that its lower neighbours join
@@ -34,6 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _winnow
+from .._arrays import classify, on_device
 from ..labeling import label as _label
 from . import _stores
 
@@ -138,52 +139,11 @@ def label_block(block: Any, plan: Plan) -> tuple:
         _winnow.set_cpu_threads_of_calling_thread(previous)
 
 
-def _scatter(xp: Any, name: str) -> Any:
-    """Unbuffered scatter of a minimum or maximum: cupyx.scatter_min / scatter_max on the device,
-    numpy.minimum.at / maximum.at on the host (where device_summary is tested)."""
-    if xp is np:
-        ufunc = np.minimum if name == "min" else np.maximum
-        return lambda target, index, values: ufunc.at(target, index, values)
-    import cupyx
-
-    return getattr(cupyx, "scatter_" + name)
-
-
-def device_summary(xp: Any, labels: Any, count: int, counts: bool, boxes_and_sums: bool) -> tuple:
-    """chunk_label_summary's results for labels on a device (xp: cupy; numpy in the tests): the
-    chunk's runs of equal labels along x (a row starts a run) give each label's first voxel (the
-    smallest start of its runs), count (the sum of their lengths), box and coordinate sums
-    (integer-valued doubles, exact below 2^53: a chunk's sums are far below). Host arrays back."""
-    nz, ny, nx = labels.shape
-    flat = labels.reshape(-1)
-    size = flat.size
-    starts = xp.ones(size, dtype=bool)
-    starts[1:] = flat[1:] != flat[:-1]
-    starts[::nx] = True
-    begin = xp.flatnonzero(starts).astype(xp.int64)
-    length = xp.diff(xp.concatenate([begin, xp.asarray([size], dtype=xp.int64)]))
-    label = flat[begin].astype(xp.int64)
-    rows = count + 1
-    first = xp.full(rows, size, dtype=xp.int64)
-    _scatter(xp, "min")(first, label, begin)
-    first[0] = -1  # the background's first voxel is not looked for (as chunk_label_summary)
-    if not (counts or boxes_and_sums):
-        return _to_host(first), None, None, None, None
-    voxels = xp.rint(xp.bincount(label, weights=length.astype(xp.float64), minlength=rows)).astype(xp.uint64)
-    if not boxes_and_sums:
-        return _to_host(first), _to_host(voxels), None, None, None
-    z, rest = xp.divmod(begin, ny * nx)
-    y, x = xp.divmod(rest, nx)
-    lower = [xp.full(rows, INT64_MAX, dtype=xp.int64) for _ in range(3)]
-    upper = [xp.full(rows, -1, dtype=xp.int64) for _ in range(3)]
-    for axis, (low, high) in enumerate(((z, z), (y, y), (x, x + length - 1))):
-        _scatter(xp, "min")(lower[axis], label, low)
-        _scatter(xp, "max")(upper[axis], label, high)
-    weights = (z * length, y * length, x * length + length * (length - 1) // 2)
-    sums = [xp.rint(xp.bincount(label, weights=w.astype(xp.float64), minlength=rows)).astype(xp.uint64)
-            for w in weights]
-    return (_to_host(first), _to_host(voxels), _to_host(xp.stack(lower, axis=1)), _to_host(xp.stack(upper, axis=1)),
-            _to_host(xp.stack(sums, axis=1)))
+def device_summary(labels: Any, count: int, counts: bool, boxes_and_sums: bool) -> tuple:
+    """chunk_label_summary's results for a chunk's labels on a device: the library's device
+    statistics with each label's first voxel, one pass on the array's stream. Host arrays back."""
+    view, lib = classify(labels, "labels")
+    return on_device(lib, _winnow.chunk_label_summary_device, lib.view(view), count, counts, boxes_and_sums)
 
 
 def _face_slices(axis: int, side: int) -> tuple:
@@ -196,9 +156,7 @@ def label_chunk(block: Any, spec: ChunkSpec, plan: Plan) -> ChunkRecord:
     """Stage 1 of one chunk: labels, per-label summary, shared faces, the labels on them."""
     labels, count = label_block(block, plan)
     if _is_device(labels):
-        import cupy
-
-        first, voxels, lower, upper, sums = device_summary(cupy, labels, count, plan.counts, plan.statistics)
+        first, voxels, lower, upper, sums = device_summary(labels, count, plan.counts, plan.statistics)
     else:
         first, voxels, lower, upper, sums = _winnow.chunk_label_summary(labels, count, plan.counts, plan.statistics)
     values = None

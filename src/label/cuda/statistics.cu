@@ -2,18 +2,23 @@
 // form of src/label/statistics.cpp, the same results.
 //
 // Algorithm. Each thread takes a segment of kSegment voxels of one row (a warp reads 32 adjacent
-// segments) and walks its runs of equal labels; a run adds to its label's row at once: its length
-// to the count, (x0 + x1) n / 2, n y and n z to the coordinate sums, its ends to the box, and with
-// an intensity its values' sum, minimum and maximum -- one set of atomics per run. A run that
+// segments) and walks its runs of equal labels, adding them up in registers while the label
+// stays the same (runs of one label with background between them are one partial): its length to
+// the count, (x0 + x1) n / 2, n y and n z to the coordinate sums, its ends to the box, its first
+// voxel's flat index to the first voxel, and with an intensity its values' sum, minimum and
+// maximum. The partial goes to its label's row (one set of atomics) when another label starts,
+// and at the end of the thread's work; there a warp whose lanes all hold the same label (one
+// component filling the region, the common case of dense masks) reduces them first and adds them
+// once, so a component that spans the volume is not a hot spot of one atomic per run. A run that
 // crosses a segment's end is two runs of the same label, which add up to the same sums. The
 // background (label 0) holds most voxels of a sparse labeling: its runs go to the thread's own
-// sums instead, reduced over the warp and added once per warp, so its row is not a hot spot.
-// Minima and maxima of the intensity are kept as order-preserving 64-bit keys (unsigned integers
-// as they are, signed ones with the sign bit flipped, floating point through double with the
-// usual bit flip; NaN skipped) in the temporary storage, turned back into values by a last pass.
+// sums, reduced over the warp and added once per warp. Minima and maxima of the intensity are
+// kept as order-preserving 64-bit keys (unsigned integers as they are, signed ones with the sign
+// bit flipped, floating point through double with the usual bit flip; NaN skipped) in the
+// temporary storage, turned back into values by a last pass.
 //
-// Complexity: O(voxels) reads, O(runs) atomics spread over the labels' rows; three launches
-// (initialise, accumulate, finish). Nothing is synchronised.
+// Complexity: O(voxels) reads, O(label changes along the segments) atomics spread over the
+// labels' rows; three launches (initialise, accumulate, finish). Nothing is synchronised.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -62,6 +67,7 @@ using Sum = IntensitySum<V>;
 
 struct Outputs {
   unsigned long long* voxels;
+  unsigned long long* first;  // nullptr: not asked for
   long long* lower;
   long long* upper;
   unsigned long long* sums;
@@ -74,6 +80,7 @@ __global__ void initialise(Outputs out, std::uint64_t rows, bool intensity) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < rows; i += stride) {
     out.voxels[i] = 0;
+    if (out.first) out.first[i] = std::numeric_limits<unsigned long long>::max();
     for (int d = 0; d < 3; ++d) {
       out.lower[i * 3 + d] = std::numeric_limits<long long>::max();
       out.upper[i * 3 + d] = -1;
@@ -92,13 +99,17 @@ __global__ void initialise(Outputs out, std::uint64_t rows, bool intensity) {
 template <class V, bool kIntensity>
 struct Partial {
   unsigned long long voxels = 0, sums[3] = {0, 0, 0};
+  unsigned long long first = std::numeric_limits<unsigned long long>::max();  // flat index of the first voxel
   long long lower[3] = {std::numeric_limits<long long>::max(), std::numeric_limits<long long>::max(),
                         std::numeric_limits<long long>::max()};
   long long upper[3] = {-1, -1, -1};
   Sum<V> sum = 0;
   unsigned long long min_key = std::numeric_limits<unsigned long long>::max(), max_key = 0;
 
-  __device__ void add_run(const V* values, long long x0, long long x1, long long y, long long z) {
+  /// Voxels x0..x1 of row (y, z), whose first voxel has the flat index `flat`.
+  __device__ void add_run(const V* values, long long x0, long long x1, long long y, long long z,
+                          unsigned long long flat) {
+    first = min(first, flat);
     const auto n = static_cast<unsigned long long>(x1 - x0 + 1);
     const auto ends = static_cast<unsigned long long>(x0 + x1);
     voxels += n;
@@ -122,6 +133,7 @@ struct Partial {
   __device__ void flush(const Outputs& out, std::uint64_t label) const {
     if (voxels == 0) return;
     atomicAdd(&out.voxels[label], voxels);
+    if (out.first) atomicMin(&out.first[label], first);
     for (int d = 0; d < 3; ++d) {
       atomicAdd(&out.sums[label * 3 + d], sums[d]);
       atomicMin(&out.lower[label * 3 + d], lower[d]);
@@ -142,6 +154,7 @@ struct Partial {
   __device__ void reduce_warp() {
     for (int offset = 16; offset > 0; offset /= 2) {
       voxels += __shfl_down_sync(0xffffffffu, voxels, offset);
+      first = min(first, __shfl_down_sync(0xffffffffu, first, offset));
       for (int d = 0; d < 3; ++d) {
         sums[d] += __shfl_down_sync(0xffffffffu, sums[d], offset);
         lower[d] = min(lower[d], __shfl_down_sync(0xffffffffu, lower[d], offset));
@@ -162,13 +175,15 @@ __global__ void __launch_bounds__(kThreads) accumulate(VolumeView<const L> label
   const long long segments = (labels.nx + kSegment - 1) / kSegment;
   const long long items = segments * labels.ny * labels.nz;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  Partial<V, kIntensity> background;
+  Partial<V, kIntensity> background, pending;
+  std::uint64_t pending_label = 0;  // the label `pending` adds up (0: none yet)
   for (long long item = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; item < items; item += stride) {
     const long long segment = item % segments, r = item / segments;
     const long long y = r % labels.ny, z = r / labels.ny;
     const L* row = labels.data + z * labels.slice_stride + y * labels.row_stride;  // (VolumeView's row() is host code)
     const V* values = nullptr;
     if constexpr (kIntensity) values = intensity.data + z * intensity.slice_stride + y * intensity.row_stride;
+    const auto row_flat = static_cast<unsigned long long>(r) * static_cast<unsigned long long>(labels.nx);
     const long long end = min(static_cast<long long>(labels.nx), (segment + 1) * kSegment);
     long long x = segment * kSegment;
     while (x < end) {
@@ -177,7 +192,7 @@ __global__ void __launch_bounds__(kThreads) accumulate(VolumeView<const L> label
       ++x;
       while (x < end && row[x] == l) ++x;
       if (l == 0) {
-        background.add_run(values, x0, x - 1, y, z);
+        background.add_run(values, x0, x - 1, y, z, row_flat + x0);
         continue;
       }
       if (background_only) continue;
@@ -186,13 +201,24 @@ __global__ void __launch_bounds__(kThreads) accumulate(VolumeView<const L> label
         atomicMax(&out.beyond[1], static_cast<unsigned long long>(l));
         continue;
       }
-      Partial<V, kIntensity> run;
-      run.add_run(values, x0, x - 1, y, z);
-      run.flush(out, static_cast<std::uint64_t>(l));
+      if (static_cast<std::uint64_t>(l) != pending_label) {
+        if (pending_label != 0) pending.flush(out, pending_label);
+        pending = Partial<V, kIntensity>();
+        pending_label = static_cast<std::uint64_t>(l);
+      }
+      pending.add_run(values, x0, x - 1, y, z, row_flat + x0);
     }
   }
   background.reduce_warp();
   if ((threadIdx.x & 31) == 0) background.flush(out, 0);
+  // Every lane's last partial: one flush for the warp when the lanes agree on the label.
+  const auto lane0_label = __shfl_sync(0xffffffffu, static_cast<unsigned long long>(pending_label), 0);
+  if (__all_sync(0xffffffffu, pending_label == lane0_label)) {
+    pending.reduce_warp();
+    if ((threadIdx.x & 31) == 0 && pending_label != 0) pending.flush(out, pending_label);
+  } else if (pending_label != 0) {
+    pending.flush(out, pending_label);
+  }
 }
 
 template <class V>
@@ -245,6 +271,7 @@ void run(void* d_temp, std::size_t& temp_bytes, VolumeView<const L> labels, Volu
       (kIntensity && (!out.d_intensity_sum || !out.d_minimum || !out.d_maximum)))
     throw InputError("label_statistics: an output pointer is null");
   Outputs o{reinterpret_cast<unsigned long long*>(out.d_voxels),
+            reinterpret_cast<unsigned long long*>(out.d_first),
             reinterpret_cast<long long*>(out.d_lower),
             reinterpret_cast<long long*>(out.d_upper),
             reinterpret_cast<unsigned long long*>(out.d_sums),
