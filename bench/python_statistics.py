@@ -12,7 +12,8 @@ without slices: the boxes stay an array until indexed).
 GPU (CuPy): 512^3 masks at densities 0.1 and 0.5 (6-connectivity) and the bundled MNI152 grey
 matter > 128 tiled to 591 x 466 x 567 (26-connectivity, 198 components): the labels alone, with
 stats=True, and the copy of the statistics rows to the host (N rows of the device labeling's
-64-byte records, a device array of that size copied to NumPy); target on 512^3 density 0.1:
+64-byte records, a device array of that size copied to NumPy), and winnow.statistics of the
+labels (a second pass over them, on the device); target on 512^3 density 0.1:
 stats=True <= 2x that copy. Each time is the median of --reps after a warm-up, each call
 followed by a stream sync.
 """
@@ -63,13 +64,15 @@ def cpu(reps):
 
 
 def one_gpu_case(cupy, volume, connectivity, reps, sync):
-    """(labels ms, stats=True ms, the rows' copy ms, N) of one device volume."""
-    n = winnow.label(volume, connectivity, return_N=True)[1]
+    """(labels ms, stats=True ms, the rows' copy ms, winnow.statistics of the labels ms, N) of one
+    device volume."""
+    labels, n = winnow.label(volume, connectivity, return_N=True)
     alone = ms(lambda: winnow.label(volume, connectivity), reps, sync)
     stats = ms(lambda: winnow.label(volume, connectivity, stats=True), reps, sync)
     rows = cupy.empty(max(n, 1) * 64, cupy.uint8)  # the device labeling's records: 64 bytes each
     copy = ms(lambda: rows.get(), reps, sync)
-    return alone, stats, copy, n
+    separate = ms(lambda: winnow.statistics(labels), reps, sync)
+    return alone, stats, copy, separate, n
 
 
 def gpu(reps):
@@ -78,16 +81,17 @@ def gpu(reps):
     sync = cupy.cuda.get_current_stream().synchronize
     name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
     print(f"GPU: {name}")
-    print("| volume | components | labels ms | stats=True ms | rows to host ms | stats=True / copy |\n"
-          "|---|---:|---:|---:|---:|---:|")
+    print("| volume | components | labels ms | stats=True ms | rows to host ms | stats=True / copy | "
+          "winnow.statistics(labels) ms |\n|---|---:|---:|---:|---:|---:|---:|")
     rng = cupy.random.default_rng(2)
     cases = [("512^3 density 0.1, 6-conn", lambda: rng.random((512, 512, 512), dtype=cupy.float32) < 0.1, 6),
              ("512^3 density 0.5, 6-conn", lambda: rng.random((512, 512, 512), dtype=cupy.float32) < 0.5, 6),
              ("MNI152 > 128 tiled 591x466x567, 26-conn",
               lambda: cupy.asarray(tiled_mni152_mask(ROOT / "examples/data/volumes/mni152_gm.nii.gz")), 26)]
     for label, make, connectivity in cases:
-        alone, stats, copy, n = one_gpu_case(cupy, make(), connectivity, reps, sync)
-        print(f"| {label} | {n} | {alone:.2f} | {stats:.2f} | {copy:.2f} | {stats / copy:.2f} |", flush=True)
+        alone, stats, copy, separate, n = one_gpu_case(cupy, make(), connectivity, reps, sync)
+        print(f"| {label} | {n} | {alone:.2f} | {stats:.2f} | {copy:.2f} | {stats / copy:.2f} | {separate:.2f} |",
+              flush=True)
         cupy.get_default_memory_pool().free_all_blocks()
     print("\ntarget: stats=True <= 2x the rows' copy on 512^3 density 0.1")
 
