@@ -42,27 +42,39 @@ Cc3dArrays::Cc3dArrays(std::size_t m, std::size_t ndim, std::uint64_t voxels, st
 
 namespace {
 template <class B>
-void write_box(B* row, std::size_t ndim, bool empty, const std::array<std::int64_t, 3>& lower,
-               const std::array<std::int64_t, 3>& upper) {
+void write_box_end(B* row, std::size_t ndim, bool upper, bool empty, const std::array<std::int64_t, 3>& at) {
   for (std::size_t a = 0; a < ndim; ++a) {
     const std::size_t axis = ndim - 1 - a;  // array axis a is the library's axis ndim - 1 - a (x is last)
-    row[2 * a] = empty ? std::numeric_limits<B>::max() : static_cast<B>(lower[axis]);
-    row[2 * a + 1] = empty ? B{0} : static_cast<B>(upper[axis]);
+    if (upper) row[2 * a + 1] = empty ? B{0} : static_cast<B>(at[axis]);
+    else row[2 * a] = empty ? std::numeric_limits<B>::max() : static_cast<B>(at[axis]);
   }
 }
 }  // namespace
 
-void Cc3dArrays::set(std::size_t label, std::uint64_t count, const std::array<std::int64_t, 3>& lower,
-                     const std::array<std::int64_t, 3>& upper, const std::array<double, 3>& centroid) {
+void Cc3dArrays::set_count(std::size_t label, std::uint64_t count) {
   if (count_bytes_ == 4) counts32_[label] = static_cast<std::uint32_t>(count);
   else counts64_[label] = count;
-  const bool empty = count == 0;
-  const std::size_t at = label * 2 * ndim_;
-  if (box_bytes_ == 2) write_box(boxes16_.data() + at, ndim_, empty, lower, upper);
-  else if (box_bytes_ == 4) write_box(boxes32_.data() + at, ndim_, empty, lower, upper);
-  else write_box(boxes64_.data() + at, ndim_, empty, lower, upper);
+}
+
+void Cc3dArrays::set_box_end(std::size_t label, bool upper, const std::array<std::int64_t, 3>& at, bool empty) {
+  const std::size_t row = label * 2 * ndim_;
+  if (box_bytes_ == 2) write_box_end(boxes16_.data() + row, ndim_, upper, empty, at);
+  else if (box_bytes_ == 4) write_box_end(boxes32_.data() + row, ndim_, upper, empty, at);
+  else write_box_end(boxes64_.data() + row, ndim_, upper, empty, at);
+}
+
+void Cc3dArrays::set_centroid(std::size_t label, const std::array<double, 3>& centroid, bool empty) {
   for (std::size_t a = 0; a < ndim_; ++a)
     centroids_[label * ndim_ + a] = empty ? std::numeric_limits<double>::quiet_NaN() : centroid[ndim_ - 1 - a];
+}
+
+void Cc3dArrays::set(std::size_t label, std::uint64_t count, const std::array<std::int64_t, 3>& lower,
+                     const std::array<std::int64_t, 3>& upper, const std::array<double, 3>& centroid) {
+  const bool empty = count == 0;
+  set_count(label, count);
+  set_box_end(label, false, lower, empty);
+  set_box_end(label, true, upper, empty);
+  set_centroid(label, centroid, empty);
 }
 
 nb::tuple Cc3dArrays::release() {
@@ -199,12 +211,15 @@ decltype(auto) with_unsigned_labels(const DeviceArray& a, F&& f) {
 
 constexpr std::size_t align16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
 
-/// The device statistics of labels 0..rows-1, copied to the host in one block: the device API's
-/// columns (x, y, z order), each label's first voxel on request, and the intensity columns.
+/// The device statistics of labels 0..rows-1 in one block of device memory: the device API's
+/// columns (x, y, z order), each label's first voxel on request, and the intensity columns;
+/// copied to the host whole when `read_whole` (else the caller reads the columns it needs). A
+/// label of M or more is refused here (InputError), after the call's work.
 struct DeviceColumns {
-  std::size_t rows = 0;
+  std::size_t rows = 0, total = 0;
   std::size_t voxels_at = 0, first_at = 0, lower_at = 0, upper_at = 0, sums_at = 0, sum_at = 0, min_at = 0, max_at = 0;
-  HostBuffer<std::uint8_t> host;
+  const std::uint8_t* device = nullptr;  // the block on the device
+  HostBuffer<std::uint8_t> host;         // its copy, when read whole
 
   template <class T>
   const T* at(std::size_t offset) const {
@@ -219,7 +234,8 @@ struct DeviceColumns {
 
 template <class L, class V, bool kIntensity>
 DeviceColumns device_statistics(DeviceCall& call, const DeviceArray& labels, const DeviceArray* intensity,
-                                std::uint64_t m, bool background_only, bool is_signed, bool want_first) {
+                                std::uint64_t m, bool background_only, bool is_signed, bool want_first,
+                                bool read_whole = true) {
   const VolumeView<const L> view = device_volume<L>(labels, "labels");
   VolumeView<const V> values;
   if constexpr (kIntensity) {
@@ -239,7 +255,9 @@ DeviceColumns device_statistics(DeviceCall& call, const DeviceArray& labels, con
   c.min_at = align16(c.sum_at + (kIntensity ? rows * 8 : 0));
   c.max_at = align16(c.min_at + (kIntensity ? rows * sizeof(V) : 0));
   const std::size_t beyond_at = align16(c.max_at + (kIntensity ? rows * sizeof(V) : 0)), total = beyond_at + 16;
+  c.total = total;
   auto* base = static_cast<std::uint8_t*>(call.records(total));
+  c.device = base;
   cuda::DeviceLabelStatistics out;
   out.d_voxels = reinterpret_cast<std::uint64_t*>(base + c.voxels_at);
   if (want_first) out.d_first = reinterpret_cast<std::uint64_t*>(base + c.first_at);
@@ -258,10 +276,14 @@ DeviceColumns device_statistics(DeviceCall& call, const DeviceArray& labels, con
     cuda::label_statistics(nullptr, temp_bytes, view, m, background_only, out, call.stream());
     cuda::label_statistics(call.scratch(temp_bytes), temp_bytes, view, m, background_only, out, call.stream());
   }
-  c.host = HostBuffer<std::uint8_t>(total);
-  call.copy_to_host(c.host.data(), base, total);
   std::uint64_t beyond[2];
-  std::memcpy(beyond, c.host.data() + beyond_at, 16);
+  if (read_whole) {
+    c.host = HostBuffer<std::uint8_t>(total);
+    call.copy_to_host(c.host.data(), base, total);
+    std::memcpy(beyond, c.host.data() + beyond_at, 16);
+  } else {
+    call.copy_to_host(beyond, base + beyond_at, 16);
+  }
   if (beyond[0]) {
     const bool negative = is_signed && (beyond[1] >> (sizeof(L) * 8 - 1)) != 0;
     throw InputError(negative ? std::string("labels: expected non-negative labels")
@@ -269,6 +291,41 @@ DeviceColumns device_statistics(DeviceCall& call, const DeviceArray& labels, con
                                     std::to_string(m));
   }
   return c;
+}
+
+/// Fills `arrays` (rows c.rows) and, when `sums` has rows, the coordinate sums (array-axis order)
+/// from device columns, a column at a time through the call's pinned blocks, each block converted
+/// (OpenMP) while the next one copies: no intermediate copy of the rows.
+void read_device_columns(DeviceCall& call, const DeviceColumns& c, std::size_t ndim, Cc3dArrays& arrays,
+                         HostBuffer<std::uint64_t>& sums) {
+  HostBuffer<std::uint64_t> voxels(c.rows);
+  auto each = [&](std::size_t at, std::size_t row_bytes, auto&& convert) {
+    call.read_in_blocks(c.device + at, c.rows * row_bytes, row_bytes, [&](const void* host, std::size_t offset,
+                                                                          std::size_t bytes) {
+      const auto before = static_cast<std::int64_t>(offset / row_bytes), count = static_cast<std::int64_t>(bytes / row_bytes);
+#pragma omp parallel for schedule(static) if (count > (1 << 14))
+      for (std::int64_t i = 0; i < count; ++i) convert(static_cast<std::size_t>(before + i), static_cast<const std::uint8_t*>(host) + i * row_bytes);
+    });
+  };
+  each(c.voxels_at, 8, [&](std::size_t i, const std::uint8_t* row) {
+    std::memcpy(&voxels[i], row, 8);
+    arrays.set_count(i, voxels[i]);
+  });
+  for (const bool upper : {false, true})
+    each(upper ? c.upper_at : c.lower_at, 24, [&](std::size_t i, const std::uint8_t* row) {
+      std::array<std::int64_t, 3> at;
+      std::memcpy(at.data(), row, 24);
+      arrays.set_box_end(i, upper, at, voxels[i] == 0);
+    });
+  each(c.sums_at, 24, [&](std::size_t i, const std::uint8_t* row) {
+    std::array<std::uint64_t, 3> sum;
+    std::memcpy(sum.data(), row, 24);
+    const double n = static_cast<double>(voxels[i]);
+    arrays.set_centroid(i, {static_cast<double>(sum[0]) / n, static_cast<double>(sum[1]) / n,
+                            static_cast<double>(sum[2]) / n}, voxels[i] == 0);
+    if (sums.size())
+      for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = sum[ndim - 1 - a];
+  });
 }
 
 /// The host API's form of device columns (LabelStatistics, and the intensity columns).
@@ -323,14 +380,25 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
   return with_unsigned_labels(labels, [&](auto l) -> nb::dict {
     using L = decltype(l);
     if (!intensity) {
-      HostColumns<std::uint8_t> c;
+      std::optional<Cc3dArrays> arrays;
+      HostBuffer<std::uint64_t> sums;
       {
         nb::gil_scoped_release unlocked;
         DeviceCall call(labels.device, labels.stream);
-        c = host_columns<std::uint8_t, false>(device_statistics<L, std::uint8_t, false>(
-            call, labels, nullptr, labels_count, background_only, is_signed, false));
+        const DeviceColumns c = device_statistics<L, std::uint8_t, false>(call, labels, nullptr, labels_count,
+                                                                          background_only, is_signed, false, false);
+        arrays.emplace(c.rows, ndim, voxels, side);
+        if (coordinate_sums) sums = HostBuffer<std::uint64_t>(c.rows * ndim);
+        read_device_columns(call, c, ndim, *arrays, sums);
       }
-      return statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
+      const std::size_t m = arrays->rows();
+      const nb::tuple cc3d = arrays->release();
+      nb::dict out;
+      out["voxel_counts"] = cc3d[0];
+      out["bounding_boxes"] = cc3d[1];
+      out["centroids"] = cc3d[2];
+      if (coordinate_sums) out["coordinate_sums"] = to_numpy(std::move(sums), {m, ndim});
+      return out;
     }
     return with_numeric_type(intensity->dtype(), true, "intensity", [&](auto v) -> nb::dict {
       using V = decltype(v);

@@ -25,6 +25,12 @@ class Cc3dArrays {
   /// Row `label`: its voxel count, box (x, y, z, inclusive) and centroid (x, y, z).
   void set(std::size_t label, std::uint64_t count, const std::array<std::int64_t, 3>& lower,
            const std::array<std::int64_t, 3>& upper, const std::array<double, 3>& centroid);
+  /// The same a column at a time (every column of every row before release()): the count; one
+  /// end of the box (upper: its last index, else its first); the centroid. `empty`: the label
+  /// has no voxels (cc3d's values are written).
+  void set_count(std::size_t label, std::uint64_t count);
+  void set_box_end(std::size_t label, bool upper, const std::array<std::int64_t, 3>& at, bool empty);
+  void set_centroid(std::size_t label, const std::array<double, 3>& centroid, bool empty);
   [[nodiscard]] std::size_t rows() const { return m_; }
   /// (voxel_counts, bounding_boxes, centroids).
   nb::tuple release();

@@ -141,6 +141,16 @@ def compact(a: npt.ArrayLike, mask: npt.ArrayLike, *, order: str = "stable", bac
 def _compact_device(lib: Any, a: Any, mask: Any, out: Any, dtype: np.dtype, stable: bool) -> Any:
     flat_a, flat_mask = lib.flat(a), lib.flat(mask)
     n = flat_a.shape[0]
+    if out is None:
+        # The mask counted first (a byte an element, a fifth of the compaction's traffic for
+        # float32): the result allocated at its size, never trimmed by a copy. The device
+        # compaction writes the kept elements alone, at their positions below the count.
+        kept = lib.count_nonzero(flat_mask)
+        buffer = lib.empty(kept, dtype)
+        if kept:
+            _winnow.compact_device(lib.pointer(flat_a), lib.pointer(flat_mask), lib.pointer(buffer), n,
+                                   dtype.itemsize, stable, lib.device_id, lib.stream(), False)
+        return buffer
     buffer, owned = _output(lib, out, n, dtype)
     kept = _winnow.compact_device(lib.pointer(flat_a), lib.pointer(flat_mask), lib.pointer(buffer), n,
                                   dtype.itemsize, stable, lib.device_id, lib.stream(), True)
