@@ -376,6 +376,27 @@ TEST(CompactDevice, FlaggedValuesAndIndices) {
   }
 }
 
+TEST(CompactDevice, CountFlaggedIsTheHostCount) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  std::mt19937_64 rng(21);
+  const std::uint64_t most = (1u << 20) + 77;
+  std::vector<std::uint8_t> flags(most + 16);
+  for (auto& f : flags) f = (rng() % 3 == 0) ? static_cast<std::uint8_t>(rng() % 255 + 1) : 0;  // any non-zero value
+  Dev<std::uint8_t> d_flags(flags.size());
+  d_flags.upload(flags);
+  Dev<std::uint64_t> d_count(1);
+  for (const std::uint64_t offset : {0u, 1u, 7u, 15u})
+    for (const std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{15}, std::uint64_t{16},
+                                  std::uint64_t{17}, std::uint64_t{4099}, most}) {
+      d_count.poison();
+      winnow::cuda::count_flagged(d_flags.p + offset, n, d_count.p, nullptr);
+      const auto want = static_cast<std::uint64_t>(
+          std::count_if(flags.begin() + offset, flags.begin() + offset + n, [](std::uint8_t f) { return f != 0; }));
+      ASSERT_EQ(d_count.download(1)[0], want) << "offset " << offset << ", n " << n;
+    }
+  EXPECT_THROW(winnow::cuda::count_flagged(d_flags.p, 10, nullptr, nullptr), winnow::InputError);
+}
+
 class CountingAllocator : public winnow::cuda::DeviceAllocator {
  public:
   void* allocate(std::size_t bytes, cudaStream_t stream) override {

@@ -190,6 +190,21 @@ std::optional<std::uint64_t> select_device(std::uintptr_t a, std::string_view ki
 #endif
 }
 
+/// The non-zero bytes of a device mask (n bytes), on the host: what winnow.compact counts to
+/// allocate its result at its size. Waits for the stream.
+std::uint64_t count_flagged_device(std::uintptr_t mask, std::uint64_t n, int device, std::uintptr_t stream) {
+#if WINNOW_HAVE_CUDA
+  nb::gil_scoped_release unlocked;
+  DeviceCall call(device, stream);
+  cuda::count_flagged(device_pointer<std::uint8_t>(mask), n, static_cast<std::uint64_t*>(call.count()),
+                      call.stream());
+  return *call.read_count(true, 8);
+#else
+  (void)mask, (void)n, (void)device, (void)stream;
+  no_cuda();
+#endif
+}
+
 std::optional<std::uint64_t> flatnonzero_device(std::uintptr_t a, std::string_view kind, std::size_t itemsize,
                                                 std::uintptr_t out, std::uint64_t n, int device, std::uintptr_t stream,
                                                 bool read_count) {
@@ -283,6 +298,8 @@ void bind_compact(nb::module_& m) {
         nb::arg("n"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
         "CUDA pointers: the indices of the non-zero elements into out (uint64); returns their number when "
         "read_count, else None.");
+  m.def("count_flagged_device", &count_flagged_device, nb::arg("mask"), nb::arg("n"), nb::arg("device"),
+        nb::arg("stream"), "CUDA pointer: the number of non-zero bytes of a mask of n bytes (waits for the stream).");
 }
 
 }  // namespace winnow::python

@@ -101,10 +101,6 @@ class CuPyDevice:
     def empty(self, shape: Any, dtype: Any) -> Any:
         return self.xp.empty(shape, dtype=dtype)
 
-    def count_nonzero(self, a: Any) -> int:
-        """The non-zero elements of a, on the host (waits for the stream)."""
-        return int(self.xp.count_nonzero(a))
-
     @staticmethod
     def prefix(buffer: Any, count: int, owned: bool) -> Any:
         """buffer[:count] (a view)."""
@@ -232,10 +228,6 @@ class TorchDevice:
     @staticmethod
     def element_strides(a: Any) -> tuple:
         return a.stride()
-
-    def count_nonzero(self, a: Any) -> int:
-        """The non-zero elements of a, on the host (waits for the stream)."""
-        return int(self.xp.count_nonzero(a))
 
     @staticmethod
     def prefix(buffer: Any, count: int, owned: bool) -> Any:

@@ -145,7 +145,7 @@ def _compact_device(lib: Any, a: Any, mask: Any, out: Any, dtype: np.dtype, stab
         # The mask counted first (a byte an element, a fifth of the compaction's traffic for
         # float32): the result allocated at its size, never trimmed by a copy. The device
         # compaction writes the kept elements alone, at their positions below the count.
-        kept = lib.count_nonzero(flat_mask)
+        kept = _winnow.count_flagged_device(lib.pointer(flat_mask), n, lib.device_id, lib.stream())
         buffer = lib.empty(kept, dtype)
         if kept:
             _winnow.compact_device(lib.pointer(flat_a), lib.pointer(flat_mask), lib.pointer(buffer), n,

@@ -114,4 +114,10 @@ void compact_flagged_indices(CompactWorkspace& workspace, const std::uint8_t* d_
                              std::uint64_t* d_out_indices, std::uint64_t* d_count, const CompactOptions& options,
                              cudaStream_t stream);
 
+/// Writes the number of non-zero flags among d_flags[0..n) to *d_count (zeroed, then added to by
+/// the kernel: no temporary storage). One read of the flags: what a caller that allocates each
+/// result at its size counts before the compaction (a byte an element, where a float32
+/// compaction moves five). Any alignment. Throws BackendError on a CUDA error.
+void count_flagged(const std::uint8_t* d_flags, std::uint64_t n, std::uint64_t* d_count, cudaStream_t stream);
+
 }  // namespace winnow::cuda

@@ -1,5 +1,6 @@
 // CUDA stream compaction: the pieces compiled once for every element type (the CUB scan of
-// counts, the workspace, the choice behind `automatic`, the flags-to-indices form).
+// counts, the workspace, the choice behind `automatic`, the flags-to-indices form, the count of
+// non-zero flags).
 // The algorithms themselves are described in kernels/compact_kernels.cuh; the per-type
 // instantiations live in compact_1_2.cu, compact_4.cu and compact_8_16.cu.
 #include <cub/device/device_scan.cuh>
@@ -105,6 +106,56 @@ std::size_t CompactWorkspace::bytes() const noexcept { return state_ ? state_->b
 detail::cuda::WorkspaceState& CompactWorkspace::state() {
   if (!state_) state_ = std::make_unique<detail::cuda::WorkspaceState>();  // moved from: starts over
   return *state_;
+}
+
+}  // namespace winnow::cuda
+
+namespace winnow::cuda {
+namespace {
+
+constexpr int kCountThreads = 256;
+
+/// Non-zero bytes of a 32-bit word: each byte folded onto its lowest bit, then counted.
+__device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
+  w |= w >> 4;
+  w |= w >> 2;
+  w |= w >> 1;
+  return __popc(w & 0x01010101u);
+}
+
+/// Threads read the 16-byte-aligned body as uint4 (grid-stride); the first threads also take the
+/// unaligned head and the tail byte by byte. One atomic per warp.
+__global__ void __launch_bounds__(kCountThreads)
+    count_nonzero_flags(const std::uint8_t* flags, std::uint64_t head, std::uint64_t body, std::uint64_t tail,
+                        unsigned long long* count) {
+  const std::uint64_t id = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  unsigned long long found = 0;
+  if (id < head) found += flags[id] != 0;
+  if (id < tail) found += flags[head + body * 16 + id] != 0;
+  const auto* words = reinterpret_cast<const uint4*>(flags + head);
+  for (std::uint64_t i = id; i < body; i += stride) {
+    const uint4 v = words[i];
+    found += nonzero_bytes(v.x) + nonzero_bytes(v.y) + nonzero_bytes(v.z) + nonzero_bytes(v.w);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) found += __shfl_down_sync(0xffffffffu, found, offset);
+  if ((threadIdx.x & 31) == 0 && found) atomicAdd(count, found);
+}
+
+}  // namespace
+
+void count_flagged(const std::uint8_t* d_flags, std::uint64_t n, std::uint64_t* d_count, cudaStream_t stream) {
+  if (!d_count) throw InputError("count_flagged: d_count is null");
+  if (n && !d_flags) throw InputError("count_flagged: d_flags is null");
+  WINNOW_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(std::uint64_t), stream));
+  if (n == 0) return;
+  const auto address = reinterpret_cast<std::uintptr_t>(d_flags);
+  const std::uint64_t head = std::min<std::uint64_t>(n, (16 - address % 16) % 16);
+  const std::uint64_t body = (n - head) / 16, tail = n - head - body * 16;
+  const std::uint64_t blocks = std::max<std::uint64_t>(1, std::min<std::uint64_t>((body + kCountThreads - 1) / kCountThreads, 4096));
+  count_nonzero_flags<<<static_cast<unsigned>(blocks), kCountThreads, 0, stream>>>(
+      d_flags, head, body, tail, reinterpret_cast<unsigned long long*>(d_count));
+  WINNOW_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace winnow::cuda
