@@ -120,13 +120,21 @@ std::size_t select_host(const Array& a, int op, const nb::object& threshold, con
   });
 }
 
+/// Writes min(found, out's length) indices (out may be shorter than a: a caller that counted
+/// first passes a result of the exact size); returns the number found.
 std::size_t flatnonzero_host(const Array& a, const OutArray& out, std::string_view backend) {
-  check_input_output(a, out, false, sizeof(std::uint64_t));
+  require_device(a, false, "a");
+  require_device(out, false, "out");
+  require_ndim(a, 1, "a");
+  require_c_contiguous(a, "a");
+  require_c_contiguous(out, "out");
+  if (out.ndim() != 1 || out.itemsize() != sizeof(std::uint64_t))
+    throw nb::value_error("out: expected a 1-D array of 64-bit integers");
   const CompactOptions options = options_for(true, backend);
   return with_nonzero_predicate(a.dtype(), a.itemsize(), [&](auto t, const Predicate& pred) {
     using T = decltype(t);
     std::span<const T> in(static_cast<const T*>(a.data()), a.size());
-    std::span<std::uint64_t> indices(static_cast<std::uint64_t*>(out.data()), a.size());
+    std::span<std::uint64_t> indices(static_cast<std::uint64_t*>(out.data()), out.size());
     nb::gil_scoped_release unlocked;
     return compact_indices(in, pred, indices, options);
   });
