@@ -90,6 +90,18 @@ std::int64_t largest_side(std::int64_t nx, std::int64_t ny, std::int64_t nz) { r
 
 namespace {
 
+/// The raw statistics dict of cc3d's arrays (released here) and, unless None, the exact
+/// coordinate sums.
+nb::dict raw_dict(Cc3dArrays& arrays, nb::object coordinate_sums) {
+  const nb::tuple cc3d = arrays.release();
+  nb::dict out;
+  out["voxel_counts"] = cc3d[0];
+  out["bounding_boxes"] = cc3d[1];
+  out["centroids"] = cc3d[2];
+  if (!coordinate_sums.is_none()) out["coordinate_sums"] = coordinate_sums;
+  return out;
+}
+
 /// cc3d's arrays of LabelStatistics, in a dict (the Python layer's raw form): voxel_counts,
 /// bounding_boxes, centroids, and with `want_sums` coordinate_sums (uint64 [M, ndim], array-axis
 /// order: the exact sums, for callers that add the statistics of pieces, such as chunks).
@@ -114,13 +126,7 @@ nb::dict statistics_dict(const LabelStatistics& s, std::size_t ndim, std::uint64
         for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = record.sums[ndim - 1 - a];
     }
   }
-  const nb::tuple cc3d = arrays.release();
-  nb::dict out;
-  out["voxel_counts"] = cc3d[0];
-  out["bounding_boxes"] = cc3d[1];
-  out["centroids"] = cc3d[2];
-  if (want_sums) out["coordinate_sums"] = to_numpy(std::move(sums), {m, ndim});
-  return out;
+  return raw_dict(arrays, want_sums ? nb::object(nb::cast(to_numpy(std::move(sums), {m, ndim}))) : nb::none());
 }
 
 /// The intensity columns: sums (int64, uint64 or float64), means (float64; NaN without voxels),
@@ -392,13 +398,8 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
         read_device_columns(call, c, ndim, *arrays, sums);
       }
       const std::size_t m = arrays->rows();
-      const nb::tuple cc3d = arrays->release();
-      nb::dict out;
-      out["voxel_counts"] = cc3d[0];
-      out["bounding_boxes"] = cc3d[1];
-      out["centroids"] = cc3d[2];
-      if (coordinate_sums) out["coordinate_sums"] = to_numpy(std::move(sums), {m, ndim});
-      return out;
+      return raw_dict(*arrays, coordinate_sums ? nb::object(nb::cast(to_numpy(std::move(sums), {m, ndim})))
+                                               : nb::none());
     }
     return with_numeric_type(intensity->dtype(), true, "intensity", [&](auto v) -> nb::dict {
       using V = decltype(v);
