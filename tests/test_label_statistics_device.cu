@@ -1,9 +1,9 @@
 // The device API of label statistics (winnow/cuda/label_statistics.hpp) against the host API on
 // the same random label volumes: every label type, strided views, the background alone, M beyond
 // the largest label (rows without voxels), each label's first voxel against a raster walk, one
-// label filling most of a large volume (the warps' shared partials), an intensity volume of every type (integer sums exact;
-// float sums to rounding, atomics adding in any order), labels beyond M and negative labels
-// reported, outputs poisoned first. Skipped without a device; failed under WINNOW_REQUIRE_GPU=1.
+// label filling most of a large volume (the warps' shared partials), an intensity volume of every type (integer sums
+// exact; float sums to rounding, atomics adding in any order), labels beyond M and negative labels reported, outputs
+// poisoned first. Skipped without a device; failed under WINNOW_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
 #include <cmath>

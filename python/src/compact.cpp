@@ -204,8 +204,7 @@ std::uint64_t count_flagged_device(std::uintptr_t mask, std::uint64_t n, int dev
 #if WINNOW_HAVE_CUDA
   nb::gil_scoped_release unlocked;
   DeviceCall call(device, stream);
-  cuda::count_flagged(device_pointer<std::uint8_t>(mask), n, static_cast<std::uint64_t*>(call.count()),
-                      call.stream());
+  cuda::count_flagged(device_pointer<std::uint8_t>(mask), n, static_cast<std::uint64_t*>(call.count()), call.stream());
   return *call.read_count(true, 8);
 #else
   (void)mask, (void)n, (void)device, (void)stream;

@@ -50,12 +50,12 @@ struct StreamEntry {
   cuda::CompactWorkspace compaction;
   Scratch scratch;
   Scratch mesh;
-  Scratch records;             // labelings' statistics records
-  MeshCountKey mesh_key{};     // what `mesh` holds the count of
-  void* count = nullptr;       // 16 device bytes
-  void* host_count = nullptr;  // 16 pinned host bytes
-  cudaEvent_t done = nullptr;  // recorded after each use
-  std::array<void*, 2> staging{};         // read_in_blocks' pinned blocks (allocated on first use)
+  Scratch records;                      // labelings' statistics records
+  MeshCountKey mesh_key{};              // what `mesh` holds the count of
+  void* count = nullptr;                // 16 device bytes
+  void* host_count = nullptr;           // 16 pinned host bytes
+  cudaEvent_t done = nullptr;           // recorded after each use
+  std::array<void*, 2> staging{};       // read_in_blocks' pinned blocks (allocated on first use)
   std::array<cudaEvent_t, 2> staged{};  // each block's copy done
 
   void release() {

@@ -229,18 +229,19 @@ std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t vox
 /// and converted a block at a time (OpenMP) while the next block copies; `set(arrays, label,
 /// record)` writes row `label`. Row 0 stays empty for the background.
 template <class Raw, class Set>
-Cc3dArrays device_rows(DeviceCall& call, const Raw* d_records, std::uint64_t n, std::size_t ndim,
-                       std::uint64_t voxels, std::int64_t side, Set&& set) {
+Cc3dArrays device_rows(DeviceCall& call, const Raw* d_records, std::uint64_t n, std::size_t ndim, std::uint64_t voxels,
+                       std::int64_t side, Set&& set) {
   Cc3dArrays arrays(n + 1, ndim, voxels, side);
   arrays.set(0, 0, {}, {}, {});
-  call.read_in_blocks(d_records, n * sizeof(Raw), sizeof(Raw), [&](const void* host, std::size_t offset,
-                                                                   std::size_t bytes) {
-    const auto* records = static_cast<const Raw*>(host);
-    const std::size_t before = offset / sizeof(Raw);
-    const auto count = static_cast<std::int64_t>(bytes / sizeof(Raw));
+  call.read_in_blocks(d_records, n * sizeof(Raw), sizeof(Raw),
+                      [&](const void* host, std::size_t offset, std::size_t bytes) {
+                        const auto* records = static_cast<const Raw*>(host);
+                        const std::size_t before = offset / sizeof(Raw);
+                        const auto count = static_cast<std::int64_t>(bytes / sizeof(Raw));
 #pragma omp parallel for schedule(static) if (count > (1 << 14))
-    for (std::int64_t i = 0; i < count; ++i) set(arrays, before + static_cast<std::size_t>(i) + 1, records[i]);
-  });
+                        for (std::int64_t i = 0; i < count; ++i)
+                          set(arrays, before + static_cast<std::size_t>(i) + 1, records[i]);
+                      });
   return arrays;
 }
 

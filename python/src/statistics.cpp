@@ -4,8 +4,9 @@
 // coordinate sums and, with an intensity image, each label's sum, mean, minimum and maximum; and
 // the survivor rule of min_area and largest_k (surviving_labels), which the Python layer applies
 // to device labelings; and a chunk's label summary on a device (chunk_label_summary_device, the
-// device statistics with first voxels: winnow.dask's CuPy chunks; chunks.cpp has the host one). The Python layer checks types and layouts and wraps the arrays
-// (winnow/statistics.py); the library checks the labels (InputError: ValueError).
+// device statistics with first voxels: winnow.dask's CuPy chunks; chunks.cpp has the host one). The Python layer checks
+// types and layouts and wraps the arrays (winnow/statistics.py); the library checks the labels (InputError:
+// ValueError).
 #include "statistics.hpp"
 
 #include <nanobind/stl/optional.h>
@@ -306,12 +307,14 @@ void read_device_columns(DeviceCall& call, const DeviceColumns& c, std::size_t n
                          HostBuffer<std::uint64_t>& sums) {
   HostBuffer<std::uint64_t> voxels(c.rows);
   auto each = [&](std::size_t at, std::size_t row_bytes, auto&& convert) {
-    call.read_in_blocks(c.device + at, c.rows * row_bytes, row_bytes, [&](const void* host, std::size_t offset,
-                                                                          std::size_t bytes) {
-      const auto before = static_cast<std::int64_t>(offset / row_bytes), count = static_cast<std::int64_t>(bytes / row_bytes);
+    call.read_in_blocks(
+        c.device + at, c.rows * row_bytes, row_bytes, [&](const void* host, std::size_t offset, std::size_t bytes) {
+          const auto before = static_cast<std::int64_t>(offset / row_bytes),
+                     count = static_cast<std::int64_t>(bytes / row_bytes);
 #pragma omp parallel for schedule(static) if (count > (1 << 14))
-      for (std::int64_t i = 0; i < count; ++i) convert(static_cast<std::size_t>(before + i), static_cast<const std::uint8_t*>(host) + i * row_bytes);
-    });
+          for (std::int64_t i = 0; i < count; ++i)
+            convert(static_cast<std::size_t>(before + i), static_cast<const std::uint8_t*>(host) + i * row_bytes);
+        });
   };
   each(c.voxels_at, 8, [&](std::size_t i, const std::uint8_t* row) {
     std::memcpy(&voxels[i], row, 8);
@@ -327,8 +330,9 @@ void read_device_columns(DeviceCall& call, const DeviceColumns& c, std::size_t n
     std::array<std::uint64_t, 3> sum;
     std::memcpy(sum.data(), row, 24);
     const double n = static_cast<double>(voxels[i]);
-    arrays.set_centroid(i, {static_cast<double>(sum[0]) / n, static_cast<double>(sum[1]) / n,
-                            static_cast<double>(sum[2]) / n}, voxels[i] == 0);
+    arrays.set_centroid(
+        i, {static_cast<double>(sum[0]) / n, static_cast<double>(sum[1]) / n, static_cast<double>(sum[2]) / n},
+        voxels[i] == 0);
     if (sums.size())
       for (std::size_t a = 0; a < ndim; ++a) sums[i * ndim + a] = sum[ndim - 1 - a];
   });
@@ -398,8 +402,8 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
         read_device_columns(call, c, ndim, *arrays, sums);
       }
       const std::size_t m = arrays->rows();
-      return raw_dict(*arrays, coordinate_sums ? nb::object(nb::cast(to_numpy(std::move(sums), {m, ndim})))
-                                               : nb::none());
+      return raw_dict(*arrays,
+                      coordinate_sums ? nb::object(nb::cast(to_numpy(std::move(sums), {m, ndim}))) : nb::none());
     }
     return with_numeric_type(intensity->dtype(), true, "intensity", [&](auto v) -> nb::dict {
       using V = decltype(v);
@@ -407,8 +411,8 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
       {
         nb::gil_scoped_release unlocked;
         DeviceCall call(labels.device, labels.stream);
-        c = host_columns<V, true>(device_statistics<L, V, true>(call, labels, &*intensity, labels_count,
-                                                                background_only, is_signed, false));
+        c = host_columns<V, true>(
+            device_statistics<L, V, true>(call, labels, &*intensity, labels_count, background_only, is_signed, false));
       }
       nb::dict out = statistics_dict(c.base, ndim, voxels, side, coordinate_sums);
       LabelIntensityStatistics<V> s;
@@ -432,8 +436,7 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
 /// lower, upper int64 [N + 1, 3] and sums uint64 [N + 1, 3], axes z, y, x, or None), and the
 /// same refusals (a label beyond the count, labels not numbered in raster order of their first
 /// voxels, a label of 1..count missing). Waits for the stream.
-nb::tuple chunk_label_summary_device(const DeviceArray& labels, std::uint64_t count, bool counts,
-                                     bool boxes_and_sums) {
+nb::tuple chunk_label_summary_device(const DeviceArray& labels, std::uint64_t count, bool counts, bool boxes_and_sums) {
 #if WINNOW_HAVE_CUDA
   if (labels.ndim() != 3) throw nb::value_error("labels: expected 3 dimensions");
   if ((labels.kind != 'u' && labels.kind != 'i') || (labels.itemsize != 4 && labels.itemsize != 8))

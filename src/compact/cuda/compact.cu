@@ -152,7 +152,8 @@ void count_flagged(const std::uint8_t* d_flags, std::uint64_t n, std::uint64_t* 
   const auto address = reinterpret_cast<std::uintptr_t>(d_flags);
   const std::uint64_t head = std::min<std::uint64_t>(n, (16 - address % 16) % 16);
   const std::uint64_t body = (n - head) / 16, tail = n - head - body * 16;
-  const std::uint64_t blocks = std::max<std::uint64_t>(1, std::min<std::uint64_t>((body + kCountThreads - 1) / kCountThreads, 4096));
+  const std::uint64_t blocks =
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>((body + kCountThreads - 1) / kCountThreads, 4096));
   count_nonzero_flags<<<static_cast<unsigned>(blocks), kCountThreads, 0, stream>>>(
       d_flags, head, body, tail, reinterpret_cast<unsigned long long*>(d_count));
   WINNOW_CUDA_CHECK_LAUNCH();
