@@ -5,7 +5,6 @@
 // puzzle JSON files and command lines for fuzz_json and fuzz_cli_args. The pixels are random
 // (fixed seed), so every decoder path sees real data.
 //   make_seeds DIR      writes DIR/<target>/... for every target of fuzz/CMakeLists.txt
-#include <jpeglib.h>  // after <cstdio>: it uses FILE and size_t without including them
 #include <zlib.h>
 
 #include <algorithm>
@@ -23,6 +22,11 @@
 #include "winnow/io.hpp"
 #include "winnow/volume.hpp"
 #include "winnow/volume_io.hpp"
+
+// jpeglib.h needs size_t and FILE (<cstdio>) first: kept after the standard headers.
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
 
 namespace {
 
