@@ -239,11 +239,15 @@ std::vector<std::uint64_t> chunk_border_pairs(VolumeView<const L> near, VolumeVi
         }
         if (allowed && moved <= reach) offsets.push_back({dz, dy, dx});
       }
+  // Each voxel's pair is written whether it counts or not, and the end advances only when it does
+  // (both labelled, values equal, not the pair just written): no branch on random borders.
   std::vector<std::array<std::uint64_t, 2>> pairs;
+  std::size_t kept = 0;
   for (const auto& [dz, dy, dx] : offsets) {
     const std::int64_t z0 = std::max<std::int64_t>(0, -dz), z1 = std::min(near.nz, near.nz - dz);
     const std::int64_t y0 = std::max<std::int64_t>(0, -dy), y1 = std::min(near.ny, near.ny - dy);
     const std::int64_t x0 = std::max<std::int64_t>(0, -dx), x1 = std::min(near.nx, near.nx - dx);
+    if (x1 <= x0) continue;
     std::uint64_t last_near = 0, last_far = 0;
     for (std::int64_t z = z0; z < z1; ++z)
       for (std::int64_t y = y0; y < y1; ++y) {
@@ -251,15 +255,20 @@ std::vector<std::uint64_t> chunk_border_pairs(VolumeView<const L> near, VolumeVi
         const L* b = far.row(y + dy, z + dz) + dx;
         const V* va = values ? near_values.row(y, z) : nullptr;
         const V* vb = values ? far_values.row(y + dy, z + dz) + dx : nullptr;
+        pairs.resize(kept + static_cast<std::size_t>(x1 - x0));
+        std::array<std::uint64_t, 2>* out = pairs.data();
         for (std::int64_t x = x0; x < x1; ++x) {
           const auto la = static_cast<std::uint64_t>(a[x]), lb = static_cast<std::uint64_t>(b[x]);
-          if (la == 0 || lb == 0 || (la == last_near && lb == last_far)) continue;
-          if (values && va[x] != vb[x]) continue;
-          pairs.push_back({la, lb});
-          last_near = la, last_far = lb;
+          bool counts = (la != 0) & (lb != 0) & !((la == last_near) & (lb == last_far));
+          if (values) counts &= va[x] == vb[x];
+          out[kept] = {la, lb};
+          kept += counts;
+          last_near = counts ? la : last_near;
+          last_far = counts ? lb : last_far;
         }
       }
   }
+  pairs.resize(kept);
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   std::vector<std::uint64_t> flat(pairs.size() * 2);
