@@ -7,6 +7,7 @@ per-chunk summary of device chunks (its array code run on NumPy); zarr in and ou
 half-written output after a failure; a LocalCluster of two worker processes; the command line
 (``python -m winnow label``); and the errors. Skipped without dask (the ``dask`` extra)."""
 
+import importlib.util
 import subprocess
 import sys
 
@@ -274,7 +275,8 @@ def test_layouts_and_progress(rng, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_local_cluster_of_two_processes(rng):
+def test_local_cluster_of_two_processes(rng, tmp_path):
+    """wd.label and label_to_zarr (its provisional chunk files written and read by the workers)."""
     distributed = pytest.importorskip("distributed")
     a = (rng.random((24, 25, 26)) < 0.3) * rng.integers(1, 3, (24, 25, 26)).astype(np.uint8)
     expected, expected_n, expected_stats = winnow.label(a, 26, largest_k=7, return_N=True, stats=True)
@@ -283,9 +285,36 @@ def test_local_cluster_of_two_processes(rng):
             labels, n, stats = wd.label(da.from_array(a, chunks=(10, 9, 11)), 26, largest_k=7, stats=True,
                                         progress=False)
             got = labels.compute()
+            if importlib.util.find_spec("zarr") is not None:
+                import zarr
+
+                n_zarr = wd.label_to_zarr(da.from_array(a, chunks=(10, 9, 11)), tmp_path / "labels.zarr", 26,
+                                          largest_k=7, progress=False)
+                assert n_zarr == expected_n
+                np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "labels.zarr"), mode="r")[:], expected)
+                assert [p.name for p in tmp_path.iterdir()] == ["labels.zarr"]
     assert n == expected_n
     np.testing.assert_array_equal(got, expected)
     assert_same_statistics(stats, expected_stats)
+
+
+def test_provisional_chunk_files(tmp_path, rng):
+    """label_to_zarr's provisional store: chunks round trip by region, an unwritten chunk reads as
+    zeros, a write after the folder was removed does nothing."""
+    from winnow.dask import _stores
+
+    files = _stores.ChunkFiles(tmp_path / "provisional", np.uint32)
+    block = rng.integers(0, 2**32 - 1, (4, 5, 6), dtype=np.uint64).astype(np.uint32)
+    region = (slice(8, 12), slice(0, 5), slice(12, 18))
+    _stores.write(files, region, block)
+    np.testing.assert_array_equal(files[region], block)
+    np.testing.assert_array_equal(files[(slice(0, 4), slice(0, 5), slice(0, 6))], np.zeros((4, 5, 6), np.uint32))
+    with pytest.raises(FileExistsError):
+        _stores.ChunkFiles(tmp_path / "provisional", np.uint32)
+    _stores.remove(tmp_path / "provisional")
+    _stores.write(files, region, block)
+    files[region] = block
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_command_line(tmp_path, rng, monkeypatch, capsys):

@@ -220,8 +220,8 @@ def label_to_zarr(darr: Any, path: Any, connectivity: Optional[int] = None, *, m
     """Labels a chunked 2D image or 3D volume into a zarr array on disk, as ``label`` does: the
     labels ``winnow.label`` gives the whole array, each worker holding a few chunks at a time.
 
-    Each chunk is labelled once and its provisional labels written to a temporary zarr array
-    (Blosc lz4) beside path; after the chunks are joined, each chunk is read back, relabelled
+    Each chunk is labelled once and its provisional labels written to a temporary folder beside
+    path (a Blosc lz4 file per chunk); after the chunks are joined, each chunk is read back, relabelled
     through its table and written to the output. The output is written under a temporary name in
     path's folder and renamed to path when complete: a failure leaves no half-written array, and
     the provisional labels are removed either way.
@@ -293,7 +293,7 @@ def _label_to_zarr(darr: Any, path: Any, connectivity: Optional[int], multilabel
             n, statistics, label_values = 0, _empty_statistics(ndim), None
         else:
             show = _show(progress)
-            store = _stores.create_array(provisional, darr.shape, chunks, _provisional_dtype(volume.chunks))
+            store = _stores.ChunkFiles(provisional, _provisional_dtype(volume.chunks))
             plan = _plan(volume, connectivity, multilabel, min_area, largest_k, stats, values, store, ndim)
             labeling = _graph.run(volume, plan, dtype, show)
             _graph.relabel_into(labeling, array, show)

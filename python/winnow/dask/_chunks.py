@@ -52,7 +52,7 @@ class Plan:
     statistics: bool  # boxes and coordinate sums too
     values: bool  # keep each label's value (the CLI's statistics of multi-label input)
     threads: int  # OpenMP threads of one host chunk's labeling
-    store: Any = None  # a zarr array for the provisional labels, or None (kept in memory)
+    store: Any = None  # a zarr array or _stores.ChunkFiles for the provisional labels, or None (in memory)
     ndim: int = 3  # the input's dimensions (2: an image; its store has no slice axis)
 
     @property
