@@ -243,7 +243,9 @@ def marching_cubes(darr: Any, level: Optional[float] = None, *, spacing: tuple =
 
 
 def _assemble(pieces: tuple, grid: tuple, bounds: list, shape: tuple, gradient_direction: str, order: str) -> tuple:
-    """The chunks' pieces as one mesh (see the module's description)."""
+    """The chunks' pieces as one mesh (see the module's description). Each output is allocated
+    once and every piece written into its place (the library's x, y, z reversed to array-index
+    order, the faces in their final dtype and, for "ascent", reversed) in the same copy."""
     xp = _module(pieces[0][0]) if pieces else np
     counts = np.array([len(p[3]) for p in pieces], np.int64)
     first = np.concatenate(([0], np.cumsum(counts)))
@@ -254,22 +256,28 @@ def _assemble(pieces: tuple, grid: tuple, bounds: list, shape: tuple, gradient_d
     edges = [xp.asarray(b[1:-1]) for b in bounds]  # inner chunk boundaries per axis (z, y, x)
 
     if xp is np:  # winnow::join_mesh_pieces
-        wide = [np.empty(p[4].shape, np.uint64) for p in pieces]
+        joined = [np.empty(p[4].shape, np.uint64) for p in pieces]
         _winnow.join_mesh_pieces_host([b.astype(np.int64) for b in bounds[::-1]], owned_keys,
-                                      [np.ascontiguousarray(p[4]) for p in pieces], wide)
-        faces = [f.astype(index_dtype, copy=False) for f in wide]
+                                      [np.ascontiguousarray(p[4]) for p in pieces], joined)
     else:
-        faces = [_device_faces(xp, p[4], grid, edges, shape, owned_keys, first, index_dtype) for p in pieces]
-    positions = xp.concatenate([p[0] for p in pieces]) if pieces else xp.zeros((0, 3), np.float32)
-    normals = xp.concatenate([p[1] for p in pieces]) if pieces else xp.zeros((0, 3), np.float32)
-    values = xp.concatenate([p[2] for p in pieces]) if pieces else xp.zeros(0, np.float32)
-    faces = xp.concatenate(faces) if faces else xp.zeros((0, 3), index_dtype)
+        joined = [_device_faces(xp, p[4], grid, edges, shape, owned_keys, first, index_dtype) for p in pieces]
+    face_first = np.concatenate(([0], np.cumsum([len(f) for f in joined], dtype=np.int64)))
+    verts = xp.empty((total, 3), np.float32)
+    normals = xp.empty((total, 3), np.float32)
+    values = xp.empty(total, np.float32)
+    faces = xp.empty((int(face_first[-1]), 3), index_dtype)
+    columns = slice(None, None, -1) if gradient_direction == "ascent" else slice(None)
+    for piece, face, a, b, fa, fb in zip(pieces, joined, first[:-1], first[1:], face_first[:-1], face_first[1:]):
+        verts[a:b] = piece[0][:, ::-1]
+        normals[a:b] = piece[1][:, ::-1]
+        values[a:b] = piece[2]
+        faces[fa:fb] = face[:, columns]
     if order == "volume":
         keys = xp.concatenate(owned_keys) if pieces else xp.zeros(0, np.uint64)
         by_key = xp.argsort(keys, kind="stable")
         rank = xp.empty_like(by_key)
         rank[by_key] = xp.arange(len(by_key))
-        positions, normals, values = positions[by_key], normals[by_key], values[by_key]
+        verts, normals, values = verts[by_key], normals[by_key], values[by_key]
         faces = rank[faces.astype(np.int64)].astype(index_dtype)
         # Triangles by cell (raster order), stably: the least owner of each vertex along each axis.
         owner = keys[by_key][faces.astype(np.int64)] // 3
@@ -277,10 +285,4 @@ def _assemble(pieces: tuple, grid: tuple, bounds: list, shape: tuple, gradient_d
         cy = ((owner // nx) % ny).min(axis=1)
         cx = (owner % nx).min(axis=1)
         faces = faces[xp.argsort((cz * ny + cy) * nx + cx, kind="stable")]
-    # The library's x, y, z is the array's last axis first: reversed to array-index order, as
-    # winnow.marching_cubes does ("ascent" reverses the faces).
-    verts = xp.ascontiguousarray(positions[:, ::-1])
-    normals = xp.ascontiguousarray(normals[:, ::-1])
-    if gradient_direction == "ascent":
-        faces = faces[:, ::-1]
-    return verts, xp.ascontiguousarray(faces), normals, values
+    return verts, faces, normals, values
