@@ -6,7 +6,8 @@ memory, NumPy on the CPU or CuPy on the GPU).
   sums (one pass of the library over the chunk's labels: ``chunk_label_summary`` on the host,
   the device statistics with first voxels on a device), the chunk's face planes on the sides it
   shares with other chunks (labels and, for multi-label input, values), and which labels lie on
-  them. The provisional labels stay in memory, or go to a zarr array when one is given.
+  them. The provisional labels stay in memory, or go to the store (a zarr array given as
+  ``store=``, or label_to_zarr's chunk files).
 - ``far_piece`` / ``far_pieces``: the pieces of a chunk's low faces that its lower neighbours join
   (a whole face for a face neighbour; a line or a corner for an edge or corner neighbour): on a
   distributed scheduler small tasks of their own (a face each, the lines and corners together),
