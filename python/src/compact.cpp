@@ -291,7 +291,8 @@ void bind_compact(nb::module_& m) {
         nb::arg("stable"), nb::arg("backend"),
         "Writes the x of a with x <op> threshold to out; returns the number kept.");
   m.def("flatnonzero_host", &flatnonzero_host, nb::arg("a"), nb::arg("out"), nb::arg("backend"),
-        "Writes the indices of the non-zero elements of a to out (uint64); returns their number.");
+        "Writes the indices of the non-zero elements of a to out (uint64; the first len(out) of them when out is "
+        "shorter); returns their number.");
   m.def("compact_device", &compact_device, nb::arg("a"), nb::arg("mask"), nb::arg("out"), nb::arg("n"),
         nb::arg("itemsize"), nb::arg("stable"), nb::arg("device"), nb::arg("stream"), nb::arg("read_count"),
         "CUDA pointers (checked by the caller): a[mask != 0] into out on the stream; returns the number kept "
