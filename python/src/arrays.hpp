@@ -117,11 +117,13 @@ decltype(auto) with_numeric_type(const Array& a, bool allow_small_signed, const 
   return with_numeric_type(a.dtype(), allow_small_signed, what, std::forward<F>(f));
 }
 
-/// A host volume [z, y, x] with x adjacent and non-negative strides, as a view (the Python layer
-/// copies other layouts first; ValueError naming `what` otherwise).
-template <class T>
-VolumeView<const T> host_volume(const Array& a, const char* what) {
-  if (a.ndim() != 3) throw nb::value_error((std::string(what) + ": expected 3 dimensions").c_str());
+/// A volume [z, y, x] with x adjacent and non-negative strides, as a view of T (const T for a
+/// read-only Array, T for an OutArray the function writes); the Python layer copies other layouts
+/// first (ValueError naming `what` otherwise).
+template <class T, class A>
+VolumeView<T> volume_view(const A& a, const char* what) {
+  if (a.ndim() != 3)
+    throw nb::value_error((std::string(what) + ": expected 3 dimensions, got " + std::to_string(a.ndim())).c_str());
   const auto nz = static_cast<std::int64_t>(a.shape(0)), ny = static_cast<std::int64_t>(a.shape(1)),
              nx = static_cast<std::int64_t>(a.shape(2));
   if (nx > 1 && a.stride(2) != 1)
@@ -129,7 +131,13 @@ VolumeView<const T> host_volume(const Array& a, const char* what) {
   // A dimension of one element may report any stride; give it the one a contiguous volume has.
   const std::int64_t rs = ny > 1 ? a.stride(1) : nx, ss = nz > 1 ? a.stride(0) : rs * ny;
   if (rs < 0 || ss < 0) throw nb::value_error((std::string(what) + ": expected non-negative strides").c_str());
-  return VolumeView<const T>(static_cast<const T*>(a.data()), nx, ny, nz, rs, ss);
+  return VolumeView<T>(static_cast<T*>(a.data()), nx, ny, nz, rs, ss);
+}
+
+/// A host volume [z, y, x] as a read-only view (volume_view's checks).
+template <class T>
+VolumeView<const T> host_volume(const Array& a, const char* what) {
+  return volume_view<const T>(a, what);
 }
 
 /// Calls f(T{}) with T the integer type (signed or not) of the elements' dtype; bool is uint8.

@@ -21,19 +21,12 @@
 namespace winnow::python {
 namespace {
 
-/// A host volume [z, y, x] with x adjacent and non-negative strides (the Python layer copies
-/// otherwise): read-only from an Array, writable (T not const) from an OutArray.
+/// A host array as a volume view (volume_view's layout checks, after the device check): read-only
+/// from an Array, writable (T not const) from an OutArray.
 template <class T, class A>
-VolumeView<T> host_volume(const A& a, const char* what) {
+VolumeView<T> host_chunk(const A& a, const char* what) {
   require_device(a, false, what);
-  if (a.ndim() != 3)
-    throw nb::value_error((std::string(what) + ": expected 3 dimensions, got " + std::to_string(a.ndim())).c_str());
-  const auto nz = static_cast<std::int64_t>(a.shape(0)), ny = static_cast<std::int64_t>(a.shape(1)),
-             nx = static_cast<std::int64_t>(a.shape(2));
-  if ((nx > 1 && a.stride(2) != 1) || a.stride(0) < 0 || a.stride(1) < 0)
-    throw nb::value_error((std::string(what) + ": expected x adjacent in memory and non-negative strides").c_str());
-  const std::int64_t row_stride = ny > 1 ? a.stride(1) : nx, slice_stride = nz > 1 ? a.stride(0) : row_stride * ny;
-  return VolumeView<T>(static_cast<T*>(a.data()), nx, ny, nz, row_stride, slice_stride);
+  return volume_view<T>(a, what);
 }
 
 bool is_unsigned_or_signed(const Array& a) {
@@ -57,7 +50,7 @@ decltype(auto) with_label_type(const Array& labels, const char* what, F&& f) {
 nb::tuple chunk_label_summary(const Array& labels, std::uint64_t count, bool counts, bool boxes_and_sums) {
   ChunkLabelSummary s = with_label_type(labels, "labels", [&](auto t) {
     using L = decltype(t);
-    const VolumeView<const L> view = host_volume<const L>(labels, "labels");
+    const VolumeView<const L> view = host_chunk<const L>(labels, "labels");
     nb::gil_scoped_release unlocked;
     return winnow::chunk_label_summary(view, count, {.counts = counts, .boxes_and_sums = boxes_and_sums});
   });
@@ -82,14 +75,14 @@ nb::ndarray<nb::numpy, std::uint64_t> chunk_border_pairs(const Array& near, cons
   const ChunkBorder border{.across = {across[0], across[1], across[2]}, .connectivity = connectivity};
   std::vector<std::uint64_t> pairs = with_label_type(near, "near", [&](auto t) {
     using L = decltype(t);
-    const VolumeView<const L> a = host_volume<const L>(near, "near"), b = host_volume<const L>(far, "far");
+    const VolumeView<const L> a = host_chunk<const L>(near, "near"), b = host_chunk<const L>(far, "far");
     auto run = [&](auto v) {
       using V = decltype(v);
       VolumeView<const V> va, vb;
       if (near_values) {
         if (near_values->itemsize() != sizeof(V) || far_values->itemsize() != sizeof(V))
           throw nb::type_error("near_values, far_values: expected one dtype width");
-        va = host_volume<const V>(*near_values, "near_values"), vb = host_volume<const V>(*far_values, "far_values");
+        va = host_chunk<const V>(*near_values, "near_values"), vb = host_chunk<const V>(*far_values, "far_values");
       }
       nb::gil_scoped_release unlocked;
       return winnow::chunk_border_pairs(a, b, va, vb, border);
@@ -114,11 +107,11 @@ void relabel_chunk(const Array& labels, const Array& table, const OutArray& out)
   require_c_contiguous(table, "table");
   with_label_type(labels, "labels", [&](auto l) {
     using L = decltype(l);
-    const VolumeView<const L> in = host_volume<const L>(labels, "labels");
+    const VolumeView<const L> in = host_chunk<const L>(labels, "labels");
     auto run = [&](auto e) {
       using T = decltype(e);
       require_integer_bytes(out, sizeof(T), "out");
-      const VolumeView<T> to = host_volume<T>(out, "out");
+      const VolumeView<T> to = host_chunk<T>(out, "out");
       const std::span<const T> entries(static_cast<const T*>(table.data()), table.shape(0));
       nb::gil_scoped_release unlocked;
       winnow::relabel_chunk(in, entries, to);

@@ -60,17 +60,28 @@ decltype(auto) with_unsigned_of_width(nb::dlpack::dtype dt, std::size_t itemsize
   throw nb::type_error((std::string(what) + ": expected bool or integers of 8, 16, 32 or 64 bits").c_str());
 }
 
-/// Rows 1..n of cc3d's arrays from per-component records (`row(i, count, lower, upper, centroid)`
-/// fills component i + 1); row 0 stays empty for the background.
+/// cc3d's arrays for components 1..n, row 0 (the background's) already written empty.
+Cc3dArrays component_arrays(std::size_t n, std::size_t ndim, std::uint64_t voxels, std::int64_t side) {
+  Cc3dArrays arrays(n + 1, ndim, voxels, side);
+  arrays.set(0, 0, {}, {}, {});
+  return arrays;
+}
+
+/// fill(i) for i in 0..count-1, on OpenMP threads when there are many (rows are independent).
+template <class Fill>
+void fill_rows(std::int64_t count, Fill&& fill) {
+#pragma omp parallel for schedule(static) if (count > (1 << 14))
+  for (std::int64_t i = 0; i < count; ++i) fill(static_cast<std::size_t>(i));
+}
+
+/// Rows 1..n of cc3d's arrays from per-component records (`fill(arrays, i)` fills component
+/// i + 1); row 0 stays empty for the background.
 template <class Fill>
 nb::tuple cc3d_rows(std::size_t n, std::size_t ndim, std::uint64_t voxels, std::int64_t side, Fill&& fill) {
-  Cc3dArrays arrays(n + 1, ndim, voxels, side);
+  Cc3dArrays arrays = component_arrays(n, ndim, voxels, side);
   {
     nb::gil_scoped_release unlocked;
-    arrays.set(0, 0, {}, {}, {});
-    const auto rows = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) if (rows > (1 << 16))
-    for (std::int64_t i = 0; i < rows; ++i) fill(arrays, static_cast<std::size_t>(i));
+    fill_rows(static_cast<std::int64_t>(n), [&](std::size_t i) { fill(arrays, i); });
   }
   return arrays.release();
 }
@@ -231,16 +242,13 @@ std::optional<std::uint64_t> label_on_device(DeviceCall& call, std::uint64_t vox
 template <class Raw, class Set>
 Cc3dArrays device_rows(DeviceCall& call, const Raw* d_records, std::uint64_t n, std::size_t ndim, std::uint64_t voxels,
                        std::int64_t side, Set&& set) {
-  Cc3dArrays arrays(n + 1, ndim, voxels, side);
-  arrays.set(0, 0, {}, {}, {});
+  Cc3dArrays arrays = component_arrays(n, ndim, voxels, side);
   call.read_in_blocks(d_records, n * sizeof(Raw), sizeof(Raw),
                       [&](const void* host, std::size_t offset, std::size_t bytes) {
                         const auto* records = static_cast<const Raw*>(host);
                         const std::size_t before = offset / sizeof(Raw);
-                        const auto count = static_cast<std::int64_t>(bytes / sizeof(Raw));
-#pragma omp parallel for schedule(static) if (count > (1 << 14))
-                        for (std::int64_t i = 0; i < count; ++i)
-                          set(arrays, before + static_cast<std::size_t>(i) + 1, records[i]);
+                        fill_rows(static_cast<std::int64_t>(bytes / sizeof(Raw)),
+                                  [&](std::size_t i) { set(arrays, before + i + 1, records[i]); });
                       });
   return arrays;
 }

@@ -223,7 +223,7 @@ constexpr std::size_t align16(std::size_t bytes) { return (bytes + 15) / 16 * 16
 /// copied to the host whole when `read_whole` (else the caller reads the columns it needs). A
 /// label of M or more is refused here (InputError), after the call's work.
 struct DeviceColumns {
-  std::size_t rows = 0, total = 0;
+  std::size_t rows = 0;
   std::size_t voxels_at = 0, first_at = 0, lower_at = 0, upper_at = 0, sums_at = 0, sum_at = 0, min_at = 0, max_at = 0;
   const std::uint8_t* device = nullptr;  // the block on the device
   HostBuffer<std::uint8_t> host;         // its copy, when read whole
@@ -262,7 +262,6 @@ DeviceColumns device_statistics(DeviceCall& call, const DeviceArray& labels, con
   c.min_at = align16(c.sum_at + (kIntensity ? rows * 8 : 0));
   c.max_at = align16(c.min_at + (kIntensity ? rows * sizeof(V) : 0));
   const std::size_t beyond_at = align16(c.max_at + (kIntensity ? rows * sizeof(V) : 0)), total = beyond_at + 16;
-  c.total = total;
   auto* base = static_cast<std::uint8_t*>(call.records(total));
   c.device = base;
   cuda::DeviceLabelStatistics out;
@@ -338,7 +337,8 @@ void read_device_columns(DeviceCall& call, const DeviceColumns& c, std::size_t n
   });
 }
 
-/// The host API's form of device columns (LabelStatistics, and the intensity columns).
+/// The host API's form of device columns with intensity (LabelStatistics and the intensity
+/// columns), from columns read whole.
 template <class V>
 struct HostColumns {
   LabelStatistics base;
@@ -346,7 +346,7 @@ struct HostColumns {
   std::vector<V> minimum, maximum;
 };
 
-template <class V, bool kIntensity>
+template <class V>
 HostColumns<V> host_columns(const DeviceColumns& c) {
   HostColumns<V> h;
   const std::size_t rows = c.rows;
@@ -362,14 +362,12 @@ HostColumns<V> host_columns(const DeviceColumns& c) {
     for (int d = 0; d < 3; ++d)
       record.lower[d] = lower[i * 3 + d], record.upper[d] = upper[i * 3 + d], record.sums[d] = sums[i * 3 + d];
   }
-  if constexpr (kIntensity) {
-    h.sum.resize(rows);
-    h.minimum.resize(rows);
-    h.maximum.resize(rows);
-    std::memcpy(h.sum.data(), c.host.data() + c.sum_at, rows * 8);
-    std::memcpy(h.minimum.data(), c.host.data() + c.min_at, rows * sizeof(V));
-    std::memcpy(h.maximum.data(), c.host.data() + c.max_at, rows * sizeof(V));
-  }
+  h.sum.resize(rows);
+  h.minimum.resize(rows);
+  h.maximum.resize(rows);
+  std::memcpy(h.sum.data(), c.host.data() + c.sum_at, rows * 8);
+  std::memcpy(h.minimum.data(), c.host.data() + c.min_at, rows * sizeof(V));
+  std::memcpy(h.maximum.data(), c.host.data() + c.max_at, rows * sizeof(V));
   return h;
 }
 #endif
@@ -411,7 +409,7 @@ nb::dict label_statistics_device(const DeviceArray& labels, std::optional<Device
       {
         nb::gil_scoped_release unlocked;
         DeviceCall call(labels.device, labels.stream);
-        c = host_columns<V, true>(
+        c = host_columns<V>(
             device_statistics<L, V, true>(call, labels, &*intensity, labels_count, background_only, is_signed, false));
       }
       nb::dict out = statistics_dict(c.base, ndim, voxels, side, coordinate_sums);

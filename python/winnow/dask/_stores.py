@@ -85,9 +85,7 @@ class ChunkFiles:
 
     @staticmethod
     def _codec() -> Any:
-        from numcodecs import Blosc
-
-        return Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE)
+        return _blosc("lz4", zarr3=False)  # numcodecs' Blosc, create_array's default settings
 
     def __setitem__(self, region: tuple, data: Any) -> None:
         encoded = self._codec().encode(np.ascontiguousarray(data, dtype=self.dtype))
