@@ -18,6 +18,7 @@
 
 #include "common/backend.hpp"
 #include "common/cuda/runtime.hpp"
+#include "common/huge_pages.hpp"
 #include "common/threads.hpp"
 #include "label/backends.hpp"
 #include "winnow/error.hpp"
@@ -184,15 +185,14 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   // Allocated before the clock starts, as for images: the milliseconds are the labeling's. For the
   // CPU backend the labels are zero by calloc (pages fresh from the system are not written twice:
-  // the labeling writes only the foreground). Their pages are not asked to be huge ones: the
-  // caller keeps them, so they are fresh on every call, and there huge pages cost more than they
-  // save (measured on a 2-core VM, 512^3: a process's first call 1,199 -> 534 ms, 128^3 chunks
-  // kept as Dask keeps them 25.8 -> 17.2 ms each; repeated calls on reused memory 480 -> 534 ms).
+  // the labeling writes only the foreground), and their pages are asked to be huge ones (first
+  // touched by the labeling's threads).
   const bool label_wide = wide_labels || static_cast<std::uint64_t>(volume.size()) >= k32;
   const bool cpu = backend == Backend::cpu;
   const auto allocate = [&]<class L>(Volume<L>& labels) {
     if (cpu) {
       labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
+      detail::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
     } else {
       labels = Volume<L>(volume.nx, volume.ny, volume.nz);
     }

@@ -51,9 +51,8 @@
 //      fills), and accumulates the statistics per run (count, coordinate sums in closed form,
 //      bounding box): labels first seen in the slab go straight to the output records, labels of
 //      earlier slabs to a side array merged at the end.
-// The large internal arrays (the bit rows, the parent array) are asked for transparent huge pages:
-// their page faults are otherwise a fifth of the time. The caller's label volume is not (see
-// label_volume.cpp: it is fresh memory on every call, where huge pages cost more than they save).
+// Large arrays (the bit rows, the parent array, the caller's label volume) are asked for
+// transparent huge pages: page faults are otherwise a fifth of the time.
 //
 // Complexity: O(voxels) to read the input (once; multi-label pairing reads the touching rows again
 // where both are foreground), O(voxels / 64) word operations per earlier row, O(pairs * alpha)
