@@ -18,6 +18,7 @@ sum of the sorted vertex coordinates).
     python bench/dask_multi_gpu.py --size 1024 --chunk 256 --gpus 1,2 --connectivity 26
     python bench/dask_multi_gpu.py --mesh --size 1024 --chunk 256 --gpus 1,2,4
     python bench/dask_multi_gpu.py --numpy --size 128 --chunk 64 --gpus 1,2   # the plumbing, CPU only
+    python bench/dask_multi_gpu.py --share-gpu --size 1024 --chunk 256 --gpus 1,2   # two workers, one GPU
 
 NVLink multicast stays off in every worker (NCCL_NVLS_ENABLE=0 and the like).
 """
@@ -148,7 +149,7 @@ def reference(args, xp):
     return n, digests, seconds
 
 
-def cluster_of(gpus, numpy_chunks, threads):
+def cluster_of(gpus, numpy_chunks, threads, share_gpu=False):
     from distributed import Nanny, Scheduler, SpecCluster
 
     path = os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH", "")) if p)
@@ -156,7 +157,7 @@ def cluster_of(gpus, numpy_chunks, threads):
     for i in range(gpus):
         env = dict(NO_MULTICAST, PYTHONPATH=path, OMP_NUM_THREADS=str(threads))
         if not numpy_chunks:
-            env["CUDA_VISIBLE_DEVICES"] = str(i)
+            env["CUDA_VISIBLE_DEVICES"] = "0" if share_gpu else str(i)
         workers[f"gpu{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env, "memory_limit": 0}}
     return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}, workers=workers)
 
@@ -178,6 +179,22 @@ def busy_by_kind(task_stream):
     return {name: (c, busy, stop - start) for name, (c, busy, start, stop) in kinds.items()}
 
 
+def moved_between_workers(client):
+    """What the workers fetched from each other since the last call, per task name: (results,
+    bytes as dask sizes them); the logs are cleared."""
+    from dask.utils import key_split
+
+    logs = client.run(lambda dask_worker: list(dask_worker.transfer_incoming_log))
+    client.run(lambda dask_worker: dask_worker.transfer_incoming_log.clear())
+    moved = defaultdict(lambda: [0, 0])
+    for log in logs.values():
+        for entry in log:
+            for key, nbytes in entry.get("keys", {}).items():
+                moved[key_split(key)][0] += 1
+                moved[key_split(key)][1] += nbytes
+    return dict(moved)
+
+
 def run(args, gpus, xp, expected_n, expected_digests):
     import dask.array as da
     from distributed import Client, get_task_stream, wait
@@ -185,7 +202,7 @@ def run(args, gpus, xp, expected_n, expected_digests):
     import winnow.dask as wd
 
     threads = max(1, (os.cpu_count() or 1) // gpus)
-    with cluster_of(gpus, xp is np, threads) as cluster, Client(cluster) as client:
+    with cluster_of(gpus, xp is np, threads, args.share_gpu) as cluster, Client(cluster) as client:
         client.wait_for_workers(gpus)
         if args.mesh:
             return run_mesh(args, xp, expected_digests)
@@ -195,6 +212,7 @@ def run(args, gpus, xp, expected_n, expected_digests):
         da.map_blocks(digest, warm, dtype=np.uint64, chunks=(1, 1, 1), meta=np.zeros((0, 0, 0), np.uint64)).compute()
         darr = lazy_volume(args.kind, args.size, args.chunk, args.density, args.seed, xp)
         rows = []
+        moved_between_workers(client)
         for rep in range(1, args.reps + 1):
             with get_task_stream(client) as stream:
                 start = time.perf_counter()
@@ -208,10 +226,11 @@ def run(args, gpus, xp, expected_n, expected_digests):
                                         meta=np.zeros((0, 0, 0), np.uint64)).compute()
                 done = time.perf_counter()
             kinds = busy_by_kind(stream.data)
+            moved = moved_between_workers(client)
             equal = n == expected_n and np.array_equal(digests, expected_digests)
             del labels, result
             if rep:
-                rows.append((called - start, done - called, done - start, equal, kinds))
+                rows.append((called - start, done - called, done - start, equal, kinds, moved))
         return rows
 
 
@@ -234,7 +253,7 @@ def run_mesh(args, xp, expected):
         equal = mesh_summary(mesh) == expected
         del mesh
         if rep:
-            rows.append((done - start, 0.0, done - start, equal, busy_by_kind(stream.data)))
+            rows.append((done - start, 0.0, done - start, equal, busy_by_kind(stream.data), {}))
     return rows
 
 
@@ -252,6 +271,8 @@ def main():
     ap.add_argument("--numpy", action="store_true", help="NumPy chunks on CPU workers (the plumbing, no GPU)")
     ap.add_argument("--reference", default="cpu", choices=("cpu", "gpu"), help="where the whole-volume call runs")
     ap.add_argument("--mesh", action="store_true", help="winnow.dask.marching_cubes of a gyroid instead of labels")
+    ap.add_argument("--share-gpu", action="store_true",
+                    help="every worker on GPU 0 (several workers on a one-GPU machine: the placement, not the speed)")
     ap.add_argument("--keep", action="store_true",
                     help="persist the labels on the workers (else each chunk's labels are digested and dropped)")
     args = ap.parse_args()
@@ -280,7 +301,8 @@ def main():
               f"{args.connectivity}-connectivity{', stats' if args.stats else ''}; one winnow.label call on the "
               f"{where}: {t_whole * 1e3:.1f} ms, N = {n_expected}", flush=True)
         head = "| GPUs | label() s (stages 1-2) | relabel s | total s | G voxels/s | speed-up | equal | busiest tasks "
-    table = [head + "(count, busy s, span s) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
+    table = [head + "(count, busy s, span s) | fetched from other workers (results, MB) |",
+             "|---:|---:|---:|---:|---:|---:|---|---|---|"]
     first = None
     for gpus in (int(g) for g in args.gpus.split(",")):
         try:
@@ -297,8 +319,10 @@ def main():
         kinds = rows[-1][4]
         top = sorted(kinds.items(), key=lambda kv: -kv[1][1])[:4]
         busiest = "; ".join(f"{name} ({c}, {busy:.2f}, {span:.2f})" for name, (c, busy, span) in top)
+        moved = sorted(rows[-1][5].items(), key=lambda kv: -kv[1][1])
+        fetched = "; ".join(f"{name} ({c}, {b / 1e6:.1f})" for name, (c, b) in moved) or "none"
         line = (f"| {gpus} | {call:.3f} | {relabel:.3f} | {total:.3f} | {voxels / total / 1e9:.2f} | "
-                f"{first / total:.2f}x | {all(r[3] for r in rows)} | {busiest} |")
+                f"{first / total:.2f}x | {all(r[3] for r in rows)} | {busiest} | {fetched} |")
         table.append(line)
         print(line, flush=True)
     print("\n" + "\n".join(table))

@@ -160,6 +160,25 @@ def test_each_chunk_labelled_once_and_read_once(monkeypatch, rng):
         np.testing.assert_array_equal(second, first)
 
 
+def test_results_tell_dask_the_memory_they_hold(rng):
+    """dask.sizeof of a chunk's record and table counts the arrays they hold (its labels, faces and
+    per-label arrays), so a distributed scheduler keeps a chunk's tasks where its data lies."""
+    from dask.sizeof import sizeof
+
+    block = (rng.random((20, 21, 22)) < 0.4).astype(np.uint8)
+    spec = _chunks.ChunkSpec((0, 0, 1), (0, 0, 22), block.shape, (20, 21, 66), (False, False, True),
+                             (False, False, True))
+    plan = _chunks.Plan(connectivity=26, multilabel=False, min_area=1, largest_k=0, statistics=True, values=False,
+                        threads=1)
+    record = _chunks.label_chunk(block, spec, plan)
+    faces = sum(face.nbytes for face, _ in record.faces.values())
+    arrays = [record.labels, record.first, record.voxels, record.lower, record.upper, record.sums, record.boundary]
+    held = sum(a.nbytes for a in arrays) + faces
+    assert faces > 0 and held <= sizeof(record) < held + 4096
+    table = _chunks.ChunkTable(np.arange(record.count + 1, dtype=np.uint32), labels=record.labels)
+    assert sizeof(table) >= record.labels.nbytes + table.table.nbytes
+
+
 @pytest.mark.parametrize("label_dtype", [np.uint32, np.uint64])
 @pytest.mark.parametrize("table_dtype", [np.uint32, np.uint64])
 def test_relabel_on_the_host_is_numpy_take(rng, label_dtype, table_dtype):

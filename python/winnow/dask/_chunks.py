@@ -89,6 +89,21 @@ class ChunkSpec:
         return slices[3 - ndim:]
 
 
+
+def register_result_sizes(*classes: type) -> None:
+    """Tells dask how much memory a task result of these dataclasses holds: the arrays in its
+    fields (NumPy or CuPy). dask's sizeof otherwise counts the object alone, some 50 bytes, and a
+    distributed scheduler then takes a chunk's record for free to move: it may place or steal the
+    chunk's next task onto another worker, which fetches the whole chunk (a 512^3 CuPy chunk's
+    labels are 512 MiB, through host memory and TCP)."""
+    from dask.sizeof import sizeof
+
+    def fields_size(result: Any) -> int:
+        return sys.getsizeof(result) + sum(sizeof(getattr(result, f.name)) for f in dataclasses.fields(result))
+
+    for cls in classes:
+        sizeof.register(cls)(fields_size)
+
 @dataclass
 class ChunkRecord:
     """Stage 1's result for one chunk. Arrays indexed by label 0..count (row 0 the background);
@@ -376,6 +391,9 @@ class ChunkTable:
     values: Optional[np.ndarray] = None
     background: Optional[tuple] = None  # (voxels, lower [3], upper [3], sums [3]) global
     labels: Any = None  # the provisional labels (None: in the store), for stage 3
+
+
+register_result_sizes(ChunkRecord, ChunkJoin, ChunkRows, ChunkTable)
 
 
 def table_statistics(table: ChunkTable) -> ChunkTable:

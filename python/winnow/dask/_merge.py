@@ -24,6 +24,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..statistics import _empty_raw, cc3d_fields
+from ._chunks import register_result_sizes
 
 
 def _empty_statistics(ndim: int) -> dict:
@@ -273,6 +274,9 @@ class ChunkNumbering:
     numbers: np.ndarray
     owned: np.ndarray
     rule: SurvivalRule
+
+
+register_result_sizes(Merge, BoundaryStatus, ChunkRowOffsets, Numbering, ChunkNumbering)
 
 
 def numbering_of_chunk(numbering: Numbering, merge: Merge, index: int, start: int, planes: int,
