@@ -17,8 +17,11 @@
 // min_area, largest_k or statistics): the labels are compared a block of 16 at a time, and only a
 // block whose largest label exceeds the running maximum is looked at voxel by voxel, so the pass
 // costs about a read of the labels. Counts, boxes and sums: each row is cut into runs of equal
-// labels (a long run a block at a time), and every run updates its label's count (its length),
-// box (its ends) and sums (z and y times its length, the x sum an arithmetic series) once. Either
+// labels (their starts from word-wide compares of each voxel with its left neighbour, the bit
+// row's set bits), and a label's runs in a row add up its count (their lengths), box (their ends)
+// and sums (z and y times the count, the x sums arithmetic series) in registers, written to the
+// label's entry once per stretch of the row (the background's and the last foreground label's
+// stretches are gathered side by side). Either
 // way the running maximum checks the numbering: a label above it must be the next one (else the
 // labels are not in raster order) and nothing may exceed `count`.
 //
@@ -47,7 +50,9 @@
 #include <array>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "label/cpu/row_bits.hpp"
 #include "winnow/error.hpp"
 #include "winnow/label_chunks.hpp"
 
@@ -100,53 +105,68 @@ void first_voxels(VolumeView<const L> labels, FirstVoxels& firsts) {
     }
 }
 
-/// The end of the run of `label` that starts at x: voxel by voxel for short runs, a block at a
-/// time once the run is long (background, large components).
-template <class L>
-std::int64_t run_end(const L* row, std::int64_t x, std::int64_t nx, L label) {
-  std::int64_t end = x + 1;
-  while (end < nx && row[end] == label && end - x < 8) ++end;
-  if (end - x == 8) {
-    for (; end + kBlock <= nx; end += kBlock) {
-      bool same = true;
-      for (std::int64_t i = 0; i < kBlock; ++i) same &= row[end + i] == label;
-      if (!same) break;
-    }
-    while (end < nx && row[end] == label) ++end;
-  }
-  return end;
-}
-
-/// Counts (and with Boxes, boxes and sums) by runs of equal labels along x.
+/// Counts (and with Boxes, boxes and sums) by runs of equal labels along x. A row's run starts
+/// come from word-wide compares of each voxel with its left neighbour (no loop whose exit depends
+/// on the data, which mispredicts once a run when runs are short). Within a row the runs of one
+/// label are added up in registers (the background's, and the last foreground label's) and go to
+/// the label's entry once, when another foreground label comes or the row ends.
 template <bool Boxes, class L>
 void run_sums(VolumeView<const L> labels, FirstVoxels& firsts, ChunkLabelSummary& s) {
+  struct Gathered {
+    std::uint64_t label = 0, voxels = 0, sum_x = 0;
+    std::int64_t first_x = 0, last_x = 0;
+  };
+  const auto add = [&s](const Gathered& g, std::int64_t y, std::int64_t z) {
+    const std::uint64_t k = g.label;
+    s.voxels[k] += g.voxels;
+    if constexpr (Boxes) {
+      std::int64_t* lo = &s.lower[k * 3];
+      std::int64_t* hi = &s.upper[k * 3];
+      std::uint64_t* sum = &s.sums[k * 3];
+      lo[0] = std::min(lo[0], z), hi[0] = std::max(hi[0], z);
+      lo[1] = std::min(lo[1], y), hi[1] = std::max(hi[1], y);
+      lo[2] = std::min(lo[2], g.first_x), hi[2] = std::max(hi[2], g.last_x);
+      sum[0] += static_cast<std::uint64_t>(z) * g.voxels;
+      sum[1] += static_cast<std::uint64_t>(y) * g.voxels;
+      sum[2] += g.sum_x;
+    }
+  };
+  const std::int64_t nx = labels.nx;
+  std::vector<std::uint32_t> starts(static_cast<std::size_t>(std::max<std::int64_t>(nx, 0)) + 1);
   for (std::int64_t z = 0; z < labels.nz; ++z)
     for (std::int64_t y = 0; y < labels.ny; ++y) {
       const L* row = labels.row(y, z);
-      const std::int64_t row_start = (z * labels.ny + y) * labels.nx;
-      for (std::int64_t x = 0; x < labels.nx;) {
-        const L label = row[x];
-        const std::int64_t end = run_end(row, x, labels.nx, label);
-        const auto k = static_cast<std::uint64_t>(label);
+      const std::int64_t row_start = (z * labels.ny + y) * nx;
+      std::uint32_t runs = 0;
+      for (std::int64_t x0 = 0; x0 < nx; x0 += 64) {
+        const int n = static_cast<int>(std::min<std::int64_t>(64, nx - x0));
+        const std::uint64_t inside = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+        const std::uint64_t change = ~detail::cpu::same_as_left_bits(row, x0, n, nx) & inside;
+        runs = detail::cpu::append_bit_positions(change, static_cast<std::uint32_t>(x0), starts.data(), runs);
+      }
+      starts[runs] = static_cast<std::uint32_t>(nx);
+      Gathered gathered[2];  // [0] the background, [1] the last foreground label
+      for (std::uint32_t i = 0; i < runs; ++i) {
+        const std::int64_t x = starts[i], end = starts[i + 1];
+        const auto k = static_cast<std::uint64_t>(row[x]);
         firsts.meet(k, row_start + x);
-        const std::int64_t run = end - x;
-        s.voxels[k] += static_cast<std::uint64_t>(run);
+        Gathered& g = gathered[k != 0];
+        if (g.voxels != 0 && g.label != k) {
+          add(g, y, z);
+          g.voxels = 0, g.sum_x = 0;
+        }
+        if (g.voxels == 0) g.label = k, g.first_x = x;
+        const auto n = static_cast<std::uint64_t>(end - x);
+        g.voxels += n;
+        g.last_x = end - 1;
         if constexpr (Boxes) {
-          std::int64_t* lo = &s.lower[k * 3];
-          std::int64_t* hi = &s.upper[k * 3];
-          std::uint64_t* sum = &s.sums[k * 3];
-          lo[0] = std::min(lo[0], z), hi[0] = std::max(hi[0], z);
-          lo[1] = std::min(lo[1], y), hi[1] = std::max(hi[1], y);
-          lo[2] = std::min(lo[2], x), hi[2] = std::max(hi[2], end - 1);
-          const auto n = static_cast<std::uint64_t>(run);
-          sum[0] += static_cast<std::uint64_t>(z) * n;
-          sum[1] += static_cast<std::uint64_t>(y) * n;
           // x + (x + 1) + ... + (end - 1); one of n and x + end - 1 is even.
           const auto ends = static_cast<std::uint64_t>(x + end - 1);
-          sum[2] += n % 2 == 0 ? n / 2 * ends : ends / 2 * n;
+          g.sum_x += n % 2 == 0 ? n / 2 * ends : ends / 2 * n;
         }
-        x = end;
       }
+      for (const Gathered& g : gathered)
+        if (g.voxels != 0) add(g, y, z);
     }
 }
 
