@@ -227,6 +227,24 @@ def test_store_and_zarr_round_trip(tmp_path, rng):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "labels.zarr", "lazy.zarr", "provisional.zarr"]
 
 
+def test_zarr_output_leaves_out_chunks_without_labels(tmp_path, rng):
+    """label_to_zarr writes every chunk that holds labels, and only those: the others (no
+    foreground, or only components min_area removes) read as zeros."""
+    zarr = pytest.importorskip("zarr")
+    a = ((rng.random((16, 18, 20)) < 0.3) * rng.integers(1, 3, (16, 18, 20))).astype(np.uint8)
+    a[:8, :9] = 0  # the chunks at grid (0, 0, x): empty
+    a[8:, :9, :10] = 0
+    a[10, 3, 4] = 1  # chunk (1, 0, 0): one voxel alone, below min_area
+    out = tmp_path / "labels.zarr"
+    n = wd.label_to_zarr(da.from_array(a, chunks=(8, 9, 10)), out, 26, min_area=2, progress=False)
+    expected, expected_n = winnow.label(a, 26, min_area=2, return_N=True)
+    written = zarr.open_array(str(out), mode="r")
+    assert n == expected_n
+    np.testing.assert_array_equal(written[:], expected)
+    with_labels = sum(bool(expected[z:z + 8, y:y + 9, x:x + 10].any()) for z in (0, 8) for y in (0, 9) for x in (0, 10))
+    assert with_labels == 5 and written.nchunks_initialized == with_labels
+
+
 def test_a_failure_leaves_no_output(tmp_path, rng):
     pytest.importorskip("zarr")
     a = rng.random((10, 11, 12)) < 0.5

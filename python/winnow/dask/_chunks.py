@@ -467,9 +467,11 @@ def _relabel_host(lookup: np.ndarray, labels: Any) -> np.ndarray:
 
 def relabel_into(table: ChunkTable, spec: ChunkSpec, store: Any, out: Any, ndim: int) -> int:
     """Stage 3 into a zarr array: the chunk's provisional labels read from the store, relabelled
-    and written to the same region of out (the chunk's own zarr chunk); returns its voxel count."""
+    and written to the same region of out (the chunk's own zarr chunk); a chunk without labels
+    left is not written (it reads as the array's zeros). Returns its voxel count."""
     region = spec.region(ndim)
-    _stores.write(out, region, _relabel_host(table.table, store[region]))
+    if table.table[1:].any():
+        _stores.write(out, region, _relabel_host(table.table, store[region]))
     return int(np.prod(spec.shape))
 
 
