@@ -232,6 +232,46 @@ TEST(LabelVolume, LabelsIntoUnzeroedBuffers) {
         }
 }
 
+// The public label_into: a caller's poisoned 32-bit volume, contiguous or with padded rows and
+// slices, gets every voxel of label()'s result, with its count and statistics, for each
+// connectivity, binary and multi-label, min_area included; sizes that differ and volumes that
+// need 64 bits are refused.
+TEST(LabelVolume, LabelIntoACallersVolume) {
+  std::uint64_t seed = 4100;
+  for (double d : {0.1, 0.6})
+    for (int conn : {6, 18, 26})
+      for (bool multi : {false, true})
+        for (std::int64_t pad : {0, 5}) {
+          const auto v = random_volume<std::uint8_t>(67, 29, 37, d, multi ? 3 : 1, seed++);
+          const LabelOptions opt{
+              .connectivity = conn, .multilabel = multi, .min_area = 3, .want_stats = true, .backend = Backend::cpu};
+          const VolumeLabeling ref = label(v.view(), opt);
+          const std::int64_t row = 67 + pad, slice = row * (29 + pad);
+          std::vector<std::uint32_t> buffer(static_cast<std::size_t>(slice * 37), 0xdeadbeefu);
+          const VolumeView<std::uint32_t> into(buffer.data(), 67, 29, 37, row, slice);
+          const VolumeLabeling r = label_into(v.view(), into, opt);
+          const std::string what = name(67, 29, 37, d, conn, multi) + " pad " + std::to_string(pad);
+          ASSERT_EQ(r.count, ref.count) << what;
+          EXPECT_TRUE(r.labels.empty() && r.labels64.empty()) << what;
+          ASSERT_EQ(r.stats.size(), ref.stats.size()) << what;
+          for (std::size_t i = 0; i < ref.stats.size(); ++i) {
+            EXPECT_EQ(r.stats[i].voxels, ref.stats[i].voxels) << what;
+            EXPECT_EQ(r.stats[i].cx, ref.stats[i].cx) << what;
+          }
+          for (std::int64_t z = 0; z < 37; ++z)
+            for (std::int64_t y = 0; y < 29; ++y)
+              for (std::int64_t x = 0; x < 67; ++x)
+                ASSERT_EQ(into.row(y, z)[x], ref.labels.view().row(y, z)[x])
+                    << what << " at " << x << "," << y << "," << z;
+          for (std::int64_t z = 0; z < 37 && pad; ++z)  // the padding is left alone
+            ASSERT_EQ(buffer[static_cast<std::size_t>(z * slice + 67)], 0xdeadbeefu) << what;
+        }
+  const auto v = random_volume<std::uint8_t>(8, 9, 10, 0.5, 1, 1);
+  Volume<std::uint32_t> wrong(8, 9, 11), right(8, 9, 10);
+  EXPECT_THROW(label_into(v.view(), wrong.view(), LabelOptions{}), InputError);
+  EXPECT_THROW(label_into(v.view(), right.view(), LabelOptions{.wide_labels = true}), InputError);
+}
+
 // 64-bit run indices (volumes whose rows could hold 2^31 runs): the same volumes, the index width
 // forced, with 32- and 64-bit labels.
 TEST(LabelVolume, WideRunIndicesMatchTheOracle) {

@@ -162,6 +162,15 @@ requires(!std::is_const_v<T>) VolumeLabeling label(VolumeView<T> volume, const L
   return label<T>(VolumeView<const T>(volume), options);
 }
 
+/// Same, into a caller-provided volume of 32-bit labels (the volume's size, any row and slice
+/// strides): every voxel is written and nothing is allocated for the labels, so a loop over
+/// volumes of one size reuses one output (its pages already mapped). The returned labels are
+/// empty. Volumes of 2^32 voxels and more (whose labels may need 64 bits) and wide_labels are
+/// refused: label() gives those.
+template <class T>
+VolumeLabeling label_into(VolumeView<const T> volume, VolumeView<std::uint32_t> labels,
+                          const LabelOptions& options = {});
+
 /// The (algorithm, backend) pairs that exist, `automatic` excluded; CUDA ones only when available.
 struct LabelVariant {
   LabelAlgorithm algorithm;

@@ -164,20 +164,35 @@ nb::object owning_numpy(Volume<T>&& volume) {
 }
 
 /// Host volumes [z, y, x]: returns (labels uint32 or uint64 [z, y, x], N, cc3d's arrays of labels
-/// 1..N or None).
-nb::tuple label_volume_host(const Array& volume, const LabelOptions& asked, bool wide) {
+/// 1..N or None). With `out` (uint32, C-contiguous, the volume's shape; fewer than 2^32 voxels and
+/// not wide) the labels are written there and out comes back.
+nb::tuple label_volume_host(const Array& volume, std::optional<OutArray> out, const LabelOptions& asked, bool wide) {
   require_device(volume, false, "a");
   LabelOptions options = asked;
   options.wide_labels = wide;
+  const std::int64_t nx = volume.shape(2), ny = volume.shape(1), nz = volume.shape(0);
+  if (out) {
+    require_device(*out, false, "out");
+    require_integer_bytes(*out, 4, "out");
+    if (out->ndim() != 3 || out->shape(0) != volume.shape(0) || out->shape(1) != volume.shape(1) ||
+        out->shape(2) != volume.shape(2))
+      throw nb::value_error("out: expected the shape of a");
+    require_c_contiguous(*out, "out");
+  }
   VolumeLabeling result = with_unsigned_of_width(volume.dtype(), volume.itemsize(), "a", [&](auto t) {
     using T = decltype(t);
     const VolumeView<const T> view = host_volume<T>(volume, "a");
+    if (out) {
+      const VolumeView<std::uint32_t> into(static_cast<std::uint32_t*>(out->data()), nx, ny, nz, nx, nx * ny);
+      nb::gil_scoped_release unlocked;
+      return label_into(view, into, options);
+    }
     nb::gil_scoped_release unlocked;
     return label(view, options);
   });
-  const std::int64_t nx = volume.shape(2), ny = volume.shape(1), nz = volume.shape(0);
   // Exactly one of the two is filled (64-bit when asked for or when the count needs it).
-  nb::object labels = result.labels64.empty() && !(wide && result.labels.empty())
+  nb::object labels = out ? nb::cast(*out)
+                      : result.labels64.empty() && !(wide && result.labels.empty())
                           ? owning_numpy(std::move(result.labels))
                           : owning_numpy(std::move(result.labels64));
   if (!options.want_stats) return nb::make_tuple(labels, result.count, nb::none());
@@ -387,8 +402,10 @@ void bind_label(nb::module_& m) {
   m.def("label_image_host", &label_image_host, nb::arg("a"), nb::arg("out").none(), nb::arg("options"),
         "Labels a host image [height, width] (binary or multi-label): byte images into out (32-bit), others into a "
         "new uint32 array; returns (labels, N, cc3d's arrays of labels 1..N with an empty row 0, or None).");
-  m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("options"), nb::arg("wide"),
-        "Labels a host volume [z, y, x] of integers; returns (labels uint32 or uint64, N, cc3d's arrays or None).");
+  m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("out").none(), nb::arg("options"),
+        nb::arg("wide"),
+        "Labels a host volume [z, y, x] of integers, into out (uint32, C-contiguous, fewer than 2^32 voxels) when "
+        "given; returns (labels uint32 or uint64, N, cc3d's arrays or None).");
   m.def("label_image_device", &label_image_device, nb::arg("a"), nb::arg("out"), nb::arg("options"),
         nb::arg("read_count"),
         "Labels the device byte mask a into out (32-bit) on its stream; returns (N (waiting for the stream) when "

@@ -337,7 +337,12 @@ def _label_host(request: _Request) -> tuple:
         if (a.shape[2] > 1 and strides[2] != a.itemsize) or any(s < 0 for s in strides):
             a = np.ascontiguousarray(a)
         wide = request.out_dtype is not None and request.out_dtype.itemsize == 8
-        labels, n, rows = _winnow.label_volume_host(a, options, wide)
+        into = None
+        if request.out is not None and a.size < 2**32 and not wide:
+            candidate = request.out[1]  # labelled in place when it is what the extension writes
+            if candidate.dtype.kind in "iu" and candidate.itemsize == 4 and candidate.flags.c_contiguous:
+                into = candidate
+        labels, n, rows = _winnow.label_volume_host(a, into, options, wide)
     labels, n, rows = _filtered(request, labels, n, rows)
     fields = None
     if request.stats:

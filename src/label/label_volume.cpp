@@ -223,10 +223,41 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   return result;
 }
 
+template <class T>
+VolumeLabeling label_into(VolumeView<const T> volume, VolumeView<std::uint32_t> labels, const LabelOptions& options) {
+  check_view(volume, "volume");
+  check_view(labels, "labels");
+  if (labels.nx != volume.nx || labels.ny != volume.ny || labels.nz != volume.nz)
+    throw InputError("label: the labels must have the volume's size");
+  if (static_cast<std::uint64_t>(volume.size()) >= k32 || options.wide_labels)
+    throw InputError("label: labels into a caller's 32-bit volume need fewer than 2^32 voxels and no wide_labels");
+  const int connectivity = resolve_connectivity(options.connectivity, 3);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Backend backend = choose_backend(options, volume.size());
+  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CoreResult core = label_core(volume, labels, VolumeView<std::uint64_t>(), options, connectivity, backend, choice_ms);
+  VolumeLabeling result;
+  result.count = core.count;
+  result.stats = std::move(core.stats);
+  result.backend = core.backend;
+  result.algorithm = core.algorithm;
+  result.milliseconds = core.milliseconds;
+  result.stages = core.stages;
+  return result;
+}
+
 template VolumeLabeling label<std::uint8_t>(VolumeView<const std::uint8_t>, const LabelOptions&);
 template VolumeLabeling label<std::uint16_t>(VolumeView<const std::uint16_t>, const LabelOptions&);
 template VolumeLabeling label<std::uint32_t>(VolumeView<const std::uint32_t>, const LabelOptions&);
 template VolumeLabeling label<std::uint64_t>(VolumeView<const std::uint64_t>, const LabelOptions&);
+template VolumeLabeling label_into<std::uint8_t>(VolumeView<const std::uint8_t>, VolumeView<std::uint32_t>,
+                                                 const LabelOptions&);
+template VolumeLabeling label_into<std::uint16_t>(VolumeView<const std::uint16_t>, VolumeView<std::uint32_t>,
+                                                  const LabelOptions&);
+template VolumeLabeling label_into<std::uint32_t>(VolumeView<const std::uint32_t>, VolumeView<std::uint32_t>,
+                                                  const LabelOptions&);
+template VolumeLabeling label_into<std::uint64_t>(VolumeView<const std::uint64_t>, VolumeView<std::uint32_t>,
+                                                  const LabelOptions&);
 
 namespace detail {
 

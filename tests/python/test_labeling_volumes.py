@@ -196,6 +196,36 @@ def test_out_dtype_and_out(rng):
     np.testing.assert_array_equal(out, expected)
 
 
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_out_is_labelled_in_place(rng, multilabel, monkeypatch):
+    """A volume labelled into a poisoned out= (32-bit, C order) gets every voxel, the statistics and
+    the filters as without it, and the labels are written there (no array the size of the volume
+    is made and copied); outs of other types or orders are refused, as before."""
+    a = ((rng.random((17, 23, 70)) < 0.4) * rng.integers(1, 4, (17, 23, 70))).astype(np.uint8)
+    expected, n, stats = winnow.label(a, 18, multilabel=multilabel, min_area=2, return_N=True, stats=True)
+    copied = []
+    real = np.copyto
+
+    def counting(destination, *args, **kwargs):
+        copied.append(destination.shape)
+        return real(destination, *args, **kwargs)
+
+    for dtype in (np.uint32, np.int32):
+        out = np.full(a.shape, 0xDEAD, dtype)
+        copied.clear()
+        monkeypatch.setattr(np, "copyto", counting)
+        got, got_n, got_stats = winnow.label(a, 18, multilabel=multilabel, min_area=2, return_N=True, stats=True,
+                                             out=out)
+        monkeypatch.undo()
+        assert got is out and got_n == n and a.shape not in copied
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(got_stats["voxel_counts"], stats["voxel_counts"])
+        np.testing.assert_array_equal(got_stats["centroids"], stats["centroids"])
+    for out in (np.full(a.shape, 7, np.int64), np.asfortranarray(np.full(a.shape, 7, np.uint32))):
+        with pytest.raises(TypeError, match="out"):
+            winnow.label(a, 18, multilabel=multilabel, out=out)
+
+
 def expected_statistics(labels):
     """cc3d.statistics' fields computed here from the labels with NumPy alone."""
     n = int(labels.max()) if labels.size else 0
