@@ -453,13 +453,16 @@ def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int, lik
     return _relabel_host(lookup, labels)
 
 
-def _relabel_host(lookup: np.ndarray, labels: Any) -> np.ndarray:
+def _relabel_host(lookup: np.ndarray, labels: Any, in_place: bool = False) -> np.ndarray:
     """lookup[labels] on the host in one pass of the extension (numpy.take first converts the
-    labels to intp, a second pass and an array of 8 bytes a voxel)."""
+    labels to intp, a second pass and an array of 8 bytes a voxel). With in_place, into labels
+    themselves when their type and layout allow (a chunk read for this alone: no second array of
+    its size, whose fresh pages a worker process would fault in)."""
     labels = np.asarray(labels)
     if labels.ndim and labels.shape[-1] > 1 and labels.strides[-1] != labels.itemsize:
         labels = np.ascontiguousarray(labels)  # the pass reads rows with x adjacent
-    out = np.empty(labels.shape, dtype=lookup.dtype)
+    writable = labels.flags.writeable and labels.flags.c_contiguous and labels.dtype == lookup.dtype
+    out = labels if in_place and writable else np.empty(labels.shape, dtype=lookup.dtype)
     as_volume = (1,) * (3 - labels.ndim) + labels.shape
     _winnow.relabel_chunk(labels.reshape(as_volume), lookup, out.reshape(as_volume))
     return out
@@ -471,7 +474,7 @@ def relabel_into(table: ChunkTable, spec: ChunkSpec, store: Any, out: Any, ndim:
     left is not written (it reads as the array's zeros). Returns its voxel count."""
     region = spec.region(ndim)
     if table.table[1:].any():
-        _stores.write(out, region, _relabel_host(table.table, store[region]))
+        _stores.write(out, region, _relabel_host(table.table, store[region], in_place=True))
     return int(np.prod(spec.shape))
 
 

@@ -102,7 +102,9 @@ class ChunkFiles:
         path = self._path(region)
         if not path.exists():
             return np.zeros(shape, self.dtype)
-        return np.frombuffer(self._codec().decode(path.read_bytes()), self.dtype).reshape(shape)
+        chunk = np.empty(shape, self.dtype)  # writable: the relabeling may write into it
+        self._codec().decode(path.read_bytes(), out=chunk)
+        return chunk
 
 
 def check_array(array: Any, shape: tuple, chunks: tuple, what: str) -> None:
