@@ -46,6 +46,8 @@
 //   D. Numbering: each slab ranks its roots in index order (entry := flag | rank); a prefix sum over
 //      slabs gives each slab its first label; the recorded roots get their component's label, in
 //      parallel. Labels are 1..N in raster order of each component's first voxel.
+//      A lone slab (one thread, or a small volume) without statistics skips this pass: phase E
+//      gives each root the next label as it meets it in index order.
 //   E. Each slab resolves its runs' labels in index order (a run's parent is a smaller index of the
 //      same slab, already resolved, or it carries its label), writes its label rows once (16-byte
 //      fills), and accumulates the statistics per run (count, coordinate sums in closed form,
@@ -486,9 +488,12 @@ struct Writes {
 };
 
 /// Phase E for one slab (rows [r0, r1)): its runs' labels resolved in index order, its label rows
-/// written, its statistics accumulated.
-template <bool Multi, class V, class Idx, class Label>
-void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0, std::int64_t r1) {
+/// written, its statistics accumulated. Numbered (the volume's only slab, no statistics): phase D
+/// is left out and the roots take labels 1, 2, ... as they are met in index order here, into
+/// *numbered (the count).
+template <bool Multi, bool Numbered = false, class V, class Idx, class Label>
+void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0, std::int64_t r1,
+                std::uint64_t* numbered = nullptr) {
   constexpr Idx kFlag = Idx{1} << (sizeof(Idx) * 8 - 1);
   constexpr Idx kMask = kFlag - 1;
   Idx* p = wr.p;
@@ -531,7 +536,9 @@ void write_slab(const Writes<V, Idx, Label>& wr, std::int64_t s, std::int64_t r0
     for (std::uint32_t i = 0; i < rb.runs; ++i) {
       const Idx k = rb.first + i;
       const Idx v = p[k];
-      const Idx L = (v & kFlag) ? static_cast<Idx>((lo1 + v) & kMask) : p[v];  // p[v]: resolved already
+      Idx L;
+      if constexpr (Numbered) L = v == k ? static_cast<Idx>(++*numbered) : p[v];  // p[v], v < k: a label now
+      else L = (v & kFlag) ? static_cast<Idx>((lo1 + v) & kMask) : p[v];          // p[v]: resolved already
       p[k] = L;
       const std::uint32_t a = st[i], b = en[i];
       if constexpr (std::is_same_v<Label, std::uint32_t>) {
@@ -693,9 +700,11 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
                          &moved[static_cast<std::size_t>(s)]);
   }
 
-  // D. Numbering.
-  const std::vector<std::uint64_t> lab_lo = number(parent.data(), slab_runs, moved, threads);
-  const std::uint64_t count = lab_lo.back();
+  // D. Numbering (left to phase E for a lone slab without statistics: no pass of its own).
+  const bool numbered_in_e = nslabs == 1 && sums == nullptr;
+  const std::vector<std::uint64_t> lab_lo =
+      numbered_in_e ? std::vector<std::uint64_t>(2, 0) : number(parent.data(), slab_runs, moved, threads);
+  std::uint64_t count = lab_lo.back();
 
   // E. Label rows and statistics.
   std::vector<std::unique_ptr<ForeignSums, FreeDeleter>> foreign(sums ? static_cast<std::size_t>(nslabs) : 0);
@@ -714,7 +723,8 @@ std::uint64_t label_runs(const VolumeLabelRequest<T>& req, VolumeView<Label> lab
       &foreign, &foreign_seen};
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (par)
   for (std::int64_t s = 0; s < nslabs; ++s) {
-    write_slab<Multi>(wr, s, row0[static_cast<std::size_t>(s)], row0[static_cast<std::size_t>(s) + 1]);
+    if (numbered_in_e) write_slab<Multi, true>(wr, s, row0[0], row0[1], &count);
+    else write_slab<Multi>(wr, s, row0[static_cast<std::size_t>(s)], row0[static_cast<std::size_t>(s) + 1]);
     pass_done();
   }
   if (sums) {
