@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "common/backend.hpp"
 #include "common/cuda/runtime.hpp"
@@ -94,6 +95,23 @@ struct CoreResult {
   StageTimes stages;
   double milliseconds = 0;
 };
+
+/// The backend for `voxels` and the milliseconds it took to choose (a CUDA start counts there).
+std::pair<Backend, double> timed_backend_choice(const LabelOptions& options, std::int64_t voxels) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Backend backend = choose_backend(options, voxels);
+  return {backend, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
+}
+
+/// A volume labeling's result from label_core's (the labels, where there are any, set apart).
+void take_core(VolumeLabeling& result, CoreResult&& core) {
+  result.count = core.count;
+  result.stats = std::move(core.stats);
+  result.backend = core.backend;
+  result.algorithm = core.algorithm;
+  result.milliseconds = core.milliseconds;
+  result.stages = core.stages;
+}
 
 /// Labels `volume` into exactly one of out32 / out64 (the other has null data; the volume's size,
 /// any strides), then filters and renumbers. Connectivity already checked (6, 18 or 26).
@@ -180,9 +198,7 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   const int connectivity = resolve_connectivity(options.connectivity, 3);
   const bool wide_labels = options.wide_labels;
   VolumeLabeling result;
-  const auto t0 = std::chrono::steady_clock::now();
-  const Backend backend = choose_backend(options, volume.size());
-  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const auto [backend, choice_ms] = timed_backend_choice(options, volume.size());
   // Allocated before the clock starts, as for images: the milliseconds are the labeling's. For the
   // CPU backend the labels are zero by calloc (pages fresh from the system are not written twice:
   // the labeling writes only the foreground), and their pages are asked to be huge ones (first
@@ -214,12 +230,7 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   }
   if (!result.labels.empty()) result.labels.set_spacing(volume.sx, volume.sy, volume.sz);
   if (!result.labels64.empty()) result.labels64.set_spacing(volume.sx, volume.sy, volume.sz);
-  result.count = core.count;
-  result.stats = std::move(core.stats);
-  result.backend = core.backend;
-  result.algorithm = core.algorithm;
-  result.milliseconds = core.milliseconds;
-  result.stages = core.stages;
+  take_core(result, std::move(core));
   return result;
 }
 
@@ -232,17 +243,9 @@ VolumeLabeling label_into(VolumeView<const T> volume, VolumeView<std::uint32_t> 
   if (static_cast<std::uint64_t>(volume.size()) >= k32 || options.wide_labels)
     throw InputError("label: labels into a caller's 32-bit volume need fewer than 2^32 voxels and no wide_labels");
   const int connectivity = resolve_connectivity(options.connectivity, 3);
-  const auto t0 = std::chrono::steady_clock::now();
-  const Backend backend = choose_backend(options, volume.size());
-  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  CoreResult core = label_core(volume, labels, VolumeView<std::uint64_t>(), options, connectivity, backend, choice_ms);
+  const auto [backend, choice_ms] = timed_backend_choice(options, volume.size());
   VolumeLabeling result;
-  result.count = core.count;
-  result.stats = std::move(core.stats);
-  result.backend = core.backend;
-  result.algorithm = core.algorithm;
-  result.milliseconds = core.milliseconds;
-  result.stages = core.stages;
+  take_core(result, label_core(volume, labels, VolumeView<std::uint64_t>(), options, connectivity, backend, choice_ms));
   return result;
 }
 
@@ -277,9 +280,7 @@ Labeling label_image_as_volume(ImageView<const T> image, ImageView<std::uint32_t
   if (static_cast<std::uint64_t>(image.size()) >= k32)
     throw Error(
         "label: an image of 2^32 pixels or more through the volume path may need 64-bit labels; label it as a volume");
-  const auto t0 = std::chrono::steady_clock::now();
-  const Backend backend = choose_backend(options, volume.size());
-  const double choice_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const auto [backend, choice_ms] = timed_backend_choice(options, volume.size());
   CoreResult core = label_core(volume, out, VolumeView<std::uint64_t>(), options, connectivity, backend, choice_ms);
   Labeling result;
   result.count = static_cast<std::uint32_t>(core.count);
