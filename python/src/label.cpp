@@ -164,26 +164,24 @@ nb::object owning_numpy(Volume<T>&& volume) {
 }
 
 /// Host volumes [z, y, x]: returns (labels uint32 or uint64 [z, y, x], N, cc3d's arrays of labels
-/// 1..N or None). With `out` (uint32, C-contiguous, the volume's shape; fewer than 2^32 voxels and
-/// not wide) the labels are written there and out comes back.
+/// 1..N or None). With `out` (32-bit integers, the volume's shape, x adjacent; fewer than 2^32
+/// voxels and not wide) the labels are written there and out comes back.
 nb::tuple label_volume_host(const Array& volume, std::optional<OutArray> out, const LabelOptions& asked, bool wide) {
   require_device(volume, false, "a");
   LabelOptions options = asked;
   options.wide_labels = wide;
   const std::int64_t nx = volume.shape(2), ny = volume.shape(1), nz = volume.shape(0);
+  VolumeView<std::uint32_t> into;
   if (out) {
     require_device(*out, false, "out");
     require_integer_bytes(*out, 4, "out");
-    if (out->ndim() != 3 || out->shape(0) != volume.shape(0) || out->shape(1) != volume.shape(1) ||
-        out->shape(2) != volume.shape(2))
-      throw nb::value_error("out: expected the shape of a");
-    require_c_contiguous(*out, "out");
+    into = volume_view<std::uint32_t>(*out, "out");
+    if (into.nx != nx || into.ny != ny || into.nz != nz) throw nb::value_error("out: expected the shape of a");
   }
   VolumeLabeling result = with_unsigned_of_width(volume.dtype(), volume.itemsize(), "a", [&](auto t) {
     using T = decltype(t);
     const VolumeView<const T> view = host_volume<T>(volume, "a");
     if (out) {
-      const VolumeView<std::uint32_t> into(static_cast<std::uint32_t*>(out->data()), nx, ny, nz, nx, nx * ny);
       nb::gil_scoped_release unlocked;
       return label_into(view, into, options);
     }
@@ -404,7 +402,7 @@ void bind_label(nb::module_& m) {
         "new uint32 array; returns (labels, N, cc3d's arrays of labels 1..N with an empty row 0, or None).");
   m.def("label_volume_host", &label_volume_host, nb::arg("a"), nb::arg("out").none(), nb::arg("options"),
         nb::arg("wide"),
-        "Labels a host volume [z, y, x] of integers, into out (uint32, C-contiguous, fewer than 2^32 voxels) when "
+        "Labels a host volume [z, y, x] of integers, into out (32-bit, x adjacent, fewer than 2^32 voxels) when "
         "given; returns (labels uint32 or uint64, N, cc3d's arrays or None).");
   m.def("label_image_device", &label_image_device, nb::arg("a"), nb::arg("out"), nb::arg("options"),
         nb::arg("read_count"),

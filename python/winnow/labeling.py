@@ -337,11 +337,9 @@ def _label_host(request: _Request) -> tuple:
         if (a.shape[2] > 1 and strides[2] != a.itemsize) or any(s < 0 for s in strides):
             a = np.ascontiguousarray(a)
         wide = request.out_dtype is not None and request.out_dtype.itemsize == 8
-        into = None
-        if request.out is not None and a.size < 2**32 and not wide:
-            candidate = request.out[1]  # labelled in place when it is what the extension writes
-            if candidate.dtype.kind in "iu" and candidate.itemsize == 4 and candidate.flags.c_contiguous:
-                into = candidate
+        into = None  # the caller's out=, labelled in place when it holds what the labeling writes
+        if request.out is not None and a.size < 2**32 and not wide and _holds_labels(request.out[1]):
+            into = request.out[1]
         labels, n, rows = _winnow.label_volume_host(a, into, options, wide)
     labels, n, rows = _filtered(request, labels, n, rows)
     fields = None
@@ -356,12 +354,17 @@ def _host_statistics(labels: np.ndarray, n: int) -> tuple:
     return cc3d_fields(raw["voxel_counts"], raw["bounding_boxes"], raw["centroids"])
 
 
+def _holds_labels(out: np.ndarray) -> bool:
+    """Whether a host out= can take the labels: C-contiguous 32-bit integers."""
+    return out.dtype.kind in "iu" and out.itemsize == 4 and out.flags.c_contiguous
+
+
 def _host_output(request: _Request, labels: np.ndarray, n: int) -> Any:
     """The labels in the caller's out= or out_dtype, and type (a PyTorch CPU tensor stays one)."""
     if request.out is not None:
         out, into = request.out
         if labels is not into:
-            if into.dtype.kind not in "iu" or into.itemsize != 4 or not into.flags.c_contiguous:
+            if not _holds_labels(into):
                 raise TypeError("out: expected a C-contiguous array of 32-bit integers")
             if n >= 2**32:
                 raise ValueError(f"out: {n} components do not fit 32 bits")

@@ -89,7 +89,6 @@ class ChunkSpec:
         return slices[3 - ndim:]
 
 
-
 def register_result_sizes(*classes: type) -> None:
     """Tells dask how much memory a task result of these dataclasses holds: the arrays in its
     fields (NumPy or CuPy). dask's sizeof otherwise counts the object alone, some 50 bytes, and a
@@ -103,6 +102,7 @@ def register_result_sizes(*classes: type) -> None:
 
     for cls in classes:
         sizeof.register(cls)(fields_size)
+
 
 @dataclass
 class ChunkRecord:
