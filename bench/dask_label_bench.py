@@ -28,6 +28,7 @@ to OUT/dask_label_bench.json).
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import multiprocessing
@@ -60,8 +61,10 @@ def hash_mask(xp, shape, offset, volume, density, seed):
     return (h < xp.uint64(min(int(density * 2.0**64), 2**64 - 1))).astype(xp.uint8)
 
 
+@functools.lru_cache(maxsize=None)
 def mni152_mask():
-    """The bundled MNI152 grey-matter map (NIfTI-1 uint8) > 128 as a (z, y, x) uint8 array."""
+    """The bundled MNI152 grey-matter map (NIfTI-1 uint8) > 128 as a (z, y, x) uint8 array (read
+    once per process: tasks that make blocks of it name it, they do not carry it)."""
     data = gzip.open(MNI152).read()
     dims = struct.unpack("<8h", data[40:56])
     offset = int(struct.unpack("<f", data[108:112])[0])
@@ -70,31 +73,45 @@ def mni152_mask():
     return (vol > 128).astype(np.uint8)
 
 
-def tiled_block(base, shape, offset):
-    """The block of the periodic tiling of base (a small volume repeated along every axis)."""
-    index = np.ix_(*((np.arange(o, o + s) % n) for o, s, n in zip(offset, shape, base.shape)))
-    return np.ascontiguousarray(base[index])
+def tiled_block(base, shape, offset, xp=np):
+    """The block of the periodic tiling of base (a small volume repeated along every axis), made
+    where xp makes arrays (CuPy: on the device, from base copied there once per process)."""
+    if xp is not np:
+        base = _device_copy(base)
+    index = xp.ix_(*((xp.arange(o, o + s) % n) for o, s, n in zip(offset, shape, base.shape)))
+    return xp.ascontiguousarray(base[index])
+
+
+_device_copies = {}
+
+
+def _device_copy(base):
+    import cupy
+
+    key = (id(base), cupy.cuda.runtime.getDevice())
+    if key not in _device_copies:
+        _device_copies[key] = (base, cupy.asarray(base))  # base kept: its id stays its own
+    return _device_copies[key][1]
 
 
 def make_block(kind, shape, offset, volume, density, seed, base=None, xp=np):
+    """The block of the volume at offset; "mri" tiles base (default: the bundled MNI152 mask)."""
     if kind == "random":
         return hash_mask(xp, shape, offset, volume, density, seed)
-    block = tiled_block(base, shape, offset)
-    return block if xp is np else xp.asarray(block)
+    return tiled_block(mni152_mask() if base is None else base, shape, offset, xp)
 
 
 def lazy_volume(kind, size, chunk, density, seed, xp=np):
     """The volume as a dask array made chunk by chunk (never whole)."""
     import dask.array as da
 
-    base = mni152_mask() if kind == "mri" else None
     volume = (size,) * 3
 
-    def block(block_info=None):
+    def block(block_info=None):  # the MNI mask is read on the worker, not shipped with each task
         info = block_info[None]
         shape = tuple(e - s for s, e in info["array-location"])
         offset = tuple(s for s, _ in info["array-location"])
-        return make_block(kind, shape, offset, volume, density, seed, base, xp)
+        return make_block(kind, shape, offset, volume, density, seed, None, xp)
 
     meta = np.zeros((0, 0, 0), np.uint8) if xp is np else xp.zeros((0, 0, 0), np.uint8)
     return da.map_blocks(block, dtype=np.uint8, chunks=tuple((chunk,) * (size // chunk) + ((size % chunk,) if size % chunk

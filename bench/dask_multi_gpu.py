@@ -122,8 +122,10 @@ def mesh_reference(args, xp):
     bit) and copied to the host."""
     import winnow
 
-    volume = gyroid_block(xp, args.size, [(0, args.size)] * 3)
-    volume = volume.get() if hasattr(volume, "get") else volume
+    volume = np.empty((args.size,) * 3, np.float32)
+    for z in range(0, args.size, 64):  # slab by slab: the whole volume's temporaries outgrow a device
+        slab = gyroid_block(xp, args.size, [(z, min(z + 64, args.size))] + [(0, args.size)] * 2)
+        volume[z:z + 64] = slab.get() if hasattr(slab, "get") else slab
     start = time.perf_counter()
     mesh = winnow.marching_cubes(volume, 0.0)
     seconds = time.perf_counter() - start
@@ -179,6 +181,35 @@ def busy_by_kind(task_stream):
     return {name: (c, busy, stop - start) for name, (c, busy, start, stop) in kinds.items()}
 
 
+STAGES = (("make + label", ("block", "winnow-label")),
+          ("face exchange", ("winnow-part-farpieces", "winnow-pairs")),
+          ("global merge", ("winnow-merge", "winnow-summary", "winnow-part-mergestatuses", "winnow-rows",
+                            "winnow-offsets", "winnow-part-rowsummary", "winnow-numbering", "winnow-count",
+                            "winnow-part-numberingofchunks", "winnow-part-rowoffsetsof", "winnow-table",
+                            "winnow-part-tablestatistics", "winnow-statistics")))
+
+
+def stage_split(task_stream):
+    """Per stage (the task kinds of STAGES; everything else is the relabel and the digests): the
+    busiest worker's compute seconds in it, and when its last task ended (seconds after the first
+    task of the run started)."""
+    from dask.utils import key_split
+
+    stage_of = {kind: stage for stage, kinds in STAGES for kind in kinds}
+    busy = defaultdict(lambda: defaultdict(float))
+    ends = defaultdict(float)
+    first = min((p["start"] for r in task_stream for p in r.get("startstops", ()) if p.get("action") == "compute"),
+                default=0.0)
+    for record in task_stream:
+        stage = stage_of.get(key_split(record["key"]), "relabel")
+        for part in record.get("startstops", ()):
+            if part.get("action") == "compute":
+                busy[stage][record.get("worker")] += part["stop"] - part["start"]
+                ends[stage] = max(ends[stage], part["stop"] - first)
+    return {stage: (max(busy[stage].values(), default=0.0), ends[stage])
+            for stage in [s for s, _ in STAGES] + ["relabel"]}
+
+
 def moved_between_workers(client):
     """What the workers fetched from each other since the last call, per task name: (results,
     bytes as dask sizes them); the logs are cleared."""
@@ -226,11 +257,12 @@ def run(args, gpus, xp, expected_n, expected_digests):
                                         meta=np.zeros((0, 0, 0), np.uint64)).compute()
                 done = time.perf_counter()
             kinds = busy_by_kind(stream.data)
+            split = stage_split(stream.data)
             moved = moved_between_workers(client)
             equal = n == expected_n and np.array_equal(digests, expected_digests)
             del labels, result
             if rep:
-                rows.append((called - start, done - called, done - start, equal, kinds, moved))
+                rows.append((called - start, done - called, done - start, equal, kinds, moved, split))
         return rows
 
 
@@ -253,7 +285,7 @@ def run_mesh(args, xp, expected):
         equal = mesh_summary(mesh) == expected
         del mesh
         if rep:
-            rows.append((done - start, 0.0, done - start, equal, busy_by_kind(stream.data), {}))
+            rows.append((done - start, 0.0, done - start, equal, busy_by_kind(stream.data), {}, stage_split(stream.data)))
     return rows
 
 
@@ -303,6 +335,8 @@ def main():
         head = "| GPUs | label() s (stages 1-2) | relabel s | total s | G voxels/s | speed-up | equal | busiest tasks "
     table = [head + "(count, busy s, span s) | fetched from other workers (results, MB) |",
              "|---:|---:|---:|---:|---:|---:|---|---|---|"]
+    splits = ["| GPUs | " + " | ".join(f"{stage} (busiest worker s, ends at s)" for stage, _ in STAGES)
+              + " | relabel + digest (busiest worker s, ends at s) |", "|---:|---:|---:|---:|---:|"]
     first = None
     for gpus in (int(g) for g in args.gpus.split(",")):
         try:
@@ -325,7 +359,11 @@ def main():
                 f"{first / total:.2f}x | {all(r[3] for r in rows)} | {busiest} | {fetched} |")
         table.append(line)
         print(line, flush=True)
+        splits.append(f"| {gpus} | " + " | ".join(f"{busy:.2f}, {end:.2f}" for busy, end in rows[-1][6].values()) + " |")
     print("\n" + "\n".join(table))
+    if not args.mesh:
+        print("\nTime split of the last run (task stream; stages overlap, the ends say which finished when):\n"
+              + "\n".join(splits))
 
 
 if __name__ == "__main__":

@@ -153,7 +153,9 @@ def run(darr: da.Array, plan: Plan, table_dtype: Any, show_progress: bool) -> La
         worker fetches the part, not the whole); inline in the consumer when memory is shared."""
         if shared:
             return (getter, key) + args
-        part_key = (name("part"), next(parts))
+        # Named by what it takes (e.g. winnow-part-farpieces): the task stream and the dashboard
+        # tell face pieces from shares of the merge.
+        part_key = (name("part-" + getter.__name__.replace("_", "")), next(parts))
         dsk[part_key] = (getter, key) + args
         return part_key
 
