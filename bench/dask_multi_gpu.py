@@ -267,11 +267,22 @@ def run(args, gpus, xp, expected_n, expected_digests):
 
 
 def run_mesh(args, xp, expected):
-    """winnow.dask.marching_cubes on the gyroid made on the workers; rows as run() gives them."""
+    """winnow.dask.marching_cubes on the gyroid made on the workers; rows as run() gives them, the
+    first two columns split at the moment the pieces reached the client (made and gathered; then
+    joined into one mesh there), and the pieces' bytes."""
     from distributed import get_task_stream
 
     import winnow.dask as wd
+    import winnow.dask._meshing as meshing
 
+    assemble, seen = meshing._assemble, {}
+
+    def timed_assemble(pieces, *rest):
+        seen["gathered"] = time.perf_counter()
+        seen["bytes"] = sum(a.nbytes for piece in pieces for a in piece if hasattr(a, "nbytes"))
+        return assemble(pieces, *rest)
+
+    meshing._assemble = timed_assemble
     wd.marching_cubes(lazy_gyroid(2 * args.chunk, args.chunk, xp), 0.0, progress=False)  # warm-up
     darr = lazy_gyroid(args.size, args.chunk, xp)
     rows = []
@@ -285,7 +296,9 @@ def run_mesh(args, xp, expected):
         equal = mesh_summary(mesh) == expected
         del mesh
         if rep:
-            rows.append((done - start, 0.0, done - start, equal, busy_by_kind(stream.data), {}, stage_split(stream.data)))
+            rows.append((seen["gathered"] - start, done - seen["gathered"], done - start, equal,
+                         busy_by_kind(stream.data), {"pieces to the client": (1, seen["bytes"])}, {}))
+    meshing._assemble = assemble
     return rows
 
 
@@ -325,7 +338,8 @@ def main():
         print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
               f"gyroid {args.size}^3 float32, {args.chunk}^3 chunks, level 0; one winnow.marching_cubes call on the "
               f"CPU: {t_whole * 1e3:.1f} ms, {expected[0]} vertices, {expected[1]} triangles", flush=True)
-        head = "| GPUs | marching_cubes() s | - | total s | G voxels/s | speed-up | equal | busiest tasks "
+        head = ("| GPUs | pieces made and gathered in the client s | joined there s | total s | G voxels/s | speed-up | "
+                "equal | busiest tasks ")
     else:
         n_expected, expected, t_whole = reference(args, xp)
         print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "

@@ -435,14 +435,15 @@ def chunk_table(record: ChunkRecord, offsets: np.ndarray, numbering: Any, plan: 
     return result
 
 
-def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int, like: Any) -> Any:
+def relabel_chunk(table: ChunkTable, spec: ChunkSpec, store: Any, ndim: int, device: bool) -> Any:
     """Stage 3: the chunk's final labels, ``table[labels]`` (on the labels' device); labels read
-    from the store when the provisional labels went there (onto like's device for device input)."""
+    from the store when the provisional labels went there (onto the current device for device
+    input)."""
     labels = table.labels
     lookup = table.table
     if labels is None:
         labels = np.asarray(store[spec.region(ndim)]).reshape(spec.shape)
-        if _is_device(like):
+        if device:
             import cupy
 
             labels = cupy.asarray(labels)
@@ -478,6 +479,10 @@ def relabel_into(table: ChunkTable, spec: ChunkSpec, store: Any, out: Any, ndim:
     return int(np.prod(spec.shape))
 
 
-def empty_block(shape: tuple, dtype: Any, like: Any) -> Any:
-    """The labels of a chunk without voxels, in the library of `like`."""
-    return np.zeros_like(like, shape=shape, dtype=dtype)
+def empty_block(shape: tuple, dtype: Any, device: bool) -> Any:
+    """The labels of a chunk without voxels (CuPy on the current device, else NumPy)."""
+    if device:
+        import cupy
+
+        return cupy.zeros(shape, dtype)
+    return np.zeros(shape, dtype)

@@ -257,15 +257,18 @@ def labels_array(labeling: Labeling, like: Any, dtype: Any) -> da.Array:
     name = f"winnow-labels-{uuid.uuid4().hex}"
     index_of = {grid.block(p): p for p in labeling.tables}
     meta = np.zeros_like(like, shape=(0, 0, 0), dtype=dtype)
+    # The tasks name the chunks' library by a flag, not by the meta array: a CuPy array in every
+    # task would be pickled with each on its way to the workers.
+    device = _chunks._is_device(meta)
     layer: dict = {}
     for block in itertools.product(*(range(len(c)) for c in grid.chunks)):
         p = index_of.get(block)
         shape = tuple(int(grid.chunks[a][b]) for a, b in enumerate(block))
         if p is None:
-            layer[(name,) + block] = (_chunks.empty_block, shape, dtype, meta)
+            layer[(name,) + block] = (_chunks.empty_block, shape, np.dtype(dtype), device)
         else:
             layer[(name,) + block] = (_chunks.relabel_chunk, labeling.tables[p].key, grid.spec(p), plan.store,
-                                      plan.ndim, meta)
+                                      plan.ndim, device)
     graph = HighLevelGraph.from_collections(name, layer, dependencies=list(labeling.tables.values()))
     return da.Array(graph, name, chunks=grid.chunks, dtype=dtype, meta=meta)
 
