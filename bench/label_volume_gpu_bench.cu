@@ -3,6 +3,15 @@
 //
 //   bench_label_volume_gpu [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown]
 //                          [--images]
+//   bench_label_volume_gpu --beyond NX NY NZ [--density D] [--conn C] [--reps N]
+//
+// --beyond: a volume in host memory, labels to host memory (winnow::label, what winnow.label does
+// for a NumPy volume), the CUDA backend against the CPU backend on the machine's cores in the same
+// run, for volumes beyond one device call (2^32 voxels and more). Voxel i is foreground when a hash
+// of its 64-bit index falls below density * 2^32. Prints the CUDA call's wall time (median of N,
+// default 2) with its stages (device setup, transfers, compute), the CPU call's (once), whether the
+// labels are equal, and the floor: the volume in and the labels out at the link's bandwidth,
+// measured here with pinned buffers.
 //
 // --images: multi-label images instead (volumes of one layer, as winnow::label takes them), 2048^2
 // and 8192^2, 8-connectivity (26 in one layer) and 4 (6): "speckle", every pixel a value 0..3
@@ -28,6 +37,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -80,14 +90,96 @@ __global__ void random_values_kernel(std::uint8_t* m, std::uint32_t width, std::
   }
 }
 
+// The --beyond volumes: element first + i of a mask is 1 when fmix32(fmix32(lo ^ seed) ^ hi) < cut,
+// lo and hi the 32-bit halves of its index (volumes of 2^32 voxels and more do not repeat).
+__global__ void random_mask_wide_kernel(std::uint8_t* m, std::uint64_t n, std::uint64_t first, std::uint32_t cut) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    const std::uint64_t k = first + i;
+    const std::uint32_t h =
+        fmix32(fmix32(static_cast<std::uint32_t>(k) ^ (12345u * 0x9E3779B9u)) ^ static_cast<std::uint32_t>(k >> 32));
+    m[i] = h < cut ? 1 : 0;
+  }
+}
+
+double wall_ms(const std::chrono::steady_clock::time_point& t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// --beyond: see the file's description. Returns the exit status.
+int beyond_one_call(std::int64_t nx, std::int64_t ny, std::int64_t nz, double density, int conn, int reps) {
+  const auto n = static_cast<std::size_t>(nx * ny * nz);
+  Volume<std::uint8_t> volume(nx, ny, nz, zero_pages);
+  {  // made on the device a slab at a time
+    const std::size_t slab = std::size_t{1} << 30;
+    Buf<std::uint8_t> d(slab);
+    for (std::size_t at = 0; at < n; at += slab) {
+      const std::size_t m = std::min(slab, n - at);
+      random_mask_wide_kernel<<<2048, 256>>>(d.p, m, at, static_cast<std::uint32_t>(density * 4294967296.0));
+      CK(cudaGetLastError());
+      CK(cudaMemcpy(volume.data() + at, d.p, m, cudaMemcpyDeviceToHost));
+    }
+  }
+  double h2d = 0, d2h = 0;  // the link, GB/s, pinned buffers of 1 GiB (best of 3)
+  {
+    const std::size_t bytes = std::size_t{1} << 30;
+    void* pinned = nullptr;
+    CK(cudaMallocHost(&pinned, bytes));
+    Buf<char> d(bytes);
+    for (int r = 0; r < 3; ++r) {
+      auto t = std::chrono::steady_clock::now();
+      CK(cudaMemcpy(d.p, pinned, bytes, cudaMemcpyHostToDevice));
+      h2d = std::max(h2d, bytes / wall_ms(t) / 1e6);
+      t = std::chrono::steady_clock::now();
+      CK(cudaMemcpy(pinned, d.p, bytes, cudaMemcpyDeviceToHost));
+      d2h = std::max(d2h, bytes / wall_ms(t) / 1e6);
+    }
+    CK(cudaFreeHost(pinned));
+  }
+  const LabelOptions on_cuda{.connectivity = conn, .want_stats = false, .backend = Backend::cuda};
+  std::vector<double> ms;
+  VolumeLabeling gpu;
+  for (int r = 0; r < std::max(1, reps); ++r) {
+    gpu = VolumeLabeling();
+    const auto t = std::chrono::steady_clock::now();
+    gpu = label(volume.view(), on_cuda);
+    ms.push_back(wall_ms(t));
+    std::printf("  cuda run %d: %.1f ms (device setup %.1f, transfers %.1f, compute %.1f)\n", r + 1, ms.back(),
+                gpu.stages.device_setup, gpu.stages.transfers, gpu.stages.compute);
+    std::fflush(stdout);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double cuda_ms = ms[ms.size() / 2];
+  auto t = std::chrono::steady_clock::now();
+  const VolumeLabeling cpu =
+      label(volume.view(), LabelOptions{.connectivity = conn, .want_stats = false, .backend = Backend::cpu});
+  const double cpu_ms = wall_ms(t);
+  const bool equal = gpu.count == cpu.count && gpu.labels.size() == cpu.labels.size() && !gpu.labels.empty() &&
+                     std::memcmp(gpu.labels.data(), cpu.labels.data(), n * 4) == 0;
+  const double floor_ms = n / h2d / 1e6 + 4.0 * n / d2h / 1e6;
+  std::printf(
+      "beyond %lldx%lldx%lld (%.3g G voxels) density %.2f conn %d: cuda %.1f ms = %.2f G voxels/s, cpu %.1f ms "
+      "(cuda %.2fx cpu); link %.1f / %.1f GB/s in / out, floor %.1f ms (cuda at %.2fx floor); %llu components; "
+      "labels %s\n",
+      static_cast<long long>(nx), static_cast<long long>(ny), static_cast<long long>(nz), n / 1e9, density, conn,
+      cuda_ms, n / cuda_ms / 1e6, cpu_ms, cpu_ms / cuda_ms, h2d, d2h, floor_ms, cuda_ms / floor_ms,
+      static_cast<unsigned long long>(gpu.count), equal ? "equal" : "DIFFER");
+  return equal ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, verify_all = false, breakdown = false, images = false;
   int reps = 20, only_conn = 0;
   std::string only_case;
+  std::int64_t beyond[3] = {0, 0, 0};
+  double density = 0.2;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--beyond") && i + 3 < argc)
+      for (std::int64_t& side : beyond) side = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--density") && i + 1 < argc) density = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--verify-all")) verify_all = true;
     else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
     else if (!std::strcmp(argv[i], "--images")) images = true;
@@ -97,11 +189,14 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown] [--images]\n",
-          argv[0]);
+          "usage: %s [--quick] [--reps N] [--conn 6|18|26] [--case SUBSTR] [--verify-all] [--breakdown] [--images]\n"
+          "       %s --beyond NX NY NZ [--density D] [--conn C] [--reps N]\n",
+          argv[0], argv[0]);
       return 2;
     }
   }
+  if (beyond[0] > 0)
+    return beyond_one_call(beyond[0], beyond[1], beyond[2], density, only_conn ? only_conn : 6, reps == 20 ? 2 : reps);
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (%d SMs, L2 %d MiB)\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -480,11 +481,16 @@ TEST(LabelVolume, EmptyVolumesAndBadOptions) {
 
 // ---- bands of layers -----------------------------------------------------------------------------
 
-/// Labels `v` through `label_in_bands` (a request, its sums; the same shape as a band labeler),
-/// into 32- or 64-bit labels, and checks labels, count and sums against the oracle.
+/// A labeling of a whole request (a request, its sums): what check_bands calls.
 template <class T>
-void check_bands(const Volume<T>& v, int conn, bool multi, bool wide,
-                 const detail::VolumeBandLabeler<T>& label_in_bands, const std::string& what) {
+using LabelWhole =
+    std::function<std::uint64_t(const detail::VolumeLabelRequest<T>&, std::vector<detail::VolumeComponentSums>*)>;
+
+/// Labels `v` through `label_whole` into 32- or 64-bit labels, and checks labels, count and sums
+/// against the oracle.
+template <class T>
+void check_bands(const Volume<T>& v, int conn, bool multi, bool wide, const LabelWhole<T>& label_whole,
+                 const std::string& what) {
   const OracleLabeling o = oracle_label_volume<T>(v.view(), conn, multi);
   Volume<std::uint32_t> labels32 = wide ? Volume<std::uint32_t>() : Volume<std::uint32_t>(v.nx(), v.ny(), v.nz());
   Volume<std::uint64_t> labels64 = wide ? Volume<std::uint64_t>(v.nx(), v.ny(), v.nz()) : Volume<std::uint64_t>();
@@ -495,7 +501,7 @@ void check_bands(const Volume<T>& v, int conn, bool multi, bool wide,
   req.connectivity = conn;
   req.multilabel = multi;
   std::vector<detail::VolumeComponentSums> sums;
-  const std::uint64_t n = label_in_bands(req, &sums);
+  const std::uint64_t n = label_whole(req, &sums);
   ASSERT_EQ(n, o.components.size()) << what;
   for (std::size_t i = 0; i < o.labels.size(); ++i)
     ASSERT_EQ(wide ? labels64.voxels()[i] : std::uint64_t{labels32.voxels()[i]}, o.labels[i])
@@ -513,48 +519,102 @@ void check_bands(const Volume<T>& v, int conn, bool multi, bool wide,
   }
 }
 
-// The merge of bands itself, with the CPU labelling each band: bands of one layer, of a few, of
-// the whole volume and deeper than it; every connectivity, binary and multi-label, both widths.
-TEST(LabelVolumeBands, CpuBandsMergeLikeOneCall) {
-  const detail::VolumeBandLabeler<std::uint16_t> cpu_band = [](const detail::VolumeLabelRequest<std::uint16_t>& band,
-                                                               std::vector<detail::VolumeComponentSums>* sums) {
-    return detail::cpu::label_volume(band, sums);
-  };
+/// A backend that holds its band in host memory, labelled by the CPU: the two passes' driver (the
+/// seams, the numbering, the sums) without a device. Its final labels go through
+/// SeamNumbering::label_of, the rule the device's kernel follows.
+template <class T>
+class HostBand final : public detail::ResidentBand<T> {
+ public:
+  std::uint64_t label(const VolumeView<const T>& band, int conn, bool multi,
+                      std::vector<detail::VolumeComponentSums>* sums) override {
+    ++calls;
+    labels_ = Volume<std::uint32_t>(band.nx, band.ny, band.nz);
+    detail::VolumeLabelRequest<T> req;
+    req.volume = band;
+    req.labels32 = labels_.view();
+    req.connectivity = conn;
+    req.multilabel = multi;
+    return detail::cpu::label_volume(req, sums);
+  }
+  void copy_layer(std::int64_t z, std::uint32_t* out) override {
+    std::copy_n(&labels_(0, 0, z), labels_.nx() * labels_.ny(), out);
+  }
+  void write_labels(std::uint64_t base, const detail::SeamNumbering& numbering, std::size_t lo, std::size_t hi,
+                    const VolumeView<std::uint32_t>& out32, const VolumeView<std::uint64_t>& out64) override {
+    for (std::int64_t z = 0; z < labels_.nz(); ++z)
+      for (std::int64_t y = 0; y < labels_.ny(); ++y)
+        for (std::int64_t x = 0; x < labels_.nx(); ++x) {
+          const std::uint32_t l = labels_(x, y, z);
+          const std::uint64_t final_label = l ? numbering.label_of(base + l, lo, hi) : 0;
+          if (out32.data) out32.row(y, z)[x] = static_cast<std::uint32_t>(final_label);
+          else out64.row(y, z)[x] = final_label;
+        }
+  }
+  int calls = 0;
+
+ private:
+  Volume<std::uint32_t> labels_;
+};
+
+// The two passes over bands, with the CPU labelling each band: bands of one layer, of a few, of the
+// whole volume and deeper than it; every connectivity, binary and multi-label, both widths. Each
+// band is labelled twice but the first (kept from pass 1).
+TEST(LabelVolumeBands, TwoPassesMergeLikeOneCall) {
   std::uint64_t seed = 9100;
   for (double d : {0.1, 0.5, 0.9})
     for (int conn : {6, 18, 26})
       for (bool multi : {false, true}) {
         const auto v = random_volume<std::uint16_t>(37, 23, 19, d, multi ? 3 : 1, seed++, std::uint16_t{0x100});
         for (std::int64_t layers : {1, 2, 5, 19, 40})
-          for (bool wide : {false, true})
+          for (bool wide : {false, true}) {
+            HostBand<std::uint16_t> host;
             check_bands<std::uint16_t>(
                 v, conn, multi, wide,
                 [&](const detail::VolumeLabelRequest<std::uint16_t>& req,
                     std::vector<detail::VolumeComponentSums>* sums) {
-                  return detail::label_volume_in_bands(req, sums, layers, cpu_band);
+                  return detail::label_volume_in_passes(req, sums, layers, host);
                 },
                 name(37, 23, 19, d, conn, multi) + " bands of " + std::to_string(layers) + (wide ? " wide" : ""));
+            const std::int64_t bands =
+                (19 + std::min<std::int64_t>(layers, 19) - 1) / std::min<std::int64_t>(layers, 19);
+            EXPECT_EQ(host.calls, 2 * bands - 1);
+          }
       }
 }
 
-// More components than 32-bit labels hold is an error for 32-bit labels, never a wrap-around (a
-// stand-in labeler that reports 2^31 components a band and labels nothing: real ones would need
-// 2^33 voxels). 64-bit labels take such counts (ids of 64 bits), beyond what a test can allocate.
+// More components than 32-bit labels hold is refused for 32-bit labels before any label is
+// written, never a wrap-around (a stand-in backend that reports 2^31 components a band and labels
+// nothing: real ones would need 2^33 voxels).
 TEST(LabelVolumeBands, TooManyComponentsFor32BitLabels) {
+  struct Claims231 final : detail::ResidentBand<std::uint8_t> {
+    std::uint64_t label(const VolumeView<const std::uint8_t>& band, int, bool,
+                        std::vector<detail::VolumeComponentSums>*) override {
+      ++calls;
+      layer = static_cast<std::size_t>(band.nx * band.ny);
+      return std::uint64_t{1} << 31;
+    }
+    void copy_layer(std::int64_t, std::uint32_t* out) override { std::fill_n(out, layer, 0u); }
+    void write_labels(std::uint64_t, const detail::SeamNumbering&, std::size_t, std::size_t,
+                      const VolumeView<std::uint32_t>&, const VolumeView<std::uint64_t>&) override {
+      ++writes;
+    }
+    std::size_t layer = 0;
+    int calls = 0, writes = 0;
+  } claims;
   Volume<std::uint8_t> v(4, 3, 6);
+  Volume<std::uint32_t> labels32(4, 3, 6);
   detail::VolumeLabelRequest<std::uint8_t> req;
   req.volume = v.view();
-  int calls = 0;
-  const detail::VolumeBandLabeler<std::uint8_t> claims_2_31 = [&](const detail::VolumeLabelRequest<std::uint8_t>& band,
-                                                                  std::vector<detail::VolumeComponentSums>*) {
-    ++calls;
-    std::fill_n(band.labels32.data, band.volume.size(), 0u);
-    return std::uint64_t{1} << 31;
-  };
-  Volume<std::uint32_t> labels32(4, 3, 6);
   req.labels32 = labels32.view();
-  EXPECT_THROW(detail::label_volume_in_bands<std::uint8_t>(req, nullptr, 2, claims_2_31), Error);
-  EXPECT_EQ(calls, 2);
+  EXPECT_THROW(detail::label_volume_in_passes<std::uint8_t>(req, nullptr, 3, claims), detail::CountBeyond32Bits);
+  EXPECT_EQ(claims.calls, 2);
+  EXPECT_EQ(claims.writes, 0);
+  // 64-bit labels take the count (2^32, nothing merges).
+  Volume<std::uint64_t> labels64(4, 3, 6);
+  req.labels32 = VolumeView<std::uint32_t>();
+  req.labels64 = labels64.view();
+  EXPECT_EQ(detail::label_volume_in_passes<std::uint8_t>(req, nullptr, 3, claims), std::uint64_t{1} << 32);
+  EXPECT_EQ(claims.writes, 2);
 }
 
 // ---- multi-label images ----------------------------------------------------------------------

@@ -1,11 +1,13 @@
 #pragma once
 // The contract between the labeling front end (label.cpp) and each backend (cpu/, cuda/).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <vector>
 
+#include "winnow/error.hpp"
 #include "winnow/label.hpp"
 #include "winnow/label_statistics.hpp"
 
@@ -134,19 +136,59 @@ struct VolumeComponentSums {
   }
 };
 
-/// Labels one band of a volume's layers (its own request: the band's sub-volume, 32-bit labels in
-/// labels32) and returns its N; with `sums`, one record per label in the band's coordinates.
+/// The numbering of a volume labelled in bands of layers (label/bands.cpp). Band b's label l is
+/// provisional id base[b] + l; only ids on the seams between bands can join a smaller one, so the
+/// numbering is the ids that did (ascending) with each one's final label, and every other id g is
+/// numbered g - (how many of those lie below g): a list as long as the seams, not the components.
+struct SeamNumbering {
+  std::vector<std::uint64_t> merged;  ///< ids that joined a smaller id, ascending
+  std::vector<std::uint64_t> label;   ///< the final label of each
+  std::uint64_t count = 0;            ///< N
+  /// The final label of id g; `lo`, `hi`: the part of `merged` that can hold it (a band's).
+  std::uint64_t label_of(std::uint64_t g, std::size_t lo, std::size_t hi) const {
+    const std::size_t k =
+        static_cast<std::size_t>(std::lower_bound(merged.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                  merged.begin() + static_cast<std::ptrdiff_t>(hi), g) -
+                                 merged.begin());
+    return k < hi && merged[k] == g ? label[k] : g - k;
+  }
+};
+
+/// A backend that holds one band of a volume's layers at a time (the CUDA backend: on the device),
+/// for the labeling in two passes (label_volume_in_passes).
 template <class T>
-using VolumeBandLabeler =
-    std::function<std::uint64_t(const VolumeLabelRequest<T>& band, std::vector<VolumeComponentSums>* sums)>;
-/// Labels a volume in bands of `band_layers` layers (z), one call of `label_band` each, then unites
-/// components across the seams between bands and renumbers in raster order: the same labels and
-/// sums as one call on the whole volume, into labels32 or labels64 (64-bit labels take any count;
-/// 32-bit ones throw Error when the bands' counts add up to 2^32). For backends whose single call
-/// is limited in size (the CUDA backend's 32-bit keys, the device's memory). (label/bands.cpp)
+class ResidentBand {
+ public:
+  virtual ~ResidentBand() = default;
+  /// Labels the band into 32-bit labels the backend keeps until the next call; returns its N. With
+  /// `sums`, one record per label in the band's coordinates.
+  virtual std::uint64_t label(const VolumeView<const T>& band, int connectivity, bool multilabel,
+                              std::vector<VolumeComponentSums>* sums) = 0;
+  /// Copies layer z of the band's labels to `out` (nx * ny values, rows of nx).
+  virtual void copy_layer(std::int64_t z, std::uint32_t* out) = 0;
+  /// Writes the band's final labels, numbering.label_of(base + l, lo, hi) for l > 0, into out32 or
+  /// out64 (the band's layers of the output; the other view is empty).
+  virtual void write_labels(std::uint64_t base, const SeamNumbering& numbering, std::size_t lo, std::size_t hi,
+                            const VolumeView<std::uint32_t>& out32, const VolumeView<std::uint64_t>& out64) = 0;
+};
+
+/// Thrown before any label is written when the components outnumber 32-bit labels (2^32 - 1):
+/// the caller may ask again with 64-bit labels.
+class CountBeyond32Bits : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Labels a volume in bands of `band_layers` layers (z) held by `backend` one at a time, in two
+/// passes: the first labels every band and keeps only its first and last layers (and its sums),
+/// the seams are united and numbered on the host, the second labels each band again and writes its
+/// final labels. The same labels and sums as one call on the whole volume, into labels32 or
+/// labels64 (throws CountBeyond32Bits for a count 32 bits do not hold). For backends whose single
+/// call is limited in size (the CUDA backend's 32-bit keys, the device's memory), and whose labeling
+/// costs less than moving labels twice. (label/bands.cpp)
 template <class T>
-std::uint64_t label_volume_in_bands(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums,
-                                    std::int64_t band_layers, const VolumeBandLabeler<T>& label_band);
+std::uint64_t label_volume_in_passes(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums,
+                                     std::int64_t band_layers, ResidentBand<T>& backend);
 
 /// The survivor rule of min_area and largest_k: winnow/label_statistics.hpp (public, so that callers
 /// that filter a labeling themselves apply the same rule).
@@ -167,9 +209,10 @@ std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<Vol
 namespace cuda {
 /// Copies in, labels on the device, copies labels (and sums) out; synchronises
 /// (src/label/cuda/label_volume.cu). Volumes beyond one call (2^32 voxels and more, or more than
-/// the device's free memory holds) and 64-bit labels go through bands of layers merged on the
-/// host, as do volumes deeper than `band_layers` (0: as deep as one call takes; a test may ask for
-/// fewer). Throws Error when N does not fit 32-bit labels32. Same instantiations as the CPU one.
+/// the device's free memory holds) and 64-bit labels go through bands of layers in two passes
+/// (label_volume_in_passes), as do volumes deeper than `band_layers` (0: as deep as one call
+/// takes; a test may ask for fewer). Throws CountBeyond32Bits when N does not fit 32-bit labels32.
+/// Same instantiations as the CPU one.
 template <class T>
 std::uint64_t label_volume(const VolumeLabelRequest<T>& request, std::vector<VolumeComponentSums>* sums,
                            std::int64_t band_layers = 0);

@@ -203,21 +203,31 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   // CPU backend the labels are zero by calloc (pages fresh from the system are not written twice:
   // the labeling writes only the foreground), and their pages are asked to be huge ones (first
   // touched by the labeling's threads).
-  const bool label_wide = wide_labels || static_cast<std::uint64_t>(volume.size()) >= k32;
+  // The CUDA backend knows the count before it writes a label (two passes over bands beyond one
+  // call): 32-bit labels unless it refuses them. The CPU labels 2^32 voxels or more into 64 bits.
   const bool cpu = backend == Backend::cpu;
+  bool label_wide = wide_labels || (cpu && static_cast<std::uint64_t>(volume.size()) >= k32);
+  // Zeroed pages fresh from the system, not filled here (the labels are most of the call's memory):
+  // the CPU's labeling writes only the foreground, the CUDA backend's copies write every voxel.
   const auto allocate = [&]<class L>(Volume<L>& labels) {
-    if (cpu) {
-      labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
-      detail::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
-    } else {
-      labels = Volume<L>(volume.nx, volume.ny, volume.nz);
-    }
+    labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
+    if (cpu) detail::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));
   };
   if (label_wide) allocate(result.labels64);
   else allocate(result.labels);
-  CoreResult core = label_core(volume, label_wide ? VolumeView<std::uint32_t>() : result.labels.view(),
-                               label_wide ? result.labels64.view() : VolumeView<std::uint64_t>(), options, connectivity,
-                               backend, choice_ms, cpu);
+  CoreResult core;
+  try {
+    core = label_core(volume, label_wide ? VolumeView<std::uint32_t>() : result.labels.view(),
+                      label_wide ? result.labels64.view() : VolumeView<std::uint64_t>(), options, connectivity, backend,
+                      choice_ms, cpu);
+  } catch (const detail::CountBeyond32Bits&) {
+    if (label_wide || cpu) throw;
+    result.labels = Volume<std::uint32_t>();
+    label_wide = true;
+    allocate(result.labels64);
+    core = label_core(volume, VolumeView<std::uint32_t>(), result.labels64.view(), options, connectivity, backend,
+                      choice_ms, cpu);
+  }
   if (label_wide && !wide_labels && core.count < k32) {
     // A volume of 2^32 voxels or more whose count fits: 32-bit labels, as promised.
     result.labels = Volume<std::uint32_t>(volume.nx, volume.ny, volume.nz, zero_pages);

@@ -274,76 +274,197 @@ void device_label_volume(void* d_temp, std::size_t& temp_bytes, VolumeView<const
 
 namespace {
 
+/// Band b's final labels from its provisional ones (label_volume_in_passes): l > 0 becomes the
+/// final label of id base + l -- merged[k]'s label when the id joined a smaller one, else the id
+/// less the k merged ids below it -- with k found by binary search in merged[lo, hi), the part of
+/// the list within the band. In place when OutT is 32-bit (in == out).
+template <class OutT>
+__global__ void renumber_band_kernel(const std::uint32_t* in, OutT* out, std::uint64_t n, std::uint64_t base,
+                                     const std::uint64_t* __restrict__ merged,
+                                     const std::uint64_t* __restrict__ final_labels, std::uint64_t lo,
+                                     std::uint64_t hi) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::uint32_t l = in[i];
+    OutT r = 0;
+    if (l) {
+      const std::uint64_t g = base + l;
+      std::uint64_t a = lo, b = hi;
+      while (a < b) {
+        const std::uint64_t m = (a + b) / 2;
+        if (merged[m] < g) a = m + 1;
+        else b = m;
+      }
+      r = static_cast<OutT>(a < hi && merged[a] == g ? final_labels[a] : g - a);
+    }
+    out[i] = r;
+  }
+}
+
+/// The device's buffers for one band at a time, grown to the largest band asked for: the volume,
+/// its labels, the passes' temporary storage and the count. Each label() is one call of the passes
+/// on the default stream; the host copies go through the pinned staging (staging.cuh).
+template <class T>
+class DeviceBand final : public ResidentBand<T> {
+ public:
+  explicit DeviceBand(StageTimes& times) : times_(times) {}
+
+  std::uint64_t label(const VolumeView<const T>& v, int connectivity, bool multilabel,
+                      std::vector<VolumeComponentSums>* sums) override {
+    if (sums) sums->clear();
+    nx_ = v.nx, ny_ = v.ny, nz_ = v.nz;
+    if (v.empty()) return 0;
+    auto t = clock::now();
+    const VolumePlan p = make_volume_plan(
+        v.nx, v.ny, v.nz,
+        {.connectivity = connectivity, .multilabel = multilabel});  // the context: started by layers_per_call
+    const auto n = static_cast<std::size_t>(p.n);
+    if (vol_.size() < n) vol_ = DeviceBuffer<T>(), vol_ = DeviceBuffer<T>(n, s_);
+    if (labels_.size() < n) labels_ = DeviceBuffer<std::uint32_t>(), labels_ = DeviceBuffer<std::uint32_t>(n, s_);
+    if (temp_.size() < p.total) temp_ = DeviceBuffer<char>(), temp_ = DeviceBuffer<char>(p.total, s_);
+    if (!d_count_.size()) d_count_ = DeviceBuffer<std::uint32_t>(1, s_);
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(s_));
+    times_.device_setup += since(t);
+    t = clock::now();
+    const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * sizeof(T);
+    if (v.slice_stride == v.row_stride * v.ny)  // rows evenly spaced: one pitched copy
+      copy_to_device(vol_.get(), row_bytes, v.data, static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes,
+                     static_cast<std::size_t>(v.ny * v.nz), s_);
+    else
+      for (std::int64_t z = 0; z < v.nz; ++z)
+        copy_to_device(vol_.get() + static_cast<std::size_t>(z * v.nx * v.ny), row_bytes, v.row(0, z),
+                       static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes, static_cast<std::size_t>(v.ny),
+                       s_);
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(s_));
+    times_.transfers += since(t);
+    t = clock::now();
+    run_link_count(p, temp_.get(), vol_.get(), d_count_.get(), s_);
+    std::uint32_t count = 0;
+    WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count_.get(), 4, cudaMemcpyDeviceToHost, s_));
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(s_));
+    DeviceBuffer<RawVolumeComponentStats> d_stats(sums && count ? count : 0, s_);
+    run_number_label(p, temp_.get(), vol_.get(), labels_.get(), d_count_.get(), d_stats.get(), d_stats.size(), s_);
+    WINNOW_CUDA_CHECK(cudaStreamSynchronize(s_));
+    times_.compute += since(t);
+    if (sums && count) {
+      t = clock::now();
+      std::vector<RawVolumeComponentStats> raw(count);
+      copy_to_host(raw.data(), raw.size() * sizeof(raw[0]), d_stats.get(), raw.size() * sizeof(raw[0]),
+                   raw.size() * sizeof(raw[0]), 1, s_);
+      sums->resize(count);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const RawVolumeComponentStats& r = raw[i];
+        VolumeComponentSums& m = (*sums)[i];
+        m.voxels = r.voxels;
+        m.sum_x = r.sum_x, m.sum_y = r.sum_y, m.sum_z = r.sum_z;
+        m.min_x = r.min_x, m.min_y = r.min_y, m.min_z = r.min_z;
+        m.max_x = r.max_x, m.max_y = r.max_y, m.max_z = r.max_z;
+        m.value = r.value;
+      }
+      times_.transfers += since(t);
+    }
+    return count;
+  }
+
+  void copy_layer(std::int64_t z, std::uint32_t* out) override {
+    const auto t = clock::now();
+    const std::size_t layer = static_cast<std::size_t>(nx_ * ny_);
+    copy_to_host(out, layer * 4, labels_.get() + static_cast<std::size_t>(z) * layer, layer * 4, layer * 4, 1, s_);
+    times_.transfers += since(t);
+  }
+
+  /// Into the caller's labels (any strides): 32-bit ones renumbered in place and copied out whole;
+  /// 64-bit ones a slab of layers at a time through a device buffer of the slab's size.
+  void write_labels(std::uint64_t base, const SeamNumbering& numbering, std::size_t lo, std::size_t hi,
+                    const VolumeView<std::uint32_t>& out32, const VolumeView<std::uint64_t>& out64) override {
+    if (!nx_ || !ny_ || !nz_) return;
+    auto t = clock::now();
+    if (&numbering != numbering_ || merged_.size() != numbering.merged.size()) {
+      merged_ = DeviceBuffer<std::uint64_t>(numbering.merged.size(), s_);
+      finals_ = DeviceBuffer<std::uint64_t>(numbering.label.size(), s_);
+      if (merged_.size()) {
+        WINNOW_CUDA_CHECK(
+            cudaMemcpyAsync(merged_.get(), numbering.merged.data(), merged_.bytes(), cudaMemcpyHostToDevice, s_));
+        WINNOW_CUDA_CHECK(
+            cudaMemcpyAsync(finals_.get(), numbering.label.data(), finals_.bytes(), cudaMemcpyHostToDevice, s_));
+      }
+      numbering_ = &numbering;
+    }
+    const std::int64_t layer = nx_ * ny_;
+    if (out32.data) {
+      if (base != 0 || hi > lo)  // else every label is final already (the first band, nothing merged in it)
+        renumber(labels_.get(), labels_.get(), static_cast<std::uint64_t>(layer * nz_), base, lo, hi);
+      WINNOW_CUDA_CHECK(cudaStreamSynchronize(s_));
+      times_.compute += since(t);
+      t = clock::now();
+      copy_out(out32, labels_.get(), 0, nz_);
+      times_.transfers += since(t);
+      return;
+    }
+    const std::int64_t slab = std::max<std::int64_t>(1, (std::int64_t{1} << 24) / layer);
+    const auto slab_voxels = static_cast<std::size_t>(std::min(slab, nz_) * layer);
+    if (slab_.size() < slab_voxels)
+      slab_ = DeviceBuffer<std::uint64_t>(), slab_ = DeviceBuffer<std::uint64_t>(slab_voxels, s_);
+    for (std::int64_t z0 = 0; z0 < nz_; z0 += slab) {
+      const std::int64_t d = std::min(slab, nz_ - z0);
+      t = clock::now();
+      renumber(labels_.get() + z0 * layer, slab_.get(), static_cast<std::uint64_t>(d * layer), base, lo, hi);
+      WINNOW_CUDA_CHECK(cudaStreamSynchronize(s_));
+      times_.compute += since(t);
+      t = clock::now();
+      copy_out(out64, slab_.get(), z0, d);
+      times_.transfers += since(t);
+    }
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  static double since(clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  }
+
+  template <class OutT>
+  void renumber(const std::uint32_t* in, OutT* out, std::uint64_t n, std::uint64_t base, std::size_t lo,
+                std::size_t hi) {
+    renumber_band_kernel<OutT>
+        <<<resident_blocks((n + kThreads - 1) / kThreads, renumber_band_kernel<OutT>), kThreads, 0, s_>>>(
+            in, out, n, base, merged_.get(), finals_.get(), lo, hi);
+    WINNOW_CUDA_CHECK_LAUNCH();
+  }
+
+  /// Layers [z0, z0 + d) of `out` from `from` (d layers, contiguous).
+  template <class OutT>
+  void copy_out(const VolumeView<OutT>& out, const OutT* from, std::int64_t z0, std::int64_t d) {
+    const std::size_t row = static_cast<std::size_t>(nx_) * sizeof(OutT);
+    if (out.slice_stride == out.row_stride * out.ny)
+      copy_to_host(out.row(0, z0), static_cast<std::size_t>(out.row_stride) * sizeof(OutT), from, row, row,
+                   static_cast<std::size_t>(ny_ * d), s_);
+    else
+      for (std::int64_t z = 0; z < d; ++z)
+        copy_to_host(out.row(0, z0 + z), static_cast<std::size_t>(out.row_stride) * sizeof(OutT),
+                     from + static_cast<std::size_t>(z * nx_ * ny_), row, row, static_cast<std::size_t>(ny_), s_);
+  }
+
+  StageTimes& times_;
+  cudaStream_t s_ = nullptr;
+  DeviceBuffer<T> vol_;
+  DeviceBuffer<std::uint32_t> labels_, d_count_;
+  DeviceBuffer<char> temp_;
+  DeviceBuffer<std::uint64_t> merged_, finals_, slab_;
+  const SeamNumbering* numbering_ = nullptr;
+  std::int64_t nx_ = 0, ny_ = 0, nz_ = 0;
+};
+
 /// One call: the whole request on the device at once (fewer than 2^32 voxels, 32-bit labels), after
 /// layers_per_call has started the device.
 template <class T>
 std::uint64_t label_volume_once(const VolumeLabelRequest<T>& req, std::vector<VolumeComponentSums>* sums) {
-  if (sums) sums->clear();
-  const VolumeView<const T>& v = req.volume;
-  if (v.empty()) return 0;
-  using clock = std::chrono::steady_clock;
-  auto since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   StageTimes times;
-  auto t = clock::now();
-  const VolumePlan p = make_volume_plan(
-      v.nx, v.ny, v.nz,
-      {.connectivity = req.connectivity, .multilabel = req.multilabel});  // the context: started by layers_per_call
-  cudaStream_t s = nullptr;
-  const auto n = static_cast<std::size_t>(p.n);
-  DeviceBuffer<T> d_vol(n, s);
-  DeviceBuffer<std::uint32_t> d_labels(n, s);
-  DeviceBuffer<char> d_temp(p.total, s);
-  DeviceBuffer<std::uint32_t> d_count(1, s);
-  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
-  times.device_setup = since(t);
-  t = clock::now();
-  const std::size_t row_bytes = static_cast<std::size_t>(v.nx) * sizeof(T);
-  if (v.slice_stride == v.row_stride * v.ny)  // rows evenly spaced: one pitched copy
-    copy_to_device(d_vol.get(), row_bytes, v.data, static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes,
-                   static_cast<std::size_t>(v.ny * v.nz), s);
-  else
-    for (std::int64_t z = 0; z < v.nz; ++z)
-      copy_to_device(d_vol.get() + static_cast<std::size_t>(z * v.nx * v.ny), row_bytes, v.row(0, z),
-                     static_cast<std::size_t>(v.row_stride) * sizeof(T), row_bytes, static_cast<std::size_t>(v.ny), s);
-  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
-  times.transfers = since(t);
-  t = clock::now();
-  run_link_count(p, d_temp.get(), d_vol.get(), d_count.get(), s);
-  std::uint32_t count = 0;
-  WINNOW_CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), 4, cudaMemcpyDeviceToHost, s));
-  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
-  DeviceBuffer<RawVolumeComponentStats> d_stats(sums && count ? count : 0, s);
-  run_number_label(p, d_temp.get(), d_vol.get(), d_labels.get(), d_count.get(), d_stats.get(), d_stats.size(), s);
-  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
-  times.compute = since(t);
-  t = clock::now();
-  const VolumeView<std::uint32_t>& out = req.labels32;
-  const std::size_t label_row_bytes = static_cast<std::size_t>(v.nx) * 4;
-  if (out.slice_stride == out.row_stride * out.ny)
-    copy_to_host(out.data, static_cast<std::size_t>(out.row_stride) * 4, d_labels.get(), label_row_bytes,
-                 label_row_bytes, static_cast<std::size_t>(v.ny * v.nz), s);
-  else
-    for (std::int64_t z = 0; z < v.nz; ++z)
-      copy_to_host(out.row(0, z), static_cast<std::size_t>(out.row_stride) * 4,
-                   d_labels.get() + static_cast<std::size_t>(z * v.nx * v.ny), label_row_bytes, label_row_bytes,
-                   static_cast<std::size_t>(v.ny), s);
-  if (sums && count) {
-    std::vector<RawVolumeComponentStats> raw(count);
-    copy_to_host(raw.data(), raw.size() * sizeof(raw[0]), d_stats.get(), raw.size() * sizeof(raw[0]),
-                 raw.size() * sizeof(raw[0]), 1, s);
-    sums->resize(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const RawVolumeComponentStats& r = raw[i];
-      VolumeComponentSums& m = (*sums)[i];
-      m.voxels = r.voxels;
-      m.sum_x = r.sum_x, m.sum_y = r.sum_y, m.sum_z = r.sum_z;
-      m.min_x = r.min_x, m.min_y = r.min_y, m.min_z = r.min_z;
-      m.max_x = r.max_x, m.max_y = r.max_y, m.max_z = r.max_z;
-      m.value = r.value;
-    }
-  }
-  WINNOW_CUDA_CHECK(cudaStreamSynchronize(s));
-  times.transfers += since(t);
+  DeviceBand<T> device(times);
+  const std::uint64_t count = device.label(req.volume, req.connectivity, req.multilabel, sums);
+  // The labels as they are: no id joins another (an empty numbering, base 0).
+  const SeamNumbering none;
+  device.write_labels(0, none, 0, 0, req.labels32, VolumeView<std::uint64_t>());
   if (req.times) *req.times += times;
   return count;
 }
@@ -386,11 +507,13 @@ std::uint64_t label_volume(const VolumeLabelRequest<T>& req, std::vector<VolumeC
   if (v.empty()) return 0;
   const std::int64_t max_layers = layers_per_call(v.nx, v.ny, sizeof(T), req.times);
   band_layers = band_layers > 0 ? std::min(band_layers, max_layers) : max_layers;
-  if (v.nz > band_layers || !req.labels32.data)  // beyond one call, or 64-bit labels: bands (label/bands.cpp)
-    return label_volume_in_bands<T>(req, sums, band_layers,
-                                    [](const VolumeLabelRequest<T>& band, std::vector<VolumeComponentSums>* band_sums) {
-                                      return label_volume_once(band, band_sums);
-                                    });
+  if (v.nz > band_layers || !req.labels32.data) {  // beyond one call, or 64-bit labels: two passes (label/bands.cpp)
+    StageTimes times;
+    DeviceBand<T> device(times);
+    const std::uint64_t count = label_volume_in_passes<T>(req, sums, band_layers, device);
+    if (req.times) *req.times += times;
+    return count;
+  }
   return label_volume_once(req, sums);
 }
 
