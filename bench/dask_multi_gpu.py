@@ -318,6 +318,7 @@ def main():
     ap.add_argument("--mesh", action="store_true", help="winnow.dask.marching_cubes of a gyroid instead of labels")
     ap.add_argument("--share-gpu", action="store_true",
                     help="every worker on GPU 0 (several workers on a one-GPU machine: the placement, not the speed)")
+    ap.add_argument("--tasks", type=int, default=4, help="task kinds shown per row, busiest first")
     ap.add_argument("--keep", action="store_true",
                     help="persist the labels on the workers (else each chunk's labels are digested and dropped)")
     args = ap.parse_args()
@@ -365,7 +366,7 @@ def main():
         total = statistics.median(r[2] for r in rows)
         first = first or total
         kinds = rows[-1][4]
-        top = sorted(kinds.items(), key=lambda kv: -kv[1][1])[:4]
+        top = sorted(kinds.items(), key=lambda kv: -kv[1][1])[:args.tasks]
         busiest = "; ".join(f"{name} ({c}, {busy:.2f}, {span:.2f})" for name, (c, busy, span) in top)
         moved = sorted(rows[-1][5].items(), key=lambda kv: -kv[1][1])
         fetched = "; ".join(f"{name} ({c}, {b / 1e6:.1f})" for name, (c, b) in moved) or "none"
