@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """winnow.dask.label on several GPUs of one host: one Dask worker process per GPU.
 
-A distributed cluster of one worker (one thread) per GPU, each worker seeing only its own card
-(CUDA_VISIBLE_DEVICES), the volume made chunk by chunk on the workers (CuPy chunks; nothing
+A distributed cluster of one worker per GPU (one thread; --threads-per-worker), each worker seeing
+only its own card (CUDA_VISIBLE_DEVICES), the volume made chunk by chunk on the workers (CuPy chunks; nothing
 shipped from the client), labelled with winnow.dask.label. For each GPU count: the time of stages
 1-2 (chunk labeling, faces, global merge: the call) and of stage 3 (relabel, and each chunk's
 digest; --keep: the labels persisted on the workers first), the busy time of each kind of task
@@ -151,7 +151,7 @@ def reference(args, xp):
     return n, digests, seconds
 
 
-def cluster_of(gpus, numpy_chunks, threads, share_gpu=False):
+def cluster_of(gpus, numpy_chunks, threads, share_gpu=False, task_threads=1):
     from distributed import Nanny, Scheduler, SpecCluster
 
     path = os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH", "")) if p)
@@ -160,7 +160,7 @@ def cluster_of(gpus, numpy_chunks, threads, share_gpu=False):
         env = dict(NO_MULTICAST, PYTHONPATH=path, OMP_NUM_THREADS=str(threads))
         if not numpy_chunks:
             env["CUDA_VISIBLE_DEVICES"] = "0" if share_gpu else str(i)
-        workers[f"gpu{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env, "memory_limit": 0}}
+        workers[f"gpu{i}"] = {"cls": Nanny, "options": {"nthreads": task_threads, "env": env, "memory_limit": 0}}
     return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}, workers=workers)
 
 
@@ -233,7 +233,8 @@ def run(args, gpus, xp, expected_n, expected_digests):
     import winnow.dask as wd
 
     threads = max(1, (os.cpu_count() or 1) // gpus)
-    with cluster_of(gpus, xp is np, threads, args.share_gpu) as cluster, Client(cluster) as client:
+    with cluster_of(gpus, xp is np, threads, args.share_gpu, args.threads_per_worker) as cluster, \
+            Client(cluster) as client:
         client.wait_for_workers(gpus)
         if args.mesh:
             return run_mesh(args, xp, expected_digests)
@@ -318,6 +319,8 @@ def main():
     ap.add_argument("--mesh", action="store_true", help="winnow.dask.marching_cubes of a gyroid instead of labels")
     ap.add_argument("--share-gpu", action="store_true",
                     help="every worker on GPU 0 (several workers on a one-GPU machine: the placement, not the speed)")
+    ap.add_argument("--threads-per-worker", type=int, default=1,
+                    help="tasks a worker runs at once (2: one chunk's host work beside another's labeling on the GPU)")
     ap.add_argument("--tasks", type=int, default=4, help="task kinds shown per row, busiest first")
     ap.add_argument("--keep", action="store_true",
                     help="persist the labels on the workers (else each chunk's labels are digested and dropped)")
