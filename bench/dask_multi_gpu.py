@@ -342,8 +342,8 @@ def main():
         print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
               f"gyroid {args.size}^3 float32, {args.chunk}^3 chunks, level 0; one winnow.marching_cubes call on the "
               f"CPU: {t_whole * 1e3:.1f} ms, {expected[0]} vertices, {expected[1]} triangles", flush=True)
-        head = ("| GPUs | pieces made and gathered in the client s | joined there s | total s | G voxels/s | speed-up | "
-                "equal | busiest tasks ")
+        head = ("| GPUs | pieces made and gathered in the client s | joined there s | total s | G voxels/s | "
+                "speed-up | equal | busiest tasks ")
     else:
         n_expected, expected, t_whole = reference(args, xp)
         print(f"winnow {winnow.__version__} dask {dask.__version__} distributed {distributed.__version__}; "
@@ -377,7 +377,8 @@ def main():
                 f"{first / total:.2f}x | {all(r[3] for r in rows)} | {busiest} | {fetched} |")
         table.append(line)
         print(line, flush=True)
-        splits.append(f"| {gpus} | " + " | ".join(f"{busy:.2f}, {end:.2f}" for busy, end in rows[-1][6].values()) + " |")
+        split = " | ".join(f"{busy:.2f}, {end:.2f}" for busy, end in rows[-1][6].values())
+        splits.append(f"| {gpus} | {split} |")
     print("\n" + "\n".join(table))
     if not args.mesh:
         print("\nTime split of the last run (task stream; stages overlap, the ends say which finished when):\n"
