@@ -7,8 +7,9 @@
 // With statistics, record i - 1 holds label i's voxel count, coordinate sums, bounding box and
 // value (the voxels' value in a multi-label volume, else 1), for the labels up to the records'
 // capacity. One device call takes fewer than 2^32 voxels (32-bit keys); the host path labels
-// larger volumes, and any volume into 64-bit labels, in bands of layers merged on the host
-// (label/bands.cpp).
+// larger volumes, and any volume into 64-bit labels, in bands of layers in two passes: the seams
+// united on the host, each band's final labels written by the device (label/bands.cpp,
+// DeviceBand below).
 //
 // Algorithm: union-find on the device (union_find.cuh) over voxel keys that order like raster
 // indices. Unions link the larger root under the smaller, so every component's root is its
