@@ -350,10 +350,15 @@ def surviving_labels(record: ChunkRecord, owned: np.ndarray, rule: Any) -> np.nd
 
 @dataclass
 class ChunkRows:
-    """How many surviving first voxels each row (z, y) of a chunk holds, and where the chunk's
-    owned boundary labels fall: their component, row and rank among the row's survivors."""
+    """How many surviving first voxels the rows (z, y) of a chunk hold -- the rows that hold any,
+    as row indices z * ny + y ascending and their counts: a chunk of 512^2 rows and a few thousand
+    labels sends a few thousand numbers, not 512^2 -- and where the chunk's owned boundary labels
+    fall: their component, row and rank among the row's survivors."""
 
-    rows: np.ndarray  # int64 [nz, ny]
+    rows: np.ndarray  # int64, the rows holding survivors' first voxels, ascending
+    counts: np.ndarray  # int64, how many each
+    planes: int  # the chunk's nz
+    plane_rows: int  # the chunk's ny (row r lies in plane r // ny)
     components: np.ndarray
     owner_rows: np.ndarray
     owner_ranks: np.ndarray
@@ -370,11 +375,19 @@ def _rows_and_ranks(record: ChunkRecord, labels: np.ndarray) -> tuple:
 def chunk_rows(record: ChunkRecord, status: Any) -> ChunkRows:
     labels = surviving_labels(record, status.owned, status.rule)
     rows, ranks = _rows_and_ranks(record, labels)
-    nz, ny, _ = record.spec.shape
-    per_row = np.bincount(rows, minlength=nz * ny).astype(np.int64).reshape(nz, ny)
+    held, counts = _runs(rows)
     owners = record.boundary[status.owned]
     at = np.searchsorted(labels, owners)
-    return ChunkRows(per_row, status.components[status.owned], rows[at], ranks[at])
+    nz, ny, _ = record.spec.shape
+    return ChunkRows(held, counts, nz, ny, status.components[status.owned], rows[at], ranks[at])
+
+
+def _runs(sorted_values: np.ndarray) -> tuple:
+    """The distinct values of an ascending array and how often each occurs."""
+    if not sorted_values.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
+    return sorted_values[starts].astype(np.int64), np.diff(np.append(starts, sorted_values.size)).astype(np.int64)
 
 
 @dataclass
@@ -402,17 +415,17 @@ def table_statistics(table: ChunkTable) -> ChunkTable:
                       table.background)
 
 
-def chunk_table(record: ChunkRecord, offsets: np.ndarray, numbering: Any, plan: Plan, dtype: Any) -> ChunkTable:
+def chunk_table(record: ChunkRecord, offsets: tuple, numbering: Any, plan: Plan, dtype: Any) -> ChunkTable:
     """The chunk's table: a surviving component's first voxel in row (z, y) of this chunk is
     numbered base[z] (the survivors' first voxels in the volume before this row's stretch of the
-    chunk row) + offsets[z, y] (those of this chunk row before this chunk's stretch) + its rank
-    in its row + 1; the boundary labels take their component's number from the merge."""
+    chunk row) + its row's offset (those of this chunk row before this chunk's stretch; `offsets`:
+    the rows that hold survivors, ascending, and their offsets) + its rank in its row + 1; the
+    boundary labels take their component's number from the merge."""
     labels = surviving_labels(record, numbering.owned, numbering.rule)
     rows, ranks = _rows_and_ranks(record, labels)
-    ny = record.spec.shape[1]
-    z, y = np.divmod(rows, ny)
+    held, row_offsets = offsets
     table = np.zeros(record.count + 1, dtype=dtype)
-    table[labels] = numbering.base[z] + offsets[z, y] + ranks + 1
+    table[labels] = numbering.base[rows // record.spec.shape[1]] + row_offsets[np.searchsorted(held, rows)] + ranks + 1
     table[record.boundary] = numbering.numbers
     result = ChunkTable(table, labels=record.labels)
     if plan.statistics:

@@ -195,9 +195,10 @@ def merge_statuses(merge: Merge, indices: list) -> list:
 
 @dataclass
 class ChunkRowOffsets:
-    """A row of chunks along x (same z and y range): each chunk's offsets [nz, ny] (survivors'
-    first voxels of the row of chunks in plane z before row y of the chunk, and in row y before the
-    chunk), the plane totals [nz], and the owned boundary labels' numbers within their plane."""
+    """A row of chunks along x (same z and y range): each chunk's offsets as (its rows that hold
+    survivors, ascending; their offsets: survivors' first voxels of the row of chunks in plane z
+    before row y of the chunk, and in row y before the chunk), the plane totals [nz], and the owned
+    boundary labels' numbers within their plane."""
 
     offsets: list
     totals: np.ndarray
@@ -207,24 +208,33 @@ class ChunkRowOffsets:
 
 
 def chunk_row_offsets(rows: list) -> ChunkRowOffsets:
-    """rows: ChunkRows of the chunks of one row of chunks, in x order."""
-    counts = np.stack([r.rows for r in rows], axis=-1)  # [nz, ny, chunks]
-    nz, ny, chunks = counts.shape
-    flat = counts.reshape(nz, ny * chunks)
-    offsets = (np.cumsum(flat, axis=1) - flat).reshape(nz, ny, chunks)
-    components, planes, numbers = [], [], []
-    for k, r in enumerate(rows):
-        z, y = np.divmod(r.owner_rows, ny)
+    """rows: ChunkRows of the chunks of one row of chunks, in x order (the same planes and rows
+    each). Within a plane z the chunks' rows interleave as (z, y, chunk): a row's offset is the
+    count of survivors before it in that order within its plane, found from the rows that hold
+    any, so the work follows the survivors, not the chunks' rows."""
+    planes, ny = (rows[0].planes, rows[0].plane_rows) if rows else (0, 1)
+    empty = np.zeros(0, np.int64)
+    held = np.concatenate([r.rows for r in rows] + [empty])
+    counts = np.concatenate([r.counts for r in rows] + [empty])
+    chunk = np.concatenate([np.full(r.rows.size, k, np.int64) for k, r in enumerate(rows)] + [empty])
+    order = np.lexsort((chunk, held))  # (z, y, chunk) order
+    ordered = counts[order]
+    z = held[order] // ny
+    totals = np.bincount(z, weights=ordered, minlength=planes).astype(np.int64)
+    offsets = np.empty_like(ordered)
+    offsets[order] = np.cumsum(ordered) - ordered - (np.cumsum(totals) - totals)[z]
+    firsts = np.concatenate(([0], np.cumsum([r.rows.size for r in rows], dtype=np.int64)))
+    per_chunk = [(r.rows, offsets[firsts[k]:firsts[k + 1]]) for k, r in enumerate(rows)]
+    components, owner_planes, numbers = [], [], []
+    for (held_k, offsets_k), r in zip(per_chunk, rows):
         components.append(r.components)
-        planes.append(z)
-        numbers.append(offsets[z, y, k] + r.owner_ranks)
-    empty = [np.zeros(0, np.int64)]
-    return ChunkRowOffsets([np.ascontiguousarray(offsets[:, :, k]) for k in range(chunks)], flat.sum(axis=1),
-                           np.concatenate(components + empty), np.concatenate(planes + empty),
-                           np.concatenate(numbers + empty))
+        owner_planes.append(r.owner_rows // ny)
+        numbers.append(offsets_k[np.searchsorted(held_k, r.owner_rows)] + r.owner_ranks)
+    return ChunkRowOffsets(per_chunk, totals, np.concatenate(components + [empty]),
+                           np.concatenate(owner_planes + [empty]), np.concatenate(numbers + [empty]))
 
 
-def row_offsets_of(row: ChunkRowOffsets, k: int) -> np.ndarray:
+def row_offsets_of(row: ChunkRowOffsets, k: int) -> tuple:
     return row.offsets[k]
 
 
