@@ -34,8 +34,10 @@ How (each chunk is labelled once):
 Stages 1 and 2 run when ``label`` is called (N is an int when it returns); the labels are a lazy
 array that reads the persisted provisional labels and relabels them chunk by chunk, as often as
 it is computed. Memory: the provisional labels in memory (``label`` without ``store``) cost as
-much as the labels; with a store, a worker holds the chunks it works on, the faces of its chunks
-and per-label summaries (8 bytes a label; 16 with min_area or largest_k, 88 with statistics).
+much as the labels -- for CuPy chunks, in the workers' device memory (4 bytes a voxel of each
+worker's chunks: a 2048^3 volume does not fit one 80 GB card, and fits two); with a store, a
+worker holds the chunks it works on, the faces of its chunks and per-label summaries (8 bytes a
+label; 16 with min_area or largest_k, 88 with statistics).
 
 Labels are uint32, uint64 when the array has 2^32 voxels or more. Schedulers: whatever dask
 uses (``dask.config.set(scheduler=...)``, or a ``distributed.Client``). CuPy chunks on
