@@ -150,11 +150,13 @@ struct VolumeLabeling {
 ///
 /// Backends: the CPU labels row runs in parallel slabs of rows (`row_stripes`); CUDA (`tile_merge`,
 /// bricks merged across their faces) labels what one device call cannot take (2^32 voxels and
-/// more, more than the device's free memory holds, 64-bit labels) in bands of layers merged on
-/// the host. `automatic` takes CUDA when it answers and the volume has 2^22 voxels or more in a
-/// process that has started the device, or 2^28 voxels or more in any process (a device start is
-/// then small beside the CPU's time); otherwise the CPU. min_area and largest_k are applied on
-/// the host after the backend.
+/// more, more than the device's free memory holds, 64-bit labels) in bands of layers, in two
+/// passes (the seams united on the host, each band labelled again and its final labels copied out
+/// once). Labels are 32-bit unless options.wide_labels asks for 64 or the count needs them.
+/// `automatic` takes CUDA when it answers and the volume has 2^22 voxels or more in a process that
+/// has started the device, or 2^28 voxels or more in any process (a device start is then small
+/// beside the CPU's time); otherwise the CPU. min_area and largest_k are applied on the host after
+/// the backend.
 template <class T>
 VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options = {});
 template <class T>
