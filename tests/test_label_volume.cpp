@@ -494,6 +494,9 @@ void check_bands(const Volume<T>& v, int conn, bool multi, bool wide, const Labe
   const OracleLabeling o = oracle_label_volume<T>(v.view(), conn, multi);
   Volume<std::uint32_t> labels32 = wide ? Volume<std::uint32_t>() : Volume<std::uint32_t>(v.nx(), v.ny(), v.nz());
   Volume<std::uint64_t> labels64 = wide ? Volume<std::uint64_t>(v.nx(), v.ny(), v.nz()) : Volume<std::uint64_t>();
+  // Poisoned: a voxel the labeling leaves unwritten, background included, cannot pass.
+  std::fill_n(labels32.data(), labels32.size(), 0xFFFFFFFFu);
+  std::fill_n(labels64.data(), labels64.size(), ~std::uint64_t{0});
   detail::VolumeLabelRequest<T> req;
   req.volume = v.view();
   req.labels32 = labels32.view();
