@@ -199,16 +199,14 @@ VolumeLabeling label(VolumeView<const T> volume, const LabelOptions& options) {
   const bool wide_labels = options.wide_labels;
   VolumeLabeling result;
   const auto [backend, choice_ms] = timed_backend_choice(options, volume.size());
-  // Allocated before the clock starts, as for images: the milliseconds are the labeling's. For the
-  // CPU backend the labels are zero by calloc (pages fresh from the system are not written twice:
-  // the labeling writes only the foreground), and their pages are asked to be huge ones (first
-  // touched by the labeling's threads).
   // The CUDA backend knows the count before it writes a label (two passes over bands beyond one
   // call): 32-bit labels unless it refuses them. The CPU labels 2^32 voxels or more into 64 bits.
   const bool cpu = backend == Backend::cpu;
   bool label_wide = wide_labels || (cpu && static_cast<std::uint64_t>(volume.size()) >= k32);
-  // Zeroed pages fresh from the system, not filled here (the labels are most of the call's memory):
-  // the CPU's labeling writes only the foreground, the CUDA backend's copies write every voxel.
+  // Allocated before the clock starts, as for images: the milliseconds are the labeling's. Zeroed
+  // pages fresh from the system, never filled here (the labels are most of the call's memory): the
+  // CPU's labeling writes only the foreground (into pages asked to be huge ones, first touched by
+  // its threads), the CUDA backend's copies write every voxel.
   const auto allocate = [&]<class L>(Volume<L>& labels) {
     labels = Volume<L>(volume.nx, volume.ny, volume.nz, zero_pages);
     if (cpu) detail::advise_huge_pages(labels.data(), static_cast<std::size_t>(labels.size()) * sizeof(L));

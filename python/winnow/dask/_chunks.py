@@ -375,19 +375,13 @@ def _rows_and_ranks(record: ChunkRecord, labels: np.ndarray) -> tuple:
 def chunk_rows(record: ChunkRecord, status: Any) -> ChunkRows:
     labels = surviving_labels(record, status.owned, status.rule)
     rows, ranks = _rows_and_ranks(record, labels)
-    held, counts = _runs(rows)
+    held, counts = np.unique(rows, return_counts=True)
     owners = record.boundary[status.owned]
     at = np.searchsorted(labels, owners)
     nz, ny, _ = record.spec.shape
-    return ChunkRows(held, counts, nz, ny, status.components[status.owned], rows[at], ranks[at])
+    return ChunkRows(held.astype(np.int64), counts.astype(np.int64), nz, ny, status.components[status.owned], rows[at],
+                     ranks[at])
 
-
-def _runs(sorted_values: np.ndarray) -> tuple:
-    """The distinct values of an ascending array and how often each occurs."""
-    if not sorted_values.size:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
-    return sorted_values[starts].astype(np.int64), np.diff(np.append(starts, sorted_values.size)).astype(np.int64)
 
 
 @dataclass
