@@ -37,9 +37,17 @@ namespace cuda {
 /// Device memory, CUB-style sizing (d_temp == nullptr: sets temp_bytes, launches nothing).
 /// Writes the total to *d_total (and *h_total, a device-writable host pointer, when not null).
 /// Never synchronises. The CUDA stream is passed as a void* so this header stays host-only.
+/// With `tile_sums_ready`, the caller has already written the bits base's tile sums (the
+/// pyramid's level 2, see below) for this call, and the pass that sums them is skipped.
 void histopyramid_expand(void* d_temp, std::size_t& temp_bytes, HistoBase kind, const void* d_base, std::uint64_t n,
                          const ExpandTargets& out, std::uint64_t* d_total, std::uint64_t* h_total,
-                         std::uint64_t capacity, void* stream);
+                         std::uint64_t capacity, void* stream, bool tile_sums_ready = false);
+/// Elements per tile of the bits base. A caller that evaluates its predicate into the bits can
+/// count each tile's set bits in the same pass, into histopyramid_tile_sums (one std::uint32_t
+/// per tile), and pass tile_sums_ready: the pyramid then never reads the bits to sum them.
+constexpr std::uint64_t kBitsTileElements = 32768;
+/// Where the tile sums lie in d_temp (sized and laid out by histopyramid_expand for kind and n).
+std::uint32_t* histopyramid_tile_sums(void* d_temp, HistoBase kind, std::uint64_t n);
 /// The host wrapper of the public host API: copies in, runs, copies min(total, capacity) out.
 std::uint64_t histopyramid_expand_host(const std::uint8_t* counts, std::uint64_t n, const ExpandTargets& out,
                                        std::uint64_t capacity);

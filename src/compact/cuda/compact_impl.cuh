@@ -204,8 +204,12 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
     case CompactAlgorithm::histopyramid: {
       // The predicate evaluated once into one bit per element, then the histopyramid capability
       // (src/histopyramid) turns the bits into outputs: indices, or values gathered from the input.
+      // The predicate pass also counts each pyramid tile's kept elements (the pyramid's level 2),
+      // so the pyramid does not read the words to sum them.
       auto* masks = reinterpret_cast<std::uint32_t*>(temp + at_masks);
-      kern::mask_words_kernel<Src><<<tiles, kThreads, 0, stream>>>(src, n, masks, words);
+      const std::uint64_t pyramid_tiles = (n + kBitsTileElements - 1) / kBitsTileElements;
+      kern::mask_tile_sums_kernel<Src, kBitsTileElements><<<grid_for(pyramid_tiles), kThreads, 0, stream>>>(
+          src, n, masks, words, histopyramid_tile_sums(temp + at_pyramid, HistoBase::bits, n));
       WINNOW_CUDA_CHECK_LAUNCH();
       ExpandTargets targets;
       if constexpr (Sink::wants_values) {
@@ -217,7 +221,7 @@ void run_compaction(const Src& src, std::uint64_t n, const Sink& sink, std::uint
         targets.element_bytes = sizeof(*sink.out);
       }
       histopyramid_expand(temp + at_pyramid, pyramid_bytes, HistoBase::bits, masks, n, targets, d_count, nullptr, n,
-                          stream);
+                          stream, true);
       break;
     }
     default: break;

@@ -27,8 +27,9 @@
 //  * group_scan (the "CUDA image compaction" seed): each thread owns a group of contiguous
 //    elements; count kernel (one count per group), CUB exclusive scan of the group counts,
 //    relocate kernel (each thread writes its kept elements from its group's offset on).
-//  * histopyramid: this file's mask_words_kernel evaluates the predicate into one bit per element
-//    (reads n elements, writes n/8 bytes); the histopyramid capability
+//  * histopyramid: this file's mask_tile_sums_kernel evaluates the predicate into one bit per
+//    element and counts each pyramid tile's kept elements, the pyramid's level 2 (reads n
+//    elements, writes n/8 bytes and 4 bytes per 32768 elements); the histopyramid capability
 //    (src/histopyramid/cuda/histopyramid.cu) builds its pyramid over the bits and writes each
 //    tile's outputs in order: indices, or values gathered from the input for the kept elements
 //    only. Stable; O(n).
@@ -281,25 +282,49 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// histopyramid: the predicate into one 32-bit word per 32 elements, bit i % 32 of word i / 32
-/// (bits past n zero), the base level the histopyramid capability reads (lanes OR their bits).
+/// histopyramid: the predicate of the elements of tile `tile_base` into one 32-bit word per 32
+/// elements, bit i % 32 of word i / 32 (bits past n zero), the base level the histopyramid
+/// capability reads (lanes OR their bits). Returns the lane's count of kept elements.
 template <class Src>
-__global__ void __launch_bounds__(kThreads)
-    mask_words_kernel(Src src, std::uint64_t n, std::uint32_t* masks, std::uint64_t words) {
+__device__ __forceinline__ unsigned mask_words_of_tile(const Src& src, std::uint64_t n, std::uint32_t* masks,
+                                                       std::uint64_t words, std::uint64_t tile_base) {
   using Tn = Tuning<Src::size>;
   constexpr int group = 32 / Tn::vec;  // lanes per mask word
   Tile<Src, Src::eval_reads_values> t;
-  const std::uint64_t tile_base = static_cast<std::uint64_t>(blockIdx.x) * Tn::tile;
   t.load(src, tile_base, n);
   const unsigned lane = lane_id();
+  unsigned kept = 0;
 #pragma unroll
   for (int v = 0; v < Tn::vectors; ++v) {
+    kept += __popc(t.bits[v]);
     unsigned x = t.bits[v] << ((lane % group) * Tn::vec);
 #pragma unroll
     for (int d = 1; d < group; d <<= 1) x |= __shfl_xor_sync(kFull, x, d);
     const std::uint64_t word = (tile_base + static_cast<std::uint64_t>(v * kThreads + threadIdx.x) * Tn::vec) / 32;
     if (lane % group == 0 && word < words) masks[word] = x;
   }
+  return kept;
+}
+
+/// histopyramid: the predicate's words (mask_words_of_tile) of one pyramid tile of
+/// kPyramidTile elements per block, and the tile's count of kept elements -- the pyramid's level 2
+/// (histopyramid_tile_sums), which the pyramid then need not sum from the words.
+template <class Src, std::uint64_t kPyramidTile>
+__global__ void __launch_bounds__(kThreads) mask_tile_sums_kernel(Src src, std::uint64_t n, std::uint32_t* masks,
+                                                                  std::uint64_t words, std::uint32_t* tile_sums) {
+  using Tn = Tuning<Src::size>;
+  static_assert(kPyramidTile % Tn::tile == 0, "a pyramid tile is whole compaction tiles");
+  __shared__ unsigned block_kept;
+  if (threadIdx.x == 0) block_kept = 0;
+  __syncthreads();
+  unsigned kept = 0;
+  const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * kPyramidTile;
+  for (std::uint64_t tile_base = first; tile_base < first + kPyramidTile && tile_base < n; tile_base += Tn::tile)
+    kept += mask_words_of_tile(src, n, masks, words, tile_base);
+  kept = __reduce_add_sync(kFull, kept);
+  if (lane_id() == 0) atomicAdd(&block_kept, kept);
+  __syncthreads();
+  if (threadIdx.x == 0) tile_sums[blockIdx.x] = block_kept;
 }
 
 }  // namespace winnow::detail::cuda::kern
