@@ -143,6 +143,13 @@ TEST(IsosurfaceDevice, MatchesCpuBitForBit) {
   // Rows of a multiple of 8 voxels (the wide paths), then the same with unaligned temporary storage.
   device_matches_cpu<float>(64, 24, 20, 4.0, 0, "f32 aligned rows");
   device_matches_cpu<float>(64, 24, 20, 4.0, 0, "f32, temporary storage at an odd address", 3);
+  // Rows of several classification pieces (128 voxels) and layers of several blocks (32), copied
+  // by 16-byte chunks (rows of a multiple of 16 bytes) or by elements (others).
+  device_matches_cpu<float>(300, 20, 70, 4.0, 0, "f32, several pieces and layer chunks");
+  device_matches_cpu<float>(301, 19, 40, 4.0, 0, "f32, rows not a multiple of 16 bytes");
+  device_matches_cpu<float>(257, 11, 35, 4.0, 3, "f32 strided to 16-byte rows");
+  device_matches_cpu<std::uint8_t>(272, 12, 40, 4.0, 0, "u8, several pieces");
+  device_matches_cpu<double>(260, 10, 36, 4.0, 4, "f64 strided, several pieces");
 }
 
 TEST(IsosurfaceDevice, SlabbedHostPathEqualsOnePass) {

@@ -9,61 +9,82 @@
 namespace winnow::detail::cuda {
 namespace {
 
-// A block is 8 warps; warp w owns the 128-voxel piece x0 .. x0 + 127 of row y0 + w, 4 voxels per
-// lane, and marches Tuning::kLayersPerBlock layers of z. Per layer each row of the block, and the halo
-// row y0 + 8, is loaded once and becomes, per lane, 5 bits of "above" for x .. x + 4 (its 4
-// voxels and the next one, from the next lane by a shuffle; lane 31 reads the voxel beyond the
-// piece), 0 beyond the volume. Three planes of these rotate in shared memory (z and z + 1 read
-// while z + 2 is written: one barrier per layer). A voxel's vertices are the crossings of its +x,
-// +y and +z edges and its cell spans +x, +y and +z, so a lane needs the rows y and y + 1 of the
-// layers z and z + 1 alone. It then decides its 4 voxels with bit operations:
+// A block is 8 warps; warp w owns the piece x0 .. x0 + 255 of row y0 + w, 8 voxels per lane, and
+// marches Tuning::kLayersPerBlock layers of z. Per layer each row of the block, and the halo row
+// y0 + 8, is loaded once and becomes, per lane, 9 bits of "above" for x .. x + 8 (its 8 voxels and
+// the next one, from the next lane by a shuffle; lane 31 reads the voxel beyond the piece), 0
+// beyond the volume. Three planes of these rotate in shared memory (z and z + 1 read while z + 2
+// is written: one barrier per layer). A voxel's vertices are the crossings of its +x, +y and +z
+// edges and its cell spans +x, +y and +z, so a lane needs the rows y and y + 1 of the layers z and
+// z + 1 alone. It then decides its 8 voxels with bit operations:
 //   uniform   the rows at z, z + 1 and y, y + 1 all below or all above: no edge crossed, no
-//             cell cut, the 4 bytes are 0 (most lanes);
+//             cell cut, the 8 bytes are 0 (most lanes);
 //   bits      otherwise: each voxel's cell case is 8 bits picked from 4 words, its crossings
 //             the differences of neighbouring bits, its triangle count the table's.
+// The pass issues instructions, not bytes, as its limit (ncu, 512^3 gyroid: SM 74 % busy, DRAM
+// 23 %): 8 voxels a lane share each layer's index arithmetic, barrier, stores and the piece's
+// reductions, where 4 did before (bench/results/isosurface.md).
 constexpr int kPlaneRows = IsosurfaceTuning::kRowsPerBlock + 1;  // with the halo row y0 + 8
 constexpr int kPieceX = IsosurfaceTuning::kPieceVoxels;          // voxels of a row per warp
+constexpr int kLaneVoxels = IsosurfaceTuning::kVoxelsPerLane;
+static_assert(kLaneVoxels == 8, "a lane's info bytes are one 64-bit word");
 
-/// A lane's 4 voxels as one aligned load.
+/// A lane's 8 voxels as aligned loads (16 bytes at most each).
 template <class T>
-struct alignas(Tuning::kVoxelsPerLane * sizeof(T)) FourVoxels {
-  T v[Tuning::kVoxelsPerLane];
+struct alignas(kLaneVoxels * sizeof(T) < 16 ? kLaneVoxels * sizeof(T) : 16) LaneVoxels {
+  T v[kLaneVoxels];
 };
 
-/// A lane's bits of one row: bit k (k = 0..4) for voxel x + k above (bit 4: the next lane's first
+/// The next lane's voxel v (lane 31 gets its own, which the caller replaces).
+template <class T>
+__device__ __forceinline__ T next_lane_voxel(T v) {
+  if constexpr (sizeof(T) <= 4) {
+    std::uint32_t w = 0;
+    __builtin_memcpy(&w, &v, sizeof(T));
+    w = __shfl_down_sync(0xffffffffu, w, 1);
+    __builtin_memcpy(&v, &w, sizeof(T));
+    return v;
+  } else {
+    return __shfl_down_sync(0xffffffffu, v, 1);
+  }
+}
+
+/// A lane's bits of one row: bit k (k = 0..8) for voxel x + k above (bit 8: the next lane's first
 /// voxel), 0 beyond the volume; `row` points at the row (only read when `row_inside`), x is the
-/// lane's first voxel; `vector`: rows are aligned for one FourVoxels load per lane. All lanes of
-/// the warp call it (a shuffle).
+/// lane's first voxel; `vector`: rows are aligned for LaneVoxels loads. All lanes of the warp call
+/// it (a shuffle).
 template <class T>
 __device__ __forceinline__ unsigned lane_row_bits(const T* row, bool row_inside, std::int64_t x, std::int64_t nx,
                                                   bool vector, const Classifier<T>& classify, int lane) {
-  unsigned above = 0;
+  T v[kLaneVoxels + 1] = {};
   if (row_inside) {
-    T v[Tuning::kVoxelsPerLane];
-    const bool whole = x + Tuning::kVoxelsPerLane <= nx;
-    if (vector && whole) {
-      const FourVoxels<T> four = *reinterpret_cast<const FourVoxels<T>*>(row + x);
+    if (vector && x + kLaneVoxels <= nx) {
+      const LaneVoxels<T> eight = *reinterpret_cast<const LaneVoxels<T>*>(row + x);
 #pragma unroll
-      for (int j = 0; j < Tuning::kVoxelsPerLane; ++j) v[j] = four.v[j];
+      for (int j = 0; j < kLaneVoxels; ++j) v[j] = eight.v[j];
     } else {
 #pragma unroll
-      for (int j = 0; j < Tuning::kVoxelsPerLane; ++j) v[j] = x + j < nx ? row[x + j] : T{};
+      for (int j = 0; j < kLaneVoxels; ++j) v[j] = x + j < nx ? row[x + j] : T{};
     }
-    const unsigned inside = whole ? 0xfu : x >= nx ? 0u : (1u << (nx - x)) - 1u;
-#pragma unroll
-    for (int j = 0; j < Tuning::kVoxelsPerLane; ++j) above |= static_cast<unsigned>(classify.above(v[j])) << j;
-    above &= inside;
   }
-  unsigned right_above = __shfl_down_sync(0xffffffffu, above, 1) & 1u;
+  v[kLaneVoxels] = next_lane_voxel(v[0]);
   if (lane == 31) {  // the voxel just past the warp's piece
-    const std::int64_t hx = x + Tuning::kVoxelsPerLane;
-    right_above = row_inside && hx < nx ? static_cast<unsigned>(classify.above(row[hx])) : 0u;
+    const std::int64_t hx = x + kLaneVoxels;
+    v[kLaneVoxels] = row_inside && hx < nx ? row[hx] : T{};
   }
-  return above | right_above << Tuning::kVoxelsPerLane;
+  if (!row_inside) return 0;
+  unsigned above = 0;
+#pragma unroll
+  for (int j = 0; j <= kLaneVoxels; ++j) above |= static_cast<unsigned>(classify.above(v[j])) << j;
+  const std::int64_t left = nx - x;  // voxels of the row from x on
+  return left > kLaneVoxels ? above : left <= 0 ? 0u : above & ((1u << left) - 1u);
 }
 
-/// Spreads the 4 low bits of n to bit 0 of each byte (bit j to bit 8 j).
-__device__ __forceinline__ unsigned spread_to_bytes(unsigned n) { return (n & 0xfu) * 0x00204081u & 0x01010101u; }
+/// Spreads the 8 low bits of n to bit 0 of each byte (bit j to bit 8 j).
+__device__ __forceinline__ unsigned long long spread_to_bytes(unsigned n) {
+  const unsigned lo = (n & 0xfu) * 0x00204081u & 0x01010101u, hi = (n >> 4 & 0xfu) * 0x00204081u & 0x01010101u;
+  return static_cast<unsigned long long>(hi) << 32 | lo;
+}
 
 /// Triangle counts by a cell's corners taken in x pairs: index bits (0, 1) = corners 0, 1 (the
 /// voxel and its +x neighbour), (2, 3) = corners 3, 2 (row y + 1), (4, 5) = corners 4, 5 (layer
@@ -89,38 +110,41 @@ template <class T>
 __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4)
     classify_kernel(DeviceField<T> f, Classifier<T> classify, Slab s, std::int64_t layers, std::uint8_t* info,
                     Sums* sums) {
-  __shared__ std::uint8_t planes[3][kPlaneRows][32];
+  __shared__ std::uint16_t planes[3][kPlaneRows][32];
   const int lane = threadIdx.x, warp = threadIdx.y;
   const std::int64_t nx = s.grid.nx, ny = s.grid.ny, nz = s.grid.nz;
-  const std::uint64_t x_blocks = static_cast<std::uint64_t>((nx + kPieceX - 1) / kPieceX);  // = s.pieces_per_row
+  const std::uint64_t x_blocks = s.pieces_per_row;
   const std::uint64_t piece_column = blockIdx.x % x_blocks;
   const std::int64_t x0 = static_cast<std::int64_t>(piece_column) * kPieceX;
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) sums[s.pieces] = Sums{0, 0};
   const std::int64_t y0 = static_cast<std::int64_t>(blockIdx.x / x_blocks) * Tuning::kRowsPerBlock;
-  const std::int64_t x = x0 + Tuning::kVoxelsPerLane * lane, y = y0 + warp;
+  const std::int64_t x = x0 + kLaneVoxels * lane, y = y0 + warp;
   // The rows this warp loads: its own, and for warp 0 the halo row y0 + 8.
   const std::int64_t halo_y = y0 + Tuning::kRowsPerBlock;
   const bool own_row = y < ny, halo_row_inside = halo_y < ny;
   const T* own_base = f.data + y * f.row_stride;
   const T* halo_base = f.data + halo_y * f.row_stride;
-  // One aligned load per lane when every row starts on a 4-voxel boundary.
-  const bool vector = reinterpret_cast<std::uintptr_t>(f.data) % sizeof(FourVoxels<T>) == 0 && f.row_stride % 4 == 0 &&
-                      f.slice_stride % 4 == 0;
+  // Aligned vector loads when every row starts on an 8-voxel boundary.
+  const bool vector = reinterpret_cast<std::uintptr_t>(f.data) % alignof(LaneVoxels<T>) == 0 &&
+                      f.row_stride % kLaneVoxels == 0 && f.slice_stride % kLaneVoxels == 0;
   const auto load_plane = [&](std::int64_t z, std::int64_t layer, int slot) {  // layer: z's offset
     const bool z_inside = z < nz;
     planes[slot][warp][lane] =
-        static_cast<std::uint8_t>(lane_row_bits(own_base + layer, z_inside && own_row, x, nx, vector, classify, lane));
+        static_cast<std::uint16_t>(lane_row_bits(own_base + layer, z_inside && own_row, x, nx, vector, classify, lane));
     if (warp == 0)
-      planes[slot][Tuning::kRowsPerBlock][lane] = static_cast<std::uint8_t>(
+      planes[slot][Tuning::kRowsPerBlock][lane] = static_cast<std::uint16_t>(
           lane_row_bits(halo_base + layer, z_inside && halo_row_inside, x, nx, vector, classify, lane));
   };
   const bool y_edge = y + 1 < ny;
-  const bool aligned = nx % 4 == 0 && reinterpret_cast<std::uintptr_t>(info) % 4 == 0;  // 4 bytes as one word
+  const bool aligned = nx % kLaneVoxels == 0 && reinterpret_cast<std::uintptr_t>(info) % 8 == 0;  // one 8-byte store
   const std::uint64_t layer_voxels = static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny);
   const std::uint64_t column =
       static_cast<std::uint64_t>(y) * static_cast<std::uint64_t>(nx) + static_cast<std::uint64_t>(x);
-  // Voxels x .. x + 3 whose +x edge (and cell) stays inside the volume.
-  const unsigned x_edges = x + Tuning::kVoxelsPerLane < nx ? 0xfu : x + 1 >= nx ? 0u : (1u << (nx - 1 - x)) - 1u;
+  // Voxels x .. x + 7 whose +x edge (and cell) stays inside the volume.
+  const unsigned x_edges = x + kLaneVoxels < nx ? 0xffu : x + 1 >= nx ? 0u : (1u << (nx - 1 - x)) - 1u;
+  // The piece's entry of layer z is sums[piece + z_offset * pieces_per_layer].
+  Sums* const piece_sums = sums + static_cast<std::uint64_t>(y) * x_blocks + piece_column;
+  const std::uint64_t pieces_per_layer = static_cast<std::uint64_t>(ny) * x_blocks;
   // Chunks of layers: blockIdx.y, then every gridDim.y-th (the grid's y is at most 65535).
   for (std::int64_t chunk = blockIdx.y; chunk * Tuning::kLayersPerBlock < layers; chunk += gridDim.y) {
     const std::int64_t zbegin = s.z0 + chunk * Tuning::kLayersPerBlock;
@@ -129,8 +153,9 @@ __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4)
     std::int64_t layer = (zbegin - f.z_first) * f.slice_stride;  // of layer z
     load_plane(zbegin, layer, 0);
     std::uint64_t v = static_cast<std::uint64_t>(zbegin - s.z0) * layer_voxels + column;
+    Sums* piece = piece_sums + static_cast<std::uint64_t>(zbegin - s.z0) * pieces_per_layer;
     int slot = 0;  // planes[slot] holds layer z
-    for (std::int64_t z = zbegin; z < zend; ++z, v += layer_voxels) {
+    for (std::int64_t z = zbegin; z < zend; ++z, v += layer_voxels, piece += pieces_per_layer) {
       const int above = slot == 2 ? 0 : slot + 1;
       // Three slots: z + 1 goes where z - 2 was, which no warp reads any more (a slower warp is at
       // most one layer behind, reading z - 1 and z).
@@ -141,37 +166,39 @@ __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4)
       slot = above;
       if (!own_row) continue;
       const bool z_edge = z + 1 < nz;
-      unsigned bytes = 0;  // voxel j's info in byte j
-      // Bits 0..4: the lane's voxels and the next one along x.
+      unsigned long long bytes = 0;  // voxel j's info in byte j
+      // Bits 0..8: the lane's voxels and the next one along x.
       const unsigned any = here | y_plus | z_plus | zy_plus, all = here & y_plus & z_plus & zy_plus;
-      if (any != 0 && all != 0x1fu) {
+      if (any != 0 && all != 0x1ffu) {
         const unsigned x_cross = (here ^ (here >> 1)) & x_edges;
-        const unsigned y_cross = y_edge ? (here ^ y_plus) & 0xfu : 0u, z_cross = z_edge ? (here ^ z_plus) & 0xfu : 0u;
+        const unsigned y_cross = y_edge ? (here ^ y_plus) & 0xffu : 0u, z_cross = z_edge ? (here ^ z_plus) & 0xffu : 0u;
         bytes = spread_to_bytes(x_cross) | spread_to_bytes(y_cross) << 1 | spread_to_bytes(z_cross) << 2;
         if (z < s.z1 && y_edge && z_edge) {
 #pragma unroll
-          for (int j = 0; j < Tuning::kVoxelsPerLane; ++j) {
+          for (int j = 0; j < kLaneVoxels; ++j) {
             const unsigned pairs =
                 ((here >> j) & 3u) | ((y_plus >> j) & 3u) << 2 | ((z_plus >> j) & 3u) << 4 | ((zy_plus >> j) & 3u) << 6;
-            if ((x_edges >> j) & 1u) bytes |= static_cast<unsigned>(g_pair_counts.count[pairs]) << (8 * j + 4);
+            if ((x_edges >> j) & 1u)
+              bytes |= static_cast<unsigned long long>(g_pair_counts.count[pairs]) << (8 * j + 4);
           }
         }
       }
-      if (aligned && x + Tuning::kVoxelsPerLane <= nx) {
-        *reinterpret_cast<std::uint32_t*>(info + v) = bytes;
+      if (aligned && x + kLaneVoxels <= nx) {
+        *reinterpret_cast<unsigned long long*>(info + v) = bytes;
       } else {
 #pragma unroll
-        for (int j = 0; j < Tuning::kVoxelsPerLane; ++j)
+        for (int j = 0; j < kLaneVoxels; ++j)
           if (x + j < nx) info[v + j] = static_cast<std::uint8_t>(bytes >> (8 * j));
       }
       // The piece's counts: owner bits and triangle nibbles summed over the warp (the bytes past
       // the row's end are 0).
-      const unsigned vertices = __reduce_add_sync(0xffffffffu, static_cast<unsigned>(__popc(bytes & 0x07070707u)));
-      const unsigned triangles = __reduce_add_sync(0xffffffffu, __dp4a((bytes >> 4) & 0x0f0f0f0fu, 0x01010101u, 0u));
-      if (lane == 0)
-        sums[(static_cast<std::uint64_t>(z - s.z0) * static_cast<std::uint64_t>(ny) + static_cast<std::uint64_t>(y)) *
-                 x_blocks +
-             piece_column] = Sums{vertices, triangles};
+      const unsigned long long nibbles = (bytes >> 4) & 0x0f0f0f0f0f0f0f0full;
+      const unsigned mine_v = static_cast<unsigned>(__popcll(bytes & 0x0707070707070707ull));
+      const unsigned mine_t = __dp4a(static_cast<unsigned>(nibbles), 0x01010101u,
+                                     __dp4a(static_cast<unsigned>(nibbles >> 32), 0x01010101u, 0u));
+      const unsigned vertices = __reduce_add_sync(0xffffffffu, mine_v);
+      const unsigned triangles = __reduce_add_sync(0xffffffffu, mine_t);
+      if (lane == 0) *piece = Sums{vertices, triangles};
     }
   }
 }

@@ -8,7 +8,7 @@
 // (src/histopyramid/cuda/histopyramid.cu): by output range, with the counts never stored. The
 // passes, one header each, launched from here:
 //
-//   classify  (classify.cuh) a warp per 128-voxel piece of a row (4 voxels per lane), marching
+//   classify  (classify.cuh) a warp per 256-voxel piece of a row (8 voxels per lane), marching
 //             layers of z: rows become "above" bits kept in shared memory for the rows around;
 //             most lanes see uniform bits and store zeros, the others take their cases and
 //             crossings from the bits; one byte per voxel: owner mask and triangle count; and
@@ -17,18 +17,19 @@
 //   top       an exclusive scan of the piece sums (cub::DeviceScan), whose end holds the totals;
 //             a one-thread kernel copies them out (device, and host-mapped memory) and decides
 //             whether the outputs have room;
-//   keys      (keys.cuh) two passes over the bytes (a warp per tile of two pieces, 8 voxels per
-//             lane, a warp scan; tiles.cuh): the first leaves per voxel its first vertex's number (4 bytes per voxel:
-//             how a triangle finds the vertex of an edge owned by another voxel) and writes each vertex's key (voxel,
-//             slot) into its output slot; the second writes each triangle's key (cell, rank) into its slot; tiles with
-//             nothing to number leave at once; a tile's keys are written by the warp together, output t by lane t % 32;
+//   keys      (keys.cuh) one pass over the bytes (a warp per tile, which is a piece: 8 voxels per
+//             lane, a warp scan; tiles.cuh): it leaves per voxel its first vertex's number (4
+//             bytes per voxel: how a triangle finds the vertex of an edge owned by another voxel),
+//             writes each vertex's key (voxel, slot) into its output slot and each triangle's key
+//             (cell, rank) into its slot; tiles with nothing to number leave at once; a tile's keys
+//             are written by the warp together, output t by lane t % 32;
 //   dense     (outputs.cuh) one thread per output reads its key and computes the output in
 //             place: positions, normals and values (double arithmetic, gradients), and triangles
 //             (the cell's table entry, three vertex numbers). A surface touches a voxel or two
 //             per warp, so doing this work in the voxel passes would run warps with one lane in
 //             32 busy.
 // The volume is read about once by the classification and again only around the surface; the
-// bytes are read three times; every output is written twice (key, value). Launch shapes:
+// bytes are read twice (keys, triangles); every output is written twice (key, value). Launch shapes:
 // IsosurfaceTuning (plan.cuh); what each choice was measured against: bench/results/isosurface.md.
 //
 // Why not a descent of a stored pyramid per output key (HP5): a triangle needs the numbers of up
@@ -107,13 +108,10 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (!extract || s.tiles == 0) return;
-  vertex_keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.tiles), Tuning::kTileVoxels, 0, stream>>>(
-      s, info, offsets, fits, first, out.d_vertices);
+  keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.tiles), Tuning::kTileVoxels, 0, stream>>>(s, info, offsets, fits,
+                                                                                                 first, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   if (s.own_tiles == 0) return;
-  triangle_keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.own_tiles), Tuning::kTileVoxels, 0, stream>>>(
-      s, info, offsets, fits, out);
-  WINNOW_CUDA_CHECK_LAUNCH();
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(
       s.own_tiles, static_cast<unsigned>(multiprocessor_count()) * Tuning::kDenseBlocksPerMultiprocessor);

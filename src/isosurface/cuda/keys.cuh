@@ -76,24 +76,16 @@ __device__ __forceinline__ TileOutput locate_output(unsigned long long bytes, un
 // voxel among that lane's 8 bytes), so a warp's stores are consecutive keys rather than
 // scattered 12-byte pieces.
 
-/// Numbers the vertices: for every voxel that owns one (extra layer too), its first vertex's
-/// slab-local number; for the own layers, each vertex's key in its output slot. A warp per tile.
-__global__ void __launch_bounds__(Tuning::kTileVoxels)
-    vertex_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets, const int* fits,
-                       std::uint32_t* first_vertex, float* d_vertices) {
-  const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
-  const int lane = threadIdx.x % 32;
-  // Past the end, nothing to number in the tile (most tiles, away from the surface), or no room:
-  // the whole warp leaves.
-  if (tile >= s.tiles || *fits == 0) return;
-  const auto [begin, end] = tile_range(s, offsets, tile);
-  if (end.vertices == begin.vertices) return;
-  const LaneBytes b = lane_bytes(s, tile, lane);
-  const unsigned long long bytes = load_bytes(info, b);
+/// Numbers tile `tile`'s vertices (a warp, `bytes` its lanes' info bytes): for every voxel that
+/// owns one (extra layer too), its first vertex's slab-local number; for the own layers, each
+/// vertex's key in its output slot.
+__device__ __forceinline__ void write_vertex_keys(const Slab& s, const LaneBytes& b, unsigned long long bytes,
+                                                  const TileRange& range, int lane, std::uint32_t* first_vertex,
+                                                  float* d_vertices) {
   const unsigned mine = vertices_of(bytes), exclusive = warp_exclusive_sum(mine, lane), inclusive = exclusive + mine;
   // First vertex numbers, each lane its own voxels, only those that own vertices (the variants
   // tried are in bench/results/isosurface.md).
-  std::uint64_t k = begin.vertices + exclusive;
+  std::uint64_t k = range.begin.vertices + exclusive;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const unsigned mask = byte_of(bytes, i) & 7u;
@@ -101,43 +93,56 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels)
     first_vertex[b.first + i] = static_cast<std::uint32_t>(k);
     k += __popc(mask);
   }
-  const std::int64_t tile_x = b.x - lane * 8;
   if (b.z >= s.z1) return;  // the extra layer: numbered here, written by the next slab (uniform: one row)
-  const unsigned total = static_cast<unsigned>(end.vertices - begin.vertices);
+  const std::int64_t tile_x = b.x - lane * 8;
+  const unsigned total = static_cast<unsigned>(range.end.vertices - range.begin.vertices);
   for (unsigned base = 0; base < total; base += 32) {
     const unsigned t = base + lane;
     const TileOutput o = locate_output(bytes, exclusive, inclusive, t, [](unsigned v) { return __popc(v & 7u); });
     if (t >= total) continue;
     unsigned mask = byte_of(o.bytes, o.voxel) & 7u;  // the voxel's vertices: drop the lower ones
     for (unsigned r = 0; r < o.rank; ++r) mask &= mask - 1;
-    put_vertex_key(d_vertices + 3 * (begin.vertices + t), tile_x + o.lane * 8 + o.voxel, b.y, b.z, __ffs(mask) - 1);
+    put_vertex_key(d_vertices + 3 * (range.begin.vertices + t), tile_x + o.lane * 8 + o.voxel, b.y, b.z,
+                   __ffs(mask) - 1);
   }
 }
 
-/// Numbers the own cells' triangles: each triangle's key (its cell, its rank) in its output slot.
-/// A warp per tile, writing the tile's keys cooperatively (see vertex_keys_kernel).
-__global__ void __launch_bounds__(Tuning::kTileVoxels)
-    triangle_keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets, const int* fits,
-                         winnow::cuda::DeviceMesh out) {
-  const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
-  const int lane = threadIdx.x % 32;
-  if (tile >= s.own_tiles || *fits == 0) return;
-  const auto [begin, end] = tile_range(s, offsets, tile);
-  if (end.triangles == begin.triangles) return;
-  const LaneBytes b = lane_bytes(s, tile, lane);
-  const unsigned long long bytes = load_bytes(info, b);
+/// Numbers an own tile's triangles (a warp): each triangle's key (its cell, its rank) in its
+/// output slot.
+__device__ __forceinline__ void write_triangle_keys(const LaneBytes& b, unsigned long long bytes,
+                                                    const TileRange& range, int lane,
+                                                    const winnow::cuda::DeviceMesh& out) {
   const unsigned mine = triangles_of(bytes), exclusive = warp_exclusive_sum(mine, lane), inclusive = exclusive + mine;
   const std::int64_t tile_x = b.x - lane * 8;
-  const unsigned total = static_cast<unsigned>(end.triangles - begin.triangles);
+  const unsigned total = static_cast<unsigned>(range.end.triangles - range.begin.triangles);
   for (unsigned base = 0; base < total; base += 32) {
     const unsigned t = base + lane;
     const TileOutput o = locate_output(bytes, exclusive, inclusive, t, [](unsigned v) { return v >> 4; });
     if (t >= total) continue;
-    const std::uint64_t k = begin.triangles + t;
+    const std::uint64_t k = range.begin.triangles + t;
     void* at = out.d_triangles64 != nullptr ? static_cast<void*>(out.d_triangles64 + 3 * k)
                                             : static_cast<void*>(out.d_triangles + 3 * k);
     put_triangle_key(at, tile_x + o.lane * 8 + o.voxel, b.y, b.z, static_cast<int>(o.rank));
   }
+}
+
+/// Both key passes in one, a warp per tile: the vertices of every tile (extra layer too), the
+/// triangles of the own tiles. The tile's offsets and bytes are read once for both, and tiles with
+/// nothing to number (most, away from the surface) or no room leave at once, the whole warp.
+__global__ void __launch_bounds__(Tuning::kTileVoxels)
+    keys_kernel(Slab s, const std::uint8_t* info, const Sums* offsets, const int* fits, std::uint32_t* first_vertex,
+                winnow::cuda::DeviceMesh out) {
+  const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
+  const int lane = threadIdx.x % 32;
+  if (tile >= s.tiles || *fits == 0) return;
+  const TileRange range = tile_range(s, offsets, tile);
+  const bool vertices = range.end.vertices != range.begin.vertices;
+  const bool triangles = tile < s.own_tiles && range.end.triangles != range.begin.triangles;
+  if (!vertices && !triangles) return;
+  const LaneBytes b = lane_bytes(s, tile, lane);
+  const unsigned long long bytes = load_bytes(info, b);
+  if (vertices) write_vertex_keys(s, b, bytes, range, lane, first_vertex, out.d_vertices);
+  if (triangles) write_triangle_keys(b, bytes, range, lane, out);
 }
 
 }  // namespace

@@ -26,14 +26,14 @@ struct IsosurfaceTuning {
   static constexpr int kTileVoxels = 256;     ///< voxels per tile; threads per block of the tile and dense passes
   static constexpr int kRowsPerBlock = 8;     ///< classification: warps per block, one row each
   static constexpr int kLayersPerBlock = 32;  ///< classification: the layers a block marches through
-  static constexpr int kVoxelsPerLane = 4;    ///< classification: one aligned load of 4 voxels per lane
+  static constexpr int kVoxelsPerLane = 8;    ///< classification: 8 voxels per lane (one info word)
   /// A piece: the voxels of a row one classification warp decides per layer, and whose vertex and
-  /// triangle counts it sums; the scan runs over pieces, a tile is two of them.
+  /// triangle counts it sums; the scan runs over pieces, and a tile of the key passes is one.
   static constexpr int kPieceVoxels = 32 * kVoxelsPerLane;
   static constexpr int kKeyTilesPerWarp = 1;               ///< key passes: tiles per warp (their stores dominate)
   static constexpr int kDenseBlocksPerMultiprocessor = 8;  ///< dense passes: blocks looping over the outputs
 };
-static_assert(IsosurfaceTuning::kTileVoxels == 2 * IsosurfaceTuning::kPieceVoxels, "a tile is two pieces");
+static_assert(IsosurfaceTuning::kTileVoxels == IsosurfaceTuning::kPieceVoxels, "a tile is one piece");
 
 namespace {
 

@@ -1,7 +1,7 @@
 #pragma once
-// The CUDA isosurface's tiles: how the key passes cut the info bytes (a warp per tile of two
-// pieces, 8 bytes per lane), where a tile's outputs start and end in the exclusive scan of the
-// piece sums, and the one-thread kernel that reads the totals. Part of
+// The CUDA isosurface's tiles: how the key passes cut the info bytes (a warp per tile, a
+// classification piece, 8 bytes per lane), where a tile's outputs start and end in the exclusive
+// scan of the piece sums, and the one-thread kernel that reads the totals. Part of
 // src/isosurface/cuda/isosurface.cu, which alone includes it.
 #include <cstdint>
 #include <limits>
@@ -11,7 +11,7 @@
 namespace winnow::detail::cuda {
 namespace {
 
-// Tiles are pieces of rows of IsosurfaceTuning::kTileVoxels voxels (two classification pieces),
+// Tiles are pieces of rows of IsosurfaceTuning::kTileVoxels voxels (a classification piece each),
 // a warp each, 8 voxels (8 info bytes, one 8-byte load) per lane.
 /// Blocks of Tuning::kTileVoxels for `tiles` tiles at kTilesPerWarp tiles per warp.
 template <int kTilesPerWarp>
@@ -63,16 +63,13 @@ __device__ __forceinline__ unsigned triangles_of(unsigned long long w) {
   return __dp4a(static_cast<unsigned>(t), 0x01010101u, __dp4a(static_cast<unsigned>(t >> 32), 0x01010101u, 0u));
 }
 
-/// The exclusive scan's offsets at the start and the end of tile `tile` (two pieces, one at the
-/// row's end).
+/// The exclusive scan's offsets at the start and the end of tile `tile` (one piece: tiles and
+/// pieces are numbered alike).
 struct TileRange {
   Sums begin, end;
 };
-__device__ __forceinline__ TileRange tile_range(const Slab& s, const Sums* offsets, unsigned tile) {
-  const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;
-  const unsigned first = row * s.pieces_per_row + 2 * chunk;
-  const unsigned end = row * s.pieces_per_row + min(2 * chunk + 2, s.pieces_per_row);
-  return {offsets[first], offsets[end]};
+__device__ __forceinline__ TileRange tile_range(const Slab&, const Sums* offsets, unsigned tile) {
+  return {offsets[tile], offsets[tile + 1]};
 }
 
 /// Exclusive prefix of `value` over the warp's lanes.
