@@ -21,9 +21,9 @@ namespace {
 //             cell cut, the 8 bytes are 0 (most lanes);
 //   bits      otherwise: each voxel's cell case is 8 bits picked from 4 words, its crossings
 //             the differences of neighbouring bits, its triangle count the table's.
-// The pass issues instructions, not bytes, as its limit (ncu, 512^3 gyroid: SM 74 % busy, DRAM
-// 23 %): 8 voxels a lane share each layer's index arithmetic, barrier, stores and the piece's
-// reductions, where 4 did before (bench/results/isosurface.md).
+// The pass is bound by the instructions it issues, not by memory (ncu of a 4-voxel version on the
+// 512^3 gyroid: SMs 74 % busy, DRAM 23 %), so 8 voxels a lane share each layer's index arithmetic,
+// barrier, stores and the piece's reductions, where 4 did before (bench/results/isosurface.md).
 constexpr int kPlaneRows = IsosurfaceTuning::kRowsPerBlock + 1;  // with the halo row y0 + 8
 constexpr int kPieceX = IsosurfaceTuning::kPieceVoxels;          // voxels of a row per warp
 constexpr int kLaneVoxels = IsosurfaceTuning::kVoxelsPerLane;
