@@ -107,14 +107,14 @@ void run_slab(const DeviceField<T>& f, const Classifier<T>& classify, const Slab
   totals_kernel<<<1, 1, 0, stream>>>(offsets, s.own_pieces, extract ? out.vertex_capacity : 0,
                                      extract ? out.triangle_capacity : 0, d_totals, h_totals, fits);
   WINNOW_CUDA_CHECK_LAUNCH();
-  if (!extract || s.tiles == 0) return;
-  keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.tiles), Tuning::kTileVoxels, 0, stream>>>(s, info, offsets, fits,
-                                                                                                 first, out);
+  if (!extract || s.pieces == 0) return;
+  keys_kernel<<<blocks_for<Tuning::kKeyTilesPerWarp>(s.pieces), Tuning::kTileVoxels, 0, stream>>>(s, info, offsets,
+                                                                                                  fits, first, out);
   WINNOW_CUDA_CHECK_LAUNCH();
-  if (s.own_tiles == 0) return;
+  if (s.own_pieces == 0) return;
   // The dense passes: enough blocks to fill the device, each looping over the outputs.
   const unsigned dense_blocks = std::min<unsigned>(
-      s.own_tiles, static_cast<unsigned>(multiprocessor_count()) * Tuning::kDenseBlocksPerMultiprocessor);
+      s.own_pieces, static_cast<unsigned>(multiprocessor_count()) * Tuning::kDenseBlocksPerMultiprocessor);
   vertex_kernel<T><<<dense_blocks, Tuning::kTileVoxels, 0, stream>>>(f, s, offsets, fits, out);
   WINNOW_CUDA_CHECK_LAUNCH();
   triangle_kernel<T>

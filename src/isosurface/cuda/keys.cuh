@@ -134,10 +134,10 @@ __global__ void __launch_bounds__(Tuning::kTileVoxels)
                 winnow::cuda::DeviceMesh out) {
   const unsigned tile = first_tile_of_warp<Tuning::kKeyTilesPerWarp>();
   const int lane = threadIdx.x % 32;
-  if (tile >= s.tiles || *fits == 0) return;
-  const TileRange range = tile_range(s, offsets, tile);
+  if (tile >= s.pieces || *fits == 0) return;
+  const TileRange range = tile_range(offsets, tile);
   const bool vertices = range.end.vertices != range.begin.vertices;
-  const bool triangles = tile < s.own_tiles && range.end.triangles != range.begin.triangles;
+  const bool triangles = tile < s.own_pieces && range.end.triangles != range.begin.triangles;
   if (!vertices && !triangles) return;
   const LaneBytes b = lane_bytes(s, tile, lane);
   const unsigned long long bytes = load_bytes(info, b);

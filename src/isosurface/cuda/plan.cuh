@@ -56,7 +56,8 @@ struct Slab {
   iso::Grid grid;
   std::int64_t z0 = 0, z1 = 0;
   std::uint64_t own_voxels = 0, extra_voxels = 0;
-  unsigned own_tiles = 0, tiles = 0, chunks = 1;  // chunks: tiles per row
+  /// Pieces of rows (IsosurfaceTuning::kPieceVoxels voxels; the key passes' tiles too), in raster
+  /// order: those of the own layers, all of them with the extra layer's, those of a row.
   unsigned own_pieces = 0, pieces = 0, pieces_per_row = 1;
   double level = 0;
   bool flip = false, normals = false, values = false;
@@ -72,8 +73,8 @@ struct AddSums {
 };
 
 /// A voxel of the slab: v = ((z - z0) ny + y) nx + x over the own layers, then the extra one.
-/// Tiles are pieces of rows (IsosurfaceTuning::kTileVoxels voxels) (row r, own layers' rows first, cut into `chunks`
-/// tiles), so they follow raster order.
+/// Tiles are the pieces of rows (row r, own layers' rows first, cut into `pieces_per_row`), so they
+/// follow raster order.
 struct Locus {
   bool valid;
   std::uint64_t v;  ///< ((z - z0) ny + y) nx + x: own layers, then the extra layer
@@ -121,17 +122,14 @@ Slab make_slab(const iso::Grid& grid, std::int64_t z0, std::int64_t z1, double l
   const std::uint64_t layer = static_cast<std::uint64_t>(grid.nx) * static_cast<std::uint64_t>(grid.ny);
   s.own_voxels = layer * static_cast<std::uint64_t>(z1 - z0);
   s.extra_voxels = z1 < grid.nz ? layer : 0;
-  s.chunks = static_cast<unsigned>((grid.nx + Tuning::kTileVoxels - 1) / Tuning::kTileVoxels);
   s.pieces_per_row = static_cast<unsigned>((grid.nx + Tuning::kPieceVoxels - 1) / Tuning::kPieceVoxels);
   const std::uint64_t own_rows = static_cast<std::uint64_t>(grid.ny) * static_cast<std::uint64_t>(z1 - z0);
   const std::uint64_t rows = own_rows + (s.extra_voxels != 0 ? static_cast<std::uint64_t>(grid.ny) : 0);
-  const std::uint64_t own_tiles = own_rows * s.chunks, tiles = rows * s.chunks;
   const std::uint64_t own_pieces = own_rows * s.pieces_per_row, pieces = rows * s.pieces_per_row;
   if (pieces >= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) || grid.nx >= (std::int64_t{1} << 31))
     throw InputError("isosurface: a slab of " + std::to_string(s.own_voxels) + " voxels is too large for one grid");
   if (grid.nx >= (std::int64_t{1} << 30) || grid.ny >= (std::int64_t{1} << 32) || grid.nz >= (std::int64_t{1} << 29))
     throw InputError("isosurface: the CUDA backend takes at most 2^30 x 2^32 x 2^29 voxels");
-  s.own_tiles = static_cast<unsigned>(own_tiles), s.tiles = static_cast<unsigned>(tiles);
   s.own_pieces = static_cast<unsigned>(own_pieces), s.pieces = static_cast<unsigned>(pieces);
   s.level = level;
   s.flip = o.flip, s.normals = o.normals, s.values = o.values;

@@ -31,7 +31,7 @@ struct LaneBytes {
   std::int64_t x, y, z;  ///< the first voxel's coordinates
 };
 __device__ __forceinline__ LaneBytes lane_bytes(const Slab& s, unsigned tile, int lane) {
-  const unsigned row = tile / s.chunks, chunk = tile - row * s.chunks;
+  const unsigned row = tile / s.pieces_per_row, chunk = tile - row * s.pieces_per_row;
   const unsigned layer = row / static_cast<unsigned>(s.grid.ny);
   LaneBytes b;
   b.x = static_cast<std::int64_t>(chunk) * Tuning::kTileVoxels + lane * 8;
@@ -68,7 +68,7 @@ __device__ __forceinline__ unsigned triangles_of(unsigned long long w) {
 struct TileRange {
   Sums begin, end;
 };
-__device__ __forceinline__ TileRange tile_range(const Slab&, const Sums* offsets, unsigned tile) {
+__device__ __forceinline__ TileRange tile_range(const Sums* offsets, unsigned tile) {
   return {offsets[tile], offsets[tile + 1]};
 }
 
