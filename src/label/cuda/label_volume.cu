@@ -15,10 +15,11 @@
 // indices. Unions link the larger root under the smaller, so every component's root is its
 // raster-first voxel, the one that decides its number. One kernel per pass, in stream order:
 //   1. local (volume_local.cuh): every brick labelled alone in shared memory -- x-runs from warp
-//      ballots, one union per run and stretch of joining voxels in each backward row; a binary
-//      volume's bricks as rows of bit words, with runs as the nodes; a single layer in tiles of
-//      4 x 2 bricks. Every voxel's parent is then its brick-local root, and the rows' root words
-//      mark the brick-local roots.
+//      ballots, one union per run and stretch of joining voxels in each backward row; a single
+//      layer in tiles of 4 x 2 bricks. Every voxel's parent is then its brick-local root, and the
+//      rows' root words mark the brick-local roots. A binary volume of several layers (rows of 16
+//      columns a word or more) is labelled over its x-runs instead: bricks as rows of bit words,
+//      and a forest of runs, not voxels (volume_plan.cuh), through passes 1, 2 and 4.
 //   2. merge (volume_merge.cuh): the voxels on brick faces unite with their backward neighbours in
 //      other bricks, union-find in global memory; each link takes the root it linked out of the
 //      root words and marks the root it went under (its component spans bricks).
@@ -38,9 +39,9 @@
 // "Optimized block-based algorithms to label connected components on GPUs", IEEE TPDS 2019.
 //
 // Complexity: O(nx * ny * nz) work (union-find trees stay shallow in practice: near-linear);
-// memory: 4 bytes per voxel of temporary storage (the forest), and four words of 4 bytes per 32
-// columns of each row (foreground, roots, marks, numbering offsets: 1 bit per voxel each, up to 4
-// bytes per voxel for volumes 1 voxel wide).
+// memory: 4 bytes per voxel of temporary storage (the forest; the run forest uses at most 2 of
+// them), and four words of 4 bytes per 32 columns of each row (foreground, roots, marks, numbering
+// offsets: 1 bit per voxel each, up to 4 bytes per voxel for volumes 1 voxel wide).
 //
 // How the design came about, with its measurements and what was tried and dropped:
 // bench/results/label.md, "Volume labeling on CUDA: design history".
@@ -133,7 +134,8 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz,
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, root_counts(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.nwords));
   const std::size_t word_bytes = std::size_t{p.nwords} * 4;
-  p.bits = !p.layer && !p.multilabel;
+  // The run forest's nodes (16 a word) fit the voxel forest's place when a word has 16 columns.
+  p.bits = !p.layer && !p.multilabel && std::uint64_t{p.g.nbx} * kWordRuns <= ux;
   p.off_P = 0;
   p.off_rows = align256(p.off_P + p.n * 4);
   p.off_marks = align256(p.off_rows + std::size_t{p.nwords} * sizeof(RowWord));
@@ -165,7 +167,7 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
         d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
   else if (bits)
     bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, t.P, t.rows, p.g,
+        d_vol, t.P, t.rows, t.marks, p.g,
         sizeof(T) == 1 && reinterpret_cast<std::uintptr_t>(d_vol) % 16 == 0 && p.g.nx % 16 == 0);
   else
     local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
@@ -220,8 +222,16 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   if (p.n == 0) return;
   if (!cap) st = nullptr;
   const VolumeTemp t = volume_temp(p, d_temp);
-  labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(
-      t.P, t.rows, t.offsets, d_labels, p.g);
+  if (p.bits) {
+    flatten_runs_kernel<<<resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_runs_kernel), kThreads, 0, s>>>(
+        t.P, t.rows, t.marks, p.nwords);
+    WINNOW_CUDA_CHECK_LAUNCH();
+    const std::uint64_t rows = std::uint64_t{p.g.ny} * p.g.nz;
+    bits_labels_kernel<<<resident_blocks((rows + kThreads / 32 - 1) / (kThreads / 32), bits_labels_kernel), kThreads, 0,
+                         s>>>(t.P, t.rows, t.offsets, d_labels, p.g);
+  } else
+    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(
+        t.P, t.rows, t.offsets, d_labels, p.g);
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(4, s);
   if (st) {  // the records brick by brick, from the row words or from the labels just written

@@ -2,10 +2,12 @@
 // Pass 1 of the volume labeling, local: every brick labelled alone, in shared memory, so that only
 // the pairs across bricks' faces are left to the merge (volume_merge.cuh). Whichever kernel runs,
 // every foreground voxel's parent is then its brick-local root (a global key; background kNone),
-// and the roots bits of the row words mark the brick-local roots.
-//   local_kernel        multi-label volumes: a brick of 32 x 8 x 8 voxels a thread block;
+// or, bits_local_kernel, every run's parent is its brick-local root run (the run forest,
+// volume_plan.cuh), and the roots bits of the row words mark the brick-local roots.
+//   local_kernel        multi-label volumes (and binary ones of rows under 16 columns): a brick
+//                       of 32 x 8 x 8 voxels a thread block;
 //   layer_local_kernel  volumes of one layer: a tile of 4 x 2 bricks of 32 x 32 pixels a block;
-//   bits_local_kernel   binary volumes: a brick of 32 x 8 x 8 voxels a warp, rows as bit words.
+//   bits_local_kernel   other binary volumes: a brick of 32 x 8 x 8 voxels a warp, rows as bit words.
 // All three split rows into x-runs with ballots and unite a run once with each stretch of joining
 // voxels in each backward row -- one union per run and stretch instead of one per voxel and offset
 // (a dense 26-connected row of 32 voxels: a handful instead of 160, and far fewer colliding
@@ -248,11 +250,14 @@ __global__ void __launch_bounds__(kThreads)
 // the union-find nodes are runs (at most 16 per row), not voxels, so a dense brick has a few
 // hundred nodes instead of 2048, and a lane unites its rows' runs with their backward rows' runs
 // (shared-memory union-find as in local_kernel, in the warp's own arrays). The lanes unite a pair
-// each per round at one call site (unite_in_lockstep), the roots are walked a run per lane across
-// the brick, and each run's root becomes a global key once, so the voxels' parents are written as
-// coalesced rows of 32 keys. The rows' words also go to a global array (one word per 32 columns
-// of every row), from which the merge and the statistics read the rows of any brick.
-constexpr int kMaxRuns = kBX / 2;  // runs per 32-bit row word
+// each per round at one call site (unite_in_lockstep), then walk their rows' runs to their roots.
+// Its output is the run forest (volume_plan.cuh), not a parent per voxel: each run's parent is its
+// brick-local root's node, and the rows' words (foreground and the runs that are brick-local
+// roots) go to a global array, one word per 32 columns of every row, from which the merge, the
+// label pass and the statistics read the rows of any brick. A voxel's parent is never written:
+// the label pass finds it from the word (its run) -- at density 0.5 a row of 32 voxels has about
+// 8 runs, 32 bytes of forest instead of 128.
+constexpr int kMaxRuns = kWordRuns;  // runs per 32-bit row word
 // A run's node in the brick: row r's k-th run is r * kRunStride + k. Numbers still grow in raster
 // order, and the odd stride puts the same run of the 32 lanes' rows in 32 different shared-memory
 // banks (a stride of 16 would put them in 2).
@@ -268,17 +273,15 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
 // so a lane reads a brick row as two 16-byte loads.
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
-    bits_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, VolGeo g, bool vector_rows) {
+    bits_local_kernel(const T* vol, std::uint32_t* R, RowWord* rows, RowMarks* marks, VolGeo g, bool vector_rows) {
   using B = VolumeBrick;
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
   __shared__ unsigned row_words[kThreads / 32][kRows];
   __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
-  __shared__ std::uint8_t first_bits[kThreads / 32][kRows * kRunStride];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
   const VoxelForest forest{parent};
-  std::uint8_t* first_bit = first_bits[threadIdx.x / 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
@@ -322,12 +325,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
       // Every run is its own set at first.
-      int k = 0;
-      for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++k) {
-        const int id = r * kRunStride + k;
-        parent[id] = static_cast<std::uint32_t>(id);
-        first_bit[id] = static_cast<std::uint8_t>(__ffs(t) - 1);
-      }
+      const int runs = __popc(run_starts(mine[j]));
+      for (int id = r * kRunStride; id < r * kRunStride + runs; ++id) parent[id] = static_cast<std::uint32_t>(id);
     }
     __syncwarp();
     // Unions of each row's runs with the runs they touch in its backward rows inside the brick
@@ -352,49 +351,50 @@ __global__ void __launch_bounds__(kThreads)
                 static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
         });
     __syncwarp();
-    // Roots: every run's entry becomes its root's number, then its root's first voxel as a global
-    // key. The warp's lanes take the brick's run numbers in turn (lane l: l, l + 32, ...), so the
-    // walks of one row's runs run side by side; a lane writes its own entries only, so a concurrent
-    // walk through them reads an ancestor either way.
-    constexpr int kNodes = kRows * kRunStride;
-    for (int id = lane; id < kNodes; id += 32) {
-      const int row = id / kRunStride;
-      if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;  // no such run
-      std::uint32_t root = static_cast<std::uint32_t>(id);
-      for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
-      lower_to(parent + id, root);  // an atomic store over what concurrent walks read
+    // Roots: every run's entry becomes its root's number, each lane walking its own rows' runs
+    // (no empty slots visited); a lane writes its own entries only, so a concurrent walk through
+    // them reads an ancestor either way.
+#pragma unroll
+    for (int j = 0; j < kLaneRows; ++j) {
+      const int first_id = (lane + 32 * j) * kRunStride, runs = __popc(run_starts(mine[j]));
+      for (int id = first_id; id < first_id + runs; ++id) {
+        std::uint32_t root = static_cast<std::uint32_t>(id);
+        for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
+        lower_to(parent + id, root);
+      }
     }
     __syncwarp();
-    // The rows' words, foreground and brick-local roots (the runs that are their own root) in one
-    // store (the merge and the statistics read the foreground of any brick's rows, the numbering
-    // the roots).
+    // Each run's parent in the run forest (volume_plan.cuh): its root's node, and the rows' words,
+    // foreground and brick-local roots (bit k: run k is its own root) in one store -- the merge
+    // and the statistics read the foreground of any brick's rows, the numbering the roots. The
+    // marks word starts with a copy of the brick-local roots in its upper half, which the merge
+    // leaves alone: after it, the brick-local roots that it linked are those no longer roots.
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
       const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+      if (y >= g.ny || z >= g.nz) continue;  // no runs (the row words were read as empty)
+      const std::size_t w = word_index(x0 / kBX, y, z, g);
+      const int first_id = r * kRunStride, runs = __popc(run_starts(mine[j]));
       unsigned root_bits = 0;
-      int id = r * kRunStride;
-      for (unsigned t = run_starts(mine[j]); t; t &= t - 1, ++id)
-        if (parent[id] == static_cast<std::uint32_t>(id)) root_bits |= t & (0u - t);  // the run's first bit
-      if (y < g.ny && z < g.nz) rows[word_index(x0 / kBX, y, z, g)] = RowWord{mine[j], root_bits};
-    }
-    for (int id = lane; id < kNodes; id += 32) {
-      const int row = id / kRunStride;
-      if (id - row * kRunStride >= __popc(run_starts(masks[row]))) continue;
-      const std::uint32_t root = parent[id];
-      const int root_row = static_cast<int>(root) / kRunStride;
-      parent[id] = key_of(x0 + first_bit[root], y0 + root_row % B::kY, z0 + root_row / B::kY, g);
-    }
-    __syncwarp();
-    // Every voxel's parent: its run's root voxel as a global key (coalesced rows of 32).
-#pragma unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
-      const unsigned m = masks[r];
-      std::uint32_t key = kNone;
-      if (m >> lane & 1u) key = parent[r * kRunStride + run_index(m, lane)];
-      P[key_of(x, y, z, g)] = key;
+      // Whole 32-byte sectors of the word's 16 entries, 8 at a time (those past the runs are never
+      // read): a store per run left partial sectors, 0.69 against 0.43 ms at 512^3 d0.1.
+      for (int k0 = 0; k0 < runs; k0 += 8) {
+        std::uint32_t e[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          const int k = k0 + q, root = static_cast<int>(parent[first_id + min(k, runs - 1)]),
+                    root_row = root / kRunStride;
+          if (k < runs && root == first_id + k) root_bits |= 1u << k;
+          e[q] = run_node(word_index(x0 / kBX, y0 + root_row % B::kY, z0 + root_row / B::kY, g),
+                          root - root_row * kRunStride);
+        }
+        auto* sector = reinterpret_cast<uint4*>(R + run_node(w, k0));
+        sector[0] = uint4{e[0], e[1], e[2], e[3]};
+        sector[1] = uint4{e[4], e[5], e[6], e[7]};
+      }
+      rows[w] = RowWord{mine[j], root_bits};
+      marks[w] = RowMarks{root_bits << kWordRuns};  // the brick-local roots, kept in the upper half
     }
     __syncwarp();  // the shared arrays are refilled for the next brick
   });

@@ -3,7 +3,8 @@
 // neighbours in other bricks, union-find on global memory. Every adjacent pair is seen once, from
 // its later voxel: by pass 1 when both lie in one brick, here otherwise.
 //   merge_kernel       multi-label volumes and volumes of one layer: a warp per 32 face voxels;
-//   bits_merge_kernel  binary volumes of several layers: a warp per brick, over the row words.
+//   bits_merge_kernel  binary volumes of several layers: a warp per brick, over the row words and
+//                      the run forest (volume_plan.cuh).
 // Both replace a pair by its voxels' parents (brick-local roots, the same sets) and skip the pairs
 // the warp united already: across the faces of a dense component nearly every pair is the same two
 // brick roots, and one union suffices.
@@ -14,8 +15,9 @@
 // instead of 13 in dense volumes.
 //
 // Every link takes the root it linked out of the root words (an atomic and of its bit: the
-// brick-local roots left there are the roots) and marks the root it went under, a bit per voxel in
-// words laid out as the root words (RowMarks): its component spans bricks. No pass points every
+// brick-local roots left there are the roots) and marks the root it went under, a bit per voxel
+// (per run in the run forest) in words laid out as the root words (RowMarks): its component spans
+// bricks. No pass points every
 // linked root at its root afterwards: the label pass walks the merge's chains itself (only
 // brick-local roots are on them).
 #include <cuda_runtime.h>
@@ -44,6 +46,13 @@ __device__ __forceinline__ void unlink_root(RowWord* rows, RowMarks* marks, std:
   const std::uint32_t row_b = b / g.nx, x_b = b - row_b * g.nx;  // y + ny z
   atomicAnd(&rows[std::size_t{row_b} * g.nbx + x_b / kBX].roots, ~(1u << (x_b % kBX)));
   mark_spans(marks, a, g);
+}
+// The same for roots of the run forest (bit k of word w: node w * kWordRuns + k).
+__device__ __forceinline__ void unlink_root_run(RowWord* rows, RowMarks* marks, std::uint32_t b, std::uint32_t a) {
+  atomicAnd(&rows[b / kWordRuns].roots, ~(1u << (b % kWordRuns)));
+  std::uint32_t* spans = &marks[a / kWordRuns].spans;
+  const unsigned bit = 1u << (a % kWordRuns);
+  if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);  // as mark_spans
 }
 
 // ---- merge_kernel: face slots, a warp per 32 ----------------------------------------------------
@@ -206,34 +215,35 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
   return false;
 }
 
-// The merge of a binary volume: a warp per brick, reading row words. A row unites its runs with
-// those of its backward rows that lie in other bricks (TouchingRuns), and its first voxel with the
-// last voxels of the rows of the brick to its left that touch it (the x boundary: every pair across
-// it is seen once, from its right side, for each (dy, dz) of the connectivity). A pair's keys are
-// replaced by their parents first (brick-local roots), and a pair that the warp united already is
-// skipped: a table of the warp's recent pairs in shared memory (a slot per hash, swapped
-// atomically; a pair that two lanes unite at once is united twice, which is harmless).
+// The merge of a binary volume: a warp per brick, reading row words, over the run forest. A row
+// unites its runs with those of its backward rows that lie in other bricks (TouchingRuns), and its
+// first run (when it starts at the first column) with the last runs of the rows of the brick to
+// its left that touch it (the x boundary: every pair across it is seen once, from its right side,
+// for each (dy, dz) of the connectivity). A pair's runs are replaced by their parents first
+// (brick-local roots), and a pair that the warp united already is skipped: a table of the warp's
+// recent pairs in shared memory (a slot per hash, swapped atomically; a pair that two lanes unite
+// at once is united twice, which is harmless).
 template <int Conn>
 __global__ void __launch_bounds__(kThreads)
-    bits_merge_kernel(RowWord* rows, std::uint32_t* P, RowMarks* marks, VolGeo g) {
+    bits_merge_kernel(RowWord* rows, std::uint32_t* R, RowMarks* marks, VolGeo g) {
   using B = VolumeBrick;
   constexpr int kLaneRows = B::kRows / 32;
   constexpr int kRecent = VolumeTuning::kRecentPairs;  // slots of a warp's table of recent pairs
   static_assert(kRecent == 64, "a pair's slot is the top 6 bits of its hash");
   __shared__ unsigned long long recent_pairs[kThreads / 32][kRecent];
   unsigned long long* recent = recent_pairs[threadIdx.x / 32];
-  const VoxelForest forest{P};
+  const VoxelForest forest{R};  // the same union-find over run nodes
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
   __syncwarp();
   for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t bx = x0 / kBX;
-    auto unite_keys = [&](std::uint32_t ka, std::uint32_t kb) {
+    auto unite_runs = [&](std::uint32_t na, std::uint32_t nb) {
       const unsigned long long both =
-          static_cast<unsigned long long>(parent_of(forest, ka)) << 32 | parent_of(forest, kb);
+          static_cast<unsigned long long>(parent_of(forest, na)) << 32 | parent_of(forest, nb);
       if (atomicExch(&recent[(both * 0x9E3779B97F4A7C15ull) >> 58], both) == both) return;  // united already
       unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
-            [&](std::uint32_t b, std::uint32_t a) { unlink_root(rows, marks, b, a, g); });
+            [&](std::uint32_t b, std::uint32_t a) { unlink_root_run(rows, marks, b, a); });
     };
     unsigned row_word[kLaneRows];
 #pragma unroll
@@ -245,7 +255,7 @@ __global__ void __launch_bounds__(kThreads)
     // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
     // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
     // have such pairs).
-    std::uint32_t row_key = 0, row2_key = 0;
+    std::size_t row_w = 0, row2_w = 0;  // the two rows' words
     unsigned m = 0, m2 = 0;
     unite_in_lockstep<2>(
         [&](int i, TouchingRuns& runs) {
@@ -256,14 +266,14 @@ __global__ void __launch_bounds__(kThreads)
           const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
           if (y >= g.ny || z >= g.nz || ty < 0 || ty >= g.ny || tz < 0) return false;
           const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
-          m = rows[word_index(bx, y, z, g)].fg;
-          m2 = rows[word_index(bx, uy, uz, g)].fg;
-          row_key = key_of(x0, y, z, g);
-          row2_key = key_of(x0, uy, uz, g);
+          row_w = word_index(bx, y, z, g);
+          row2_w = word_index(bx, uy, uz, g);
+          m = rows[row_w].fg;
+          m2 = rows[row2_w].fg;
           runs = TouchingRuns(m, m2, b.ext, true);
           return true;
         },
-        [&](int a, int c) { unite_keys(row_key + run_start_bit(m, a), row2_key + run_start_bit(m2, c)); });
+        [&](int a, int c) { unite_runs(run_node(row_w, run_index(m, a)), run_node(row2_w, run_index(m2, c))); });
     // The x boundary: each row's first voxel and the last voxels of the left brick's rows
     // (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
     // lane's rows j), then united one per round.
@@ -291,8 +301,9 @@ __global__ void __launch_bounds__(kThreads)
         across &= across - 1;
         const int r = lane + 32 * j;
         const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
-        const unsigned left = rows[word_index(bx - 1, uy, uz, g)].fg;
-        unite_keys(key_of(x0, y, z, g), key_of(x0 - kBX, uy, uz, g) + run_start_bit(left, 31));
+        const std::size_t left_w = word_index(bx - 1, uy, uz, g);
+        const unsigned left = rows[left_w].fg;
+        unite_runs(run_node(word_index(bx, y, z, g), 0), run_node(left_w, __popc(run_starts(left)) - 1));
       }
       __syncwarp();  // reconverge before the vote
     }

@@ -5,7 +5,8 @@
 // word's offset plus the roots before it in its word, plus 1 -- raster order, without a pass over
 // the forest (the forest is 4 bytes a voxel, the words 1 bit). The label pass gives every
 // foreground voxel its root's number (read-only finds: its brick-local root, then the merge's
-// chain), background 0.
+// chain), background 0; over the run forest of the bit-row passes, bits_labels_kernel does the
+// same run by run.
 #include <cuda_runtime.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -72,6 +73,69 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kLabelItems; ++j) {
       const std::uint64_t i = base + j * stride;
       if (i < g.n) labels[i] = r[j] == kNone ? 0u : root_number(r[j], rows, offsets, g);
+    }
+  }
+}
+
+// The number of run-forest root r (volume_plan.cuh): as root_number, with bits that are runs.
+__device__ __forceinline__ std::uint32_t run_root_number(std::uint32_t r, const RowWord* rows,
+                                                         const std::uint32_t* offsets) {
+  const std::uint32_t w = r / kWordRuns, k = r % kWordRuns;
+  return __ldg(offsets + w) + static_cast<std::uint32_t>(__popc(__ldg(&rows[w].roots) & ~(kFull << k))) + 1;
+}
+
+// The labels of a volume labelled over the run forest (bits_local_kernel, bits_merge_kernel).
+// After the merge a run's entry holds its brick-local root, and a brick-local root's entry itself
+// or the start of the merge's chain to its root. flatten_runs_kernel points each brick-local root
+// that the merge linked (a thread per row word: the upper half of its marks word, less its roots)
+// straight at its root, so that a run's root is then two loads away: its entry, that entry's
+// entry. A store of a root over a chain's entry leaves every concurrent walk through it on its way
+// to the same root.
+__global__ void __launch_bounds__(kThreads)
+    flatten_runs_kernel(std::uint32_t* R, const RowWord* rows, const RowMarks* marks, std::uint32_t words) {
+  for (std::uint32_t w = blockIdx.x * kThreads + threadIdx.x; w < words; w += gridDim.x * kThreads) {
+    for (unsigned linked = marks[w].spans >> kWordRuns & ~rows[w].roots; linked; linked &= linked - 1) {
+      const std::uint32_t node = run_node(w, __ffs(linked) - 1);
+      std::uint32_t root = __ldcg(R + node);
+      for (std::uint32_t p = __ldcg(R + root); p != root; p = __ldcg(R + root)) root = p;
+      __stcg(R + node, root);
+    }
+  }
+}
+
+// Then a warp per row of the volume, 32 columns (a word) at a time, kLabelItems words in flight:
+// each foreground voxel takes its run from the word by bit arithmetic, the run's entry (its
+// brick-local root), that entry's entry (the root) and the root's number; the lanes of a run load
+// the same words, and the warp stores 32 consecutive labels, so the labels go out in raster order
+// whatever the rows' alignment (a warp per brick, with the runs' numbers in shared memory, wrote
+// rows of 32 labels scattered over 64 rows: slower on every volume measured,
+// bench/results/label.md).
+__global__ void __launch_bounds__(kThreads)
+    bits_labels_kernel(const std::uint32_t* R, const RowWord* rows, const std::uint32_t* offsets, std::uint32_t* labels,
+                       VolGeo g) {
+  constexpr int kItems = VolumeTuning::kLabelItems;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const std::uint32_t volume_rows = g.ny * g.nz;
+  const std::uint32_t warps = gridDim.x * (kThreads / 32);
+  for (std::uint32_t row = (blockIdx.x * kThreads + threadIdx.x) / 32; row < volume_rows; row += warps) {
+    const std::size_t first_word = std::size_t{row} * g.nbx;
+    std::uint32_t* const out = labels + std::size_t{row} * g.nx;
+    for (std::uint32_t bx0 = 0; bx0 < g.nbx; bx0 += kItems) {
+      unsigned m[kItems];
+      std::uint32_t v[kItems];
+#pragma unroll
+      for (int q = 0; q < kItems; ++q) m[q] = bx0 + q < g.nbx ? __ldg(&rows[first_word + bx0 + q].fg) : 0u;
+#pragma unroll
+      for (int q = 0; q < kItems; ++q)
+        v[q] = m[q] >> lane & 1u ? __ldg(R + run_node(first_word + bx0 + q, run_index(m[q], lane))) : kNone;
+#pragma unroll
+      for (int q = 0; q < kItems; ++q)
+        if (v[q] != kNone) v[q] = __ldg(R + v[q]);
+#pragma unroll
+      for (int q = 0; q < kItems; ++q) {
+        const std::uint32_t x = (bx0 + q) * kBX + static_cast<std::uint32_t>(lane);
+        if (x < g.nx) out[x] = v[q] == kNone ? 0u : run_root_number(v[q], rows, offsets);
+      }
     }
   }
 }

@@ -95,10 +95,24 @@ struct alignas(8) RowWord {
   std::uint32_t fg, roots;
 };
 
+// The run forest of the bit-row passes (a binary volume of several layers): its nodes are the
+// x-runs of the row words, not the voxels -- run k of word w (counted from 0 within the word, at
+// most 16 in 32 columns) is node w * kWordRuns + k. Nodes order like their runs' first voxels in
+// raster order (words in raster order, runs in a word from left to right), so the smallest node
+// of a set is still its raster-first voxel's run, and a root's number comes from its word's offset
+// and the root bits of the runs before it. The words' roots and marks bits are then run numbers
+// (bit k: run k), not columns. A volume of narrow rows (fewer than 16 columns a word, where the
+// run nodes outnumber the voxels) takes the voxel forest instead (VolumePlan::bits).
+constexpr int kWordRuns = kBX / 2;
+__device__ __forceinline__ std::uint32_t run_node(std::size_t word, int k) {
+  return static_cast<std::uint32_t>(word * kWordRuns + static_cast<std::size_t>(k));
+}
+
 // The merge's marks of a row's 32 columns, laid out as the root words: the roots it (or a layer
 // tile's local pass, across the tile's bricks) linked others under -- so a root without that mark
 // holds a component that one brick holds whole: the statistics write its record with plain
-// stores.
+// stores. In the run forest the marks are bits 0..15 (runs), and bits 16..31 keep the word's
+// brick-local roots as the local pass found them.
 struct RowMarks {
   std::uint32_t spans;
 };
@@ -163,7 +177,8 @@ struct VolumePlan {
   int conn = 26;
   bool multilabel = false;
   bool layer = false;  // one layer: LayerTile (local pass, merge) and LayerBrick (statistics), else VolumeBrick
-  bool bits = false;   // a binary volume of several layers: bits_local_kernel and bits_merge_kernel
+  bool bits = false;   // a binary volume of several layers, rows of 16 columns a word or more: the
+                       // bit-row passes over the run forest
   std::uint64_t n = 0;
   std::uint32_t nwords = 0;  // words of 32 columns of a row: nbx * ny * nz < n
   std::size_t scan_bytes = 0;
@@ -172,7 +187,7 @@ struct VolumePlan {
 
 // The temporary storage's arrays (VolumePlan's offsets).
 struct VolumeTemp {
-  std::uint32_t* P;        // the forest
+  std::uint32_t* P;        // the forest: a parent per voxel, or per run (the bit-row passes)
   RowWord* rows;           // a row's foreground and roots per 32 columns
   RowMarks* marks;         // the roots the merge linked others under, laid out as rows
   std::uint32_t* offsets;  // per row word: the roots before it

@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
     __syncwarp();  // the table is empty (the previous brick's flush cleared it)
     // Lane l holds rows l + 32 j: m (foreground), starts (first voxels of runs), stops (bit b:
     // the run holding b - 1 ends there, at a new run or a gap) and whole (roots of components
-    // that the brick holds whole).
+    // that the brick holds whole; bit k: run k with the row words, whose roots are runs, else
+    // column k).
     unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows], whole[kLaneRows];
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
@@ -241,8 +242,8 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
         ahead[k] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
         fetched &= fetched - 1;
       }
-      int k = 0;
-      for (unsigned left = starts[j]; left; left &= left - 1, k = (k + 1) % kAhead) {
+      int k = 0, run = 0;  // run: the run's number in its row
+      for (unsigned left = starts[j]; left; left &= left - 1, k = (k + 1) % kAhead, ++run) {
         const int first = __ffs(left) - 1;
         const unsigned after = first < 31 ? stops[j] & (kFull << (first + 1)) : 0u;
         const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
@@ -265,7 +266,7 @@ __global__ void __launch_bounds__(kStatsWarps * 32)
         const unsigned columns = (kFull >> (31 - last)) & (kFull << first);
         const unsigned rows_layers = 1u << ly | (B::kZ > 1 ? 1u << (B::kY + lz) : 0u);
         acc_cover |= columns | static_cast<unsigned long long>(rows_layers) << 32;
-        acc_whole = acc_whole || (whole[j] >> first & 1u);  // the component's root run
+        acc_whole = acc_whole || (whole[j] >> (kRowWords ? run : first) & 1u);  // the component's root run
       }
     }
     {
