@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "isosurface/cuda/plan.cuh"
+#include "isosurface/cuda/tiles.cuh"  // vertices_of, triangles_of: a lane's 8 info bytes counted
 
 namespace winnow::detail::cuda {
 namespace {
@@ -192,12 +193,8 @@ __global__ void __launch_bounds__(32 * Tuning::kRowsPerBlock, 4)
       }
       // The piece's counts: owner bits and triangle nibbles summed over the warp (the bytes past
       // the row's end are 0).
-      const unsigned long long nibbles = (bytes >> 4) & 0x0f0f0f0f0f0f0f0full;
-      const unsigned mine_v = static_cast<unsigned>(__popcll(bytes & 0x0707070707070707ull));
-      const unsigned mine_t = __dp4a(static_cast<unsigned>(nibbles), 0x01010101u,
-                                     __dp4a(static_cast<unsigned>(nibbles >> 32), 0x01010101u, 0u));
-      const unsigned vertices = __reduce_add_sync(0xffffffffu, mine_v);
-      const unsigned triangles = __reduce_add_sync(0xffffffffu, mine_t);
+      const unsigned vertices = __reduce_add_sync(0xffffffffu, vertices_of(bytes));
+      const unsigned triangles = __reduce_add_sync(0xffffffffu, triangles_of(bytes));
       if (lane == 0) *piece = Sums{vertices, triangles};
     }
   }

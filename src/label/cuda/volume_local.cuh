@@ -257,11 +257,10 @@ __global__ void __launch_bounds__(kThreads)
 // label pass and the statistics read the rows of any brick. A voxel's parent is never written:
 // the label pass finds it from the word (its run) -- at density 0.5 a row of 32 voxels has about
 // 8 runs, 32 bytes of forest instead of 128.
-constexpr int kMaxRuns = kWordRuns;  // runs per 32-bit row word
 // A run's node in the brick: row r's k-th run is r * kRunStride + k. Numbers still grow in raster
 // order, and the odd stride puts the same run of the 32 lanes' rows in 32 different shared-memory
 // banks (a stride of 16 would put them in 2).
-constexpr int kRunStride = kMaxRuns + 1;
+constexpr int kRunStride = kWordRuns + 1;
 
 // Bit k of the result: byte k of w is non-zero.
 __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {

@@ -34,11 +34,12 @@ namespace {
 // Marks root a (a global key) as one that others were linked under. Most links of a large
 // component go under one root: its mark is read first, and set only when it is not yet (an atomic
 // per link on one word would serialize them).
+__device__ __forceinline__ void set_mark(std::uint32_t* spans, unsigned bit) {
+  if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);
+}
 __device__ __forceinline__ void mark_spans(RowMarks* marks, std::uint32_t a, const VolGeo& g) {
   const std::uint32_t row_a = a / g.nx, x_a = a - row_a * g.nx;  // y + ny z
-  std::uint32_t* spans = &marks[std::size_t{row_a} * g.nbx + x_a / kBX].spans;
-  const unsigned bit = 1u << (x_a % kBX);
-  if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);
+  set_mark(&marks[std::size_t{row_a} * g.nbx + x_a / kBX].spans, 1u << (x_a % kBX));
 }
 // The merge linked root b under root a: b leaves the root words, and a is marked as spanning.
 __device__ __forceinline__ void unlink_root(RowWord* rows, RowMarks* marks, std::uint32_t b, std::uint32_t a,
@@ -50,9 +51,7 @@ __device__ __forceinline__ void unlink_root(RowWord* rows, RowMarks* marks, std:
 // The same for roots of the run forest (bit k of word w: node w * kWordRuns + k).
 __device__ __forceinline__ void unlink_root_run(RowWord* rows, RowMarks* marks, std::uint32_t b, std::uint32_t a) {
   atomicAnd(&rows[b / kWordRuns].roots, ~(1u << (b % kWordRuns)));
-  std::uint32_t* spans = &marks[a / kWordRuns].spans;
-  const unsigned bit = 1u << (a % kWordRuns);
-  if (!(*reinterpret_cast<const volatile std::uint32_t*>(spans) & bit)) atomicOr(spans, bit);  // as mark_spans
+  set_mark(&marks[a / kWordRuns].spans, 1u << (a % kWordRuns));
 }
 
 // ---- merge_kernel: face slots, a warp per 32 ----------------------------------------------------
