@@ -106,18 +106,40 @@ __device__ __forceinline__ key_of_forest<Forest> find_root_read_only(const Fores
 /// from there: the sets end up joined either way. linked(b, a) is called once for the root b that
 /// this union linked under the root a (b stops being a root), not at all when a and b were in one
 /// set already.
+/// The two finds walk in one loop, a halving step of each per round, and stop as soon as they
+/// meet. Lanes of a warp that unite at one call site then run max(len a, len b) rounds of one loop
+/// instead of two loops one after the other (each lane waiting in the first for the warp's
+/// longest walk), and a pair already in one set, most pairs of a dense component, usually meets
+/// below its root. Against two find_root calls: the merge of binary volumes 0.71 -> 0.62 ms
+/// (512^3 density 0.5, 6-connected), 1.26 -> 0.91 ms (26); their local pass 1.26 -> 1.14 ms
+/// (bench/results/label.md).
 template <class Forest, class Linked>
 __device__ void unite(const Forest& forest, key_of_forest<Forest> a, key_of_forest<Forest> b, Linked linked) {
+  using Key = key_of_forest<Forest>;
   for (;;) {
-    a = find_root(forest, a);
-    b = find_root(forest, b);
-    if (a == b) return;
+    for (;;) {
+      if (a == b) return;
+      auto* const ea = forest.entry(a);
+      auto* const eb = forest.entry(b);
+      const Key pa = forest.load(ea), pb = forest.load(eb);
+      if (pa == a && pb == b) break;  // two roots
+      if (pa != a) {
+        const Key ga = forest.load(forest.entry(pa));
+        if (ga != pa) forest.lower(ea, ga);
+        a = ga;
+      }
+      if (pb != b) {
+        const Key gb = forest.load(forest.entry(pb));
+        if (gb != pb) forest.lower(eb, gb);
+        b = gb;
+      }
+    }
     if (a > b) {
-      const key_of_forest<Forest> t = a;
+      const Key t = a;
       a = b;
       b = t;
     }
-    const key_of_forest<Forest> old = atomicMin(forest.entry(b), a);
+    const Key old = atomicMin(forest.entry(b), a);
     if (old == b) {
       linked(b, a);
       return;

@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Then a warp per row of the volume, 32 columns (a word) at a time, kLabelItems words in flight:
+// Then a warp per row of the volume, 32 columns (a word) at a time, kRunLabelWords words in flight:
 // each foreground voxel takes its run from the word by bit arithmetic, the run's entry (its
 // brick-local root), that entry's entry (the root) and the root's number; the lanes of a run load
 // the same words, and the warp stores 32 consecutive labels, so the labels go out in raster order
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     bits_labels_kernel(const std::uint32_t* R, const RowWord* rows, const std::uint32_t* offsets, std::uint32_t* labels,
                        VolGeo g) {
-  constexpr int kItems = VolumeTuning::kLabelItems;
+  constexpr int kItems = VolumeTuning::kRunLabelWords;
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const std::uint32_t volume_rows = g.ny * g.nz;
   const std::uint32_t warps = gridDim.x * (kThreads / 32);
