@@ -111,8 +111,8 @@ __device__ __forceinline__ key_of_forest<Forest> find_root_read_only(const Fores
 /// instead of two loops one after the other (each lane waiting in the first for the warp's
 /// longest walk), and a pair already in one set, most pairs of a dense component, usually meets
 /// below its root. Against two find_root calls: the merge of binary volumes 0.71 -> 0.62 ms
-/// (512^3 density 0.5, 6-connected), 1.26 -> 0.91 ms (26); their local pass 1.26 -> 1.14 ms
-/// (bench/results/label.md).
+/// (512^3 density 0.5, 6-connected), 1.27 -> 0.90 ms (26), 1.74 -> 1.25 ms (density 0.9, 26);
+/// their local pass in shared memory 1.15 -> 1.10 ms at most (bench/results/label.md).
 template <class Forest, class Linked>
 __device__ void unite(const Forest& forest, key_of_forest<Forest> a, key_of_forest<Forest> b, Linked linked) {
   using Key = key_of_forest<Forest>;
