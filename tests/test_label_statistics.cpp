@@ -2,9 +2,11 @@
 // oracles of this file: a voxel-by-voxel loop over random label volumes of every label type (runs
 // of equal labels, labels without voxels, labels along the volume's edges), strided views, sizes
 // on both sides of the one-thread limit, few labels (the threads' own tables) and many (one
-// table), an intensity volume of every voxel type (exact integer sums, 64-bit sums that overflow,
-// NaN among floats), the background alone, a given M, and every refusal.
+// table), many labels numbered in raster order over 1-4 threads (the threads' label windows), an
+// intensity volume of every voxel type (exact integer sums, 64-bit sums that overflow, NaN among
+// floats), the background alone, a given M, and every refusal.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "winnow/error.hpp"
@@ -206,6 +209,77 @@ TEST(LabelStatistics, IntensityOfEveryVoxelType) {
   check_intensity<std::int64_t>(28);
   check_intensity<float>(29);
   check_intensity<double>(30);
+}
+
+/// Labels numbered in raster order, as a labeling numbers its components: runs along x, each
+/// background, a new label (the next number) or the label of the voxel a row or a slice before
+/// (components across rows, slices and the threads' shares of rows); `count` labels in all.
+Volume<std::uint32_t> raster_labels(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::uint32_t seed,
+                                    std::uint64_t& count) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::geometric_distribution<int> run(0.3);
+  Volume<std::uint32_t> v(nx, ny, nz, 0);
+  std::uint32_t* p = v.data();
+  count = 1;
+  for (std::int64_t i = 0; i < v.size();) {
+    const double c = u(gen);
+    std::uint32_t l = 0;
+    if (c >= 0.45) {
+      const std::int64_t before = c < 0.55 ? i - nx * ny : c < 0.65 ? i - nx : -1;
+      l = before >= 0 ? p[before] : 0u;
+      if (l == 0) l = static_cast<std::uint32_t>(count++);
+    }
+    for (int k = run(gen) + 1; k > 0 && i < v.size(); ++i, --k) p[i] = l;
+  }
+  return v;
+}
+
+TEST(LabelStatistics, ManyLabelsInRasterOrderOverThreads) {
+  const int saved = omp_get_max_threads();
+  std::uint64_t count = 0;
+  Volume<std::uint32_t> labels = raster_labels(97, 61, 23, 41, count);
+  ASSERT_GT(count * 4 * 16, static_cast<std::uint64_t>(labels.size()));  // more labels than whole tables take
+  Volume<std::uint16_t> values(97, 61, 23);
+  std::mt19937_64 gen(42);
+  for (std::int64_t i = 0; i < values.size(); ++i) values.data()[i] = static_cast<std::uint16_t>(gen());
+  const auto check = [&](const char* what) {
+    SCOPED_TRACE(what);
+    const VolumeView<const std::uint32_t> view = std::as_const(labels).view();
+    const LabelStatistics found = label_statistics(view);
+    expect_equal(found, oracle(view, found.labels()));
+    const std::uint64_t m = count + 9;  // labels without voxels at the end
+    expect_equal(label_statistics(view, {.labels = m}), oracle(view, m));
+    const LabelIntensityStatistics<std::uint16_t> got = label_statistics(view, values.view(), {.labels = m});
+    expect_equal(got, oracle(view, m));
+    std::vector<std::uint64_t> sum(m, 0);
+    std::vector<std::uint16_t> lo(m, 0xFFFF), hi(m, 0);
+    for (std::int64_t i = 0; i < labels.size(); ++i) {
+      const std::uint32_t l = labels.data()[i];
+      const std::uint16_t v = values.data()[i];
+      sum[l] += v, lo[l] = std::min(lo[l], v), hi[l] = std::max(hi[l], v);
+    }
+    for (std::size_t l = 0; l < m; ++l) {
+      const bool any = got.records[l].voxels > 0;
+      ASSERT_TRUE(got.sum[l] == sum[l] && got.minimum[l] == (any ? lo[l] : 0) && got.maximum[l] == (any ? hi[l] : 0))
+          << "label " << l;
+    }
+    const LabelStatistics background = label_statistics(view, {.background_only = true});
+    EXPECT_EQ(background.records[0], found.records[0]);
+  };
+  for (int threads : {1, 2, 3, 4}) {
+    omp_set_num_threads(threads);
+    check(("raster order, threads " + std::to_string(threads)).c_str());
+  }
+  // The first label again in the last slice: one share's window spans nearly every label, and
+  // the pass takes one thread.
+  labels(96, 60, 22) = 1;
+  omp_set_num_threads(4);
+  check("a label far from its number's rows, threads 4");
+  // A label beyond a given M, found on the threads' path too.
+  labels(50, 30, 11) = static_cast<std::uint32_t>(count + 100);
+  EXPECT_THROW(label_statistics(labels.view(), {.labels = count + 9}), InputError);
+  omp_set_num_threads(saved);
 }
 
 TEST(LabelStatistics, Refusals) {
