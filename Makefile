@@ -50,7 +50,7 @@ test-sanitize: deps
 # OpenMP's barriers and tasks (GCC's libgomp is not instrumented: its synchronisation shows as
 # false races). Races reported inside libomp itself (not instrumented) are ignored; any report in
 # winnow's code fails the run.
-TSAN_TESTS = test_compact test_label test_label_volume test_histopyramid test_isosurface
+TSAN_TESTS = test_compact test_label test_label_volume test_label_statistics test_histopyramid test_isosurface
 ARCHER ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
 test-tsan:
 	@scripts/install-deps.sh clang libomp-dev
