@@ -14,18 +14,20 @@
 //
 // Threads. Each thread takes a contiguous share of the rows into a table of its own, merged at
 // the end; that pays while the tables are small beside the work (M times the threads at most a
-// sixteenth of the voxels: few labels, such as a segmentation's). With more labels the threads
+// sixteenth of the voxels: few labels, such as a segmentation's). With more labels the shares
 // share the result's table: a labeling numbers its components in raster order (winnow, scipy,
 // cc3d), so the labels of a share of rows are mostly above every label of the shares before it.
-// A first pass finds each share's smallest and largest non-zero label; share t then owns the
-// labels above the earlier shares' largest and writes their records straight into the result (no
-// other thread holds them), and keeps a table of its own only for its smaller labels (components
-// that began in earlier shares: about a slice's worth), added in at the end with the backgrounds.
-// When those own tables would exceed a quarter of M (labels scattered over the rows, not numbered
-// by a labeling), one thread runs alone, as it does below 2^16 voxels (no parallel region for
-// small work: on a busy machine waking threads costs more than the work). 256^3 at density 0.1,
-// 6-connected (1.18 M labels), on 2 cores: 84 -> 78 ms (bench/results/label.md); the table's
-// allocation (35 ms of page faults for 80 bytes a label) is the same either way, the rest halves.
+// A first pass finds each share's smallest and largest non-zero label (the same pass that finds M
+// when it is not given); share t then owns the labels above the earlier shares' largest and
+// writes their records straight into the result (no other share holds them), and keeps a table
+// of its own only for its smaller labels (components that began in earlier shares: about a
+// slice's worth), added in at the end with the backgrounds. When those own tables would exceed a
+// quarter of M (labels scattered over the rows, not numbered by a labeling), one thread runs
+// alone, as it does below 2^16 voxels (no parallel region for small work: on a busy machine
+// waking threads costs more than the work). 256^3 at density 0.1, 6-connected (1.18 M labels), 2
+// cores: 82-86 -> 62-63 ms; the table's allocation (35 ms of page faults for 80 bytes a label)
+// is serial either way. Scattered labels pay the first pass for nothing: 3-5 % on 2 cores
+// (bench/results/label.md).
 
 // Exactness. Counts and coordinate sums are 64-bit integers (exact up to 2^64 / max coordinate
 // voxels); integer intensity sums too, accumulated in 128 bits for 64-bit types and checked to
@@ -161,33 +163,41 @@ template <class L>
                    std::to_string(m));
 }
 
-/// M from the largest label; InputError for a negative label or one far beyond the voxels.
-template <class L>
-std::uint64_t label_count(const VolumeView<const L>& labels) {
-  const std::int64_t rows = labels.ny * labels.nz;
-  Unsigned<L> largest = 0;
+/// The shares of rows that the pass gives its threads (share s of n: rows [rows s / n,
+/// rows (s + 1) / n)), each with its smallest and largest non-zero label (lo > hi: none), and
+/// whether any label is negative (a signed type's).
+struct ShareWindows {
+  std::vector<std::uint64_t> lo, hi;
   bool negative = false;
-  const int threads = labels.size() < kSerialVoxels ? 1 : detail::cpu_threads();
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(max        \
-                                                                         : largest) \
-    reduction(||                                                                    \
-              : negative) if (threads > 1)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const L* row = labels.row(r % labels.ny, r / labels.ny);
-    Unsigned<L> m = 0;
+  [[nodiscard]] std::uint64_t largest() const { return hi.empty() ? 0 : *std::max_element(hi.begin(), hi.end()); }
+};
+template <class L>
+ShareWindows share_windows(const VolumeView<const L>& labels, int shares) {
+  using U = Unsigned<L>;
+  const std::int64_t rows = labels.ny * labels.nz;
+  ShareWindows w;
+  w.lo.assign(static_cast<std::size_t>(shares), 1);
+  w.hi.assign(static_cast<std::size_t>(shares), 0);
+  bool negative = false;
+#pragma omp parallel num_threads(shares) if (shares > 1) reduction(|| : negative)
+  for (int s = omp_get_thread_num(); s < shares; s += omp_get_num_threads()) {
+    U below = std::numeric_limits<U>::max(), largest = 0;  // below: the smallest label less 1 (0 wraps)
     bool neg = false;
-    for (std::int64_t x = 0; x < labels.nx; ++x) {
-      if constexpr (std::is_signed_v<L>) neg |= row[x] < 0;
-      m = std::max(m, static_cast<Unsigned<L>>(row[x]));
+    for (std::int64_t r = rows * s / shares; r < rows * (s + 1) / shares; ++r) {
+      const L* row = labels.row(r % labels.ny, r / labels.ny);
+      for (std::int64_t x = 0; x < labels.nx; ++x) {  // vectorised
+        if constexpr (std::is_signed_v<L>) neg |= row[x] < 0;
+        const auto l = static_cast<U>(row[x]);
+        below = std::min<U>(below, static_cast<U>(l - 1));
+        largest = std::max<U>(largest, l);
+      }
     }
-    largest = std::max(largest, m);
+    w.lo[static_cast<std::size_t>(s)] = largest == 0 ? 1 : static_cast<std::uint64_t>(below) + 1;
+    w.hi[static_cast<std::size_t>(s)] = static_cast<std::uint64_t>(largest);
     negative = negative || neg;
   }
-  if (negative) throw InputError("labels: expected non-negative labels");
-  if (static_cast<std::uint64_t>(largest) >= static_cast<std::uint64_t>(labels.size()) + (1u << 20))
-    throw InputError("labels: the largest label " + std::to_string(largest) +
-                     " exceeds the number of voxels (expected labels 0..N as labelings give them)");
-  return static_cast<std::uint64_t>(largest) + 1;
+  w.negative = negative;
+  return w;
 }
 
 template <class L, class V>
@@ -203,106 +213,67 @@ void check_view(const VolumeView<const L>& labels) {
   if (!labels.empty() && !labels.data) throw InputError("labels: null data");
 }
 
-/// The smallest and largest non-zero label of rows [first, last) (lo > hi: none).
-template <class L>
-void label_window(const VolumeView<const L>& labels, std::int64_t first, std::int64_t last, std::uint64_t& lo,
-                  std::uint64_t& hi) {
-  using U = Unsigned<L>;
-  U smallest = std::numeric_limits<U>::max(), largest = 0;
-  for (std::int64_t r = first; r < last; ++r) {
-    const L* row = labels.row(r % labels.ny, r / labels.ny);
-    for (std::int64_t x = 0; x < labels.nx; ++x) {  // vectorised: zeros count as the type's maximum
-      const auto l = static_cast<U>(row[x]);
-      smallest = std::min<U>(smallest, l == 0 ? std::numeric_limits<U>::max() : l);
-      largest = std::max<U>(largest, l);
-    }
-  }
-  lo = largest == 0 ? 1 : static_cast<std::uint64_t>(smallest);
-  hi = static_cast<std::uint64_t>(largest);  // 0 < lo when there is none
-}
-
-/// A thread's table. Whole tables: the records and accumulators of every label. Shared tables:
-/// labels from `owned` up are written straight into the result's (no other thread holds them),
-/// those in [lo, owned) into the thread's own, the background into its own record.
+/// A table of the pass. Whole: the records and accumulators of every label, one per thread.
+/// Shared: one per share of rows; its labels from `owned` up go straight into the result's table
+/// (no other share holds them), those in [lo, owned) into its own, the background into its own.
 template <class Acc>
-struct ThreadTable {
-  std::uint64_t lo = 0, owned = std::numeric_limits<std::uint64_t>::max();
+struct PassTable {
+  std::uint64_t lo = 0, owned = 0;
   std::vector<LabelRecord> records;
   std::vector<Acc> accs;
   LabelRecord* result_records = nullptr;
   Acc* result_accs = nullptr;
   LabelRecord background_record;
   Acc background_acc;
-  LabelRecord& record(std::size_t l) {
-    return l >= owned ? result_records[l] : l == 0 && result_records ? background_record : records[l - lo];
+  LabelRecord& shared_record(std::size_t l) {
+    return l >= owned ? result_records[l] : l == 0 ? background_record : records[l - lo];
   }
-  Acc& acc(std::size_t l) {
-    return l >= owned ? result_accs[l] : l == 0 && result_records ? background_acc : accs[l - lo];
-  }
+  Acc& shared_acc(std::size_t l) { return l >= owned ? result_accs[l] : l == 0 ? background_acc : accs[l - lo]; }
 };
 
-/// The pass: records (and intensity accumulators) per label, merged over the threads.
+/// The pass: records (and intensity accumulators) per label, merged over the threads. `windows`:
+/// the shares' label windows for `threads` shares when the count of labels found them already.
 template <class L, class I, class V>
 void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* intensity, std::uint64_t m,
-                bool check_labels, bool background_only, std::vector<LabelRecord>& records,
-                std::vector<typename I::Acc>& accs) {
+                bool check_labels, bool background_only, int threads, ShareWindows windows,
+                std::vector<LabelRecord>& records, std::vector<typename I::Acc>& accs) {
   using Acc = typename I::Acc;
   const std::int64_t rows = labels.ny * labels.nz;
   const std::uint64_t table = background_only ? 1 : m;
-  int threads = labels.size() < kSerialVoxels ? 1 : std::min<std::int64_t>(detail::cpu_threads(), rows);
   // Where whole tables per thread would outweigh the work: shared ones, if the shares' labels
-  // allow (see Threads above).
-  std::vector<std::uint64_t> window_lo, owned_from, own_size;
+  // allow (see Threads above). Share t owns the labels above every earlier share's; its smaller
+  // ones are its own table's.
+  std::vector<std::uint64_t> owned_from, own_size;
   const bool whole_tables =
       table * static_cast<std::uint64_t>(threads) * 16 <= static_cast<std::uint64_t>(labels.size());
   if (threads > 1 && !whole_tables) {
-    std::vector<std::uint64_t> window_hi(static_cast<std::size_t>(threads), 0);
-    window_lo.assign(static_cast<std::size_t>(threads), 1);
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      label_window(labels, rows * t / nt, rows * (t + 1) / nt, window_lo[static_cast<std::size_t>(t)],
-                   window_hi[static_cast<std::size_t>(t)]);
-    }
-    // Share t owns the labels above every earlier share's; its smaller ones are its own table's.
+    if (windows.lo.size() != static_cast<std::size_t>(threads)) windows = share_windows(labels, threads);
     owned_from.assign(static_cast<std::size_t>(threads), 1);
     own_size.assign(static_cast<std::size_t>(threads), 0);
     std::uint64_t earlier = 0, own_tables = 0;
-    for (std::size_t t = 0; t < window_lo.size(); ++t) {
+    for (std::size_t t = 0; t < owned_from.size(); ++t) {
       owned_from[t] = earlier + 1;
-      if (window_hi[t] >= window_lo[t] && window_lo[t] < owned_from[t])
-        own_size[t] = std::min(owned_from[t], window_hi[t] + 1) - window_lo[t];
+      if (windows.hi[t] >= windows.lo[t] && windows.lo[t] < owned_from[t])
+        own_size[t] = std::min(owned_from[t], windows.hi[t] + 1) - windows.lo[t];
       own_tables += own_size[t];
-      earlier = std::max(earlier, window_hi[t]);
+      earlier = std::max(earlier, windows.hi[t]);
     }
-    // A label beyond M is the single-threaded pass's to report.
-    if (own_tables > table / 4 || earlier >= table) threads = 1, window_lo.clear();
+    // A negative label, or one beyond M, is the single-threaded pass's to report.
+    if (own_tables > table / 4 || earlier >= table || windows.negative) threads = 1, owned_from.clear();
   }
-  const bool shared = !window_lo.empty();
-  std::vector<ThreadTable<Acc>> tables(static_cast<std::size_t>(threads));
+  const bool shared = !owned_from.empty();
+  std::vector<PassTable<Acc>> tables(static_cast<std::size_t>(threads));
   records.assign(table, LabelRecord{});
   accs.assign(table, Acc{});
   std::int64_t bad_row = -1;  // the first row holding a label >= m (check_labels)
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int t = omp_get_thread_num();
-    const int nt = omp_get_num_threads();
-    ThreadTable<Acc>& own = tables[static_cast<std::size_t>(t)];
-    if (shared) {
-      own.lo = window_lo[static_cast<std::size_t>(t)];
-      own.owned = owned_from[static_cast<std::size_t>(t)];
-      own.result_records = records.data();
-      own.result_accs = accs.data();
-      own.records.assign(own_size[static_cast<std::size_t>(t)], LabelRecord{});
-      own.accs.assign(own_size[static_cast<std::size_t>(t)], Acc{});
-    } else if (t == 0) {
-      own.records.swap(records);  // thread 0 fills the result's table; swapped back below
-      own.accs.swap(accs);
-    } else {
-      own.records.assign(table, LabelRecord{});
-      own.accs.assign(table, Acc{});
-    }
-    const std::int64_t first = rows * t / nt, last = rows * (t + 1) / nt;
+  // Rows [first, last) into a table: kShared, a share's (PassTable::shared_record), else a whole one.
+  auto add_rows = [&](auto shared_tag, PassTable<Acc>& own, std::int64_t first, std::int64_t last) {
+    constexpr bool kShared = decltype(shared_tag)::value;
+    LabelRecord* const whole_records = own.records.data();
+    Acc* const whole_accs = own.accs.data();
+    // (kShared is a constant: each instance keeps one side.)
+    auto record = [&](std::size_t l) -> LabelRecord& { return kShared ? own.shared_record(l) : whole_records[l]; };
+    auto acc = [&](std::size_t l) -> Acc& { return kShared ? own.shared_acc(l) : whole_accs[l]; };
     for (std::int64_t r = first; r < last; ++r) {
       const std::int64_t y = r % labels.ny, z = r / labels.ny;
       const L* row = labels.row(y, z);
@@ -315,7 +286,7 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
         // Without intensity the background needs no runs: its count and x sum over the row in a
         // loop the compiler vectorises, its box from the first and last zero. Then the label
         // runs, skipping zeros eight at a time.
-        if (add_background_row(own.record(0), row, nx, y, z) == nx || background_only) continue;
+        if (add_background_row(record(0), row, nx, y, z) == nx || background_only) continue;
         while (x < nx) {
           while (x + 8 <= nx && (row[x] | row[x + 1] | row[x + 2] | row[x + 3] | row[x + 4] | row[x + 5] | row[x + 6] |
                                  row[x + 7]) == 0)
@@ -330,7 +301,7 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
             bad = true;
             break;
           }
-          add_run(own.record(static_cast<std::size_t>(static_cast<Unsigned<L>>(l))), x0, x - 1, y, z);
+          add_run(record(static_cast<std::size_t>(static_cast<Unsigned<L>>(l))), x0, x - 1, y, z);
         }
       } else {
         while (x < nx) {
@@ -345,8 +316,8 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
             break;
           }
           const auto index = static_cast<std::size_t>(static_cast<Unsigned<L>>(l));
-          add_run(own.record(index), x0, x - 1, y, z);
-          I::run(own.acc(index), values, x0, x - 1);
+          add_run(record(index), x0, x - 1, y, z);
+          I::run(acc(index), values, x0, x - 1);
         }
       }
       if (bad) {
@@ -355,6 +326,38 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
         break;
       }
     }
+  };
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+    const int nt = omp_get_num_threads();
+    if (shared) {
+      // The shares are fixed (the windows'), whatever number of threads the region got.
+      for (int share = t; share < threads; share += nt) {
+        PassTable<Acc>& own = tables[static_cast<std::size_t>(share)];
+        own.lo = windows.lo[static_cast<std::size_t>(share)];
+        own.owned = owned_from[static_cast<std::size_t>(share)];
+        own.result_records = records.data();
+        own.result_accs = accs.data();
+        own.records.assign(own_size[static_cast<std::size_t>(share)], LabelRecord{});
+        own.accs.assign(own_size[static_cast<std::size_t>(share)], Acc{});
+        add_rows(std::true_type{}, own, rows * share / threads, rows * (share + 1) / threads);
+      }
+    } else {
+      PassTable<Acc>& own = tables[static_cast<std::size_t>(t)];
+      if (t == 0) {
+        own.records.swap(records);  // thread 0 fills the result's table; swapped back below
+        own.accs.swap(accs);
+      } else {
+        own.records.assign(table, LabelRecord{});
+        own.accs.assign(table, Acc{});
+      }
+      add_rows(std::false_type{}, own, rows * t / nt, rows * (t + 1) / nt);
+    }
+  }
+  if (!shared) {
+    records.swap(tables[0].records);
+    accs.swap(tables[0].accs);
   }
   if (bad_row >= 0) {
     const L* row = labels.row(bad_row % labels.ny, bad_row / labels.ny);
@@ -362,21 +365,19 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
       if (static_cast<std::uint64_t>(static_cast<Unsigned<L>>(row[x])) >= m) throw_label(row[x], m);
   }
   if (!shared) {
-    records.swap(tables[0].records);
-    accs.swap(tables[0].accs);
     for (std::size_t t = 1; t < tables.size(); ++t) {
-      const std::int64_t n = static_cast<std::int64_t>(table);
+      if (tables[t].records.size() != table) continue;  // a thread the region did not get
       const LabelRecord* other = tables[t].records.data();
       const Acc* other_acc = tables[t].accs.data();
-      for (std::int64_t i = 0; i < n; ++i) {
-        add(records[static_cast<std::size_t>(i)], other[i]);
-        accs[static_cast<std::size_t>(i)].add(other_acc[i]);
+      for (std::uint64_t i = 0; i < table; ++i) {
+        add(records[i], other[i]);
+        accs[i].add(other_acc[i]);
       }
     }
     return;
   }
-  // Shared tables: the backgrounds, and the threads' own tables (labels that earlier shares hold).
-  for (const ThreadTable<Acc>& own : tables) {
+  // Shared tables: the backgrounds, and the shares' own tables (labels that earlier shares hold).
+  for (const PassTable<Acc>& own : tables) {
     add(records[0], own.background_record);
     accs[0].add(own.background_acc);
     for (std::size_t i = 0; i < own.records.size(); ++i) {
@@ -393,14 +394,30 @@ void run_statistics(const VolumeView<const L>& labels, const VolumeView<const V>
   check_view(labels);
   std::uint64_t m = options.labels;
   const bool given = m > 0;
-  if (options.background_only) m = 1;
-  else if (!given) m = labels.empty() ? 1 : label_count(labels);
+  const int threads = labels.size() < kSerialVoxels
+                          ? 1
+                          : static_cast<int>(std::min<std::int64_t>(detail::cpu_threads(), labels.ny * labels.nz));
+  ShareWindows windows;  // M found: from the shares' windows, which the pass may use too
+  if (options.background_only) {
+    m = 1;
+  } else if (!given && !labels.empty()) {
+    windows = share_windows(labels, threads);
+    if (windows.negative) throw InputError("labels: expected non-negative labels");
+    const std::uint64_t largest = windows.largest();
+    if (largest >= static_cast<std::uint64_t>(labels.size()) + (1u << 20))
+      throw InputError("labels: the largest label " + std::to_string(largest) +
+                       " exceeds the number of voxels (expected labels 0..N as labelings give them)");
+    m = largest + 1;
+  } else if (!given) {
+    m = 1;
+  }
   if (labels.empty()) {
     records.assign(m, LabelRecord{});
     accs.assign(m, typename I::Acc{});
     return;
   }
-  accumulate<L, I, V>(labels, intensity, m, given && !options.background_only, options.background_only, records, accs);
+  accumulate<L, I, V>(labels, intensity, m, given && !options.background_only, options.background_only, threads,
+                      std::move(windows), records, accs);
 }
 
 }  // namespace
