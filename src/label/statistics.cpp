@@ -266,11 +266,11 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
   records.assign(table, LabelRecord{});
   accs.assign(table, Acc{});
   std::int64_t bad_row = -1;  // the first row holding a label >= m (check_labels)
-  // Rows [first, last) into a table: kShared, a share's (PassTable::shared_record), else a whole one.
-  auto add_rows = [&](auto shared_tag, PassTable<Acc>& own, std::int64_t first, std::int64_t last) {
+  // Rows [first, last) into a table: kShared, a share's (PassTable::shared_record), else the
+  // whole one at whole_records, whole_accs.
+  auto add_rows = [&](auto shared_tag, PassTable<Acc>& own, LabelRecord* whole_records, Acc* whole_accs,
+                      std::int64_t first, std::int64_t last) {
     constexpr bool kShared = decltype(shared_tag)::value;
-    LabelRecord* const whole_records = own.records.data();
-    Acc* const whole_accs = own.accs.data();
     // (kShared is a constant: each instance keeps one side.)
     auto record = [&](std::size_t l) -> LabelRecord& { return kShared ? own.shared_record(l) : whole_records[l]; };
     auto acc = [&](std::size_t l) -> Acc& { return kShared ? own.shared_acc(l) : whole_accs[l]; };
@@ -341,23 +341,17 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
         own.result_accs = accs.data();
         own.records.assign(own_size[static_cast<std::size_t>(share)], LabelRecord{});
         own.accs.assign(own_size[static_cast<std::size_t>(share)], Acc{});
-        add_rows(std::true_type{}, own, rows * share / threads, rows * (share + 1) / threads);
+        add_rows(std::true_type{}, own, nullptr, nullptr, rows * share / threads, rows * (share + 1) / threads);
       }
     } else {
       PassTable<Acc>& own = tables[static_cast<std::size_t>(t)];
-      if (t == 0) {
-        own.records.swap(records);  // thread 0 fills the result's table; swapped back below
-        own.accs.swap(accs);
-      } else {
+      if (t > 0) {  // thread 0 fills the result's table
         own.records.assign(table, LabelRecord{});
         own.accs.assign(table, Acc{});
       }
-      add_rows(std::false_type{}, own, rows * t / nt, rows * (t + 1) / nt);
+      add_rows(std::false_type{}, own, t > 0 ? own.records.data() : records.data(),
+               t > 0 ? own.accs.data() : accs.data(), rows * t / nt, rows * (t + 1) / nt);
     }
-  }
-  if (!shared) {
-    records.swap(tables[0].records);
-    accs.swap(tables[0].accs);
   }
   if (bad_row >= 0) {
     const L* row = labels.row(bad_row % labels.ny, bad_row / labels.ny);
