@@ -164,8 +164,8 @@ template <class L>
 }
 
 /// The shares of rows that the pass gives its threads (share s of n: rows [rows s / n,
-/// rows (s + 1) / n)), each with its smallest and largest non-zero label (lo > hi: none), and
-/// whether any label is negative (a signed type's).
+/// rows (s + 1) / n)), each with its smallest and largest non-zero label (lo > hi: none; one share
+/// alone: lo left 1), and whether any label is negative (a signed type's).
 struct ShareWindows {
   std::vector<std::uint64_t> lo, hi;
   bool negative = false;
@@ -183,15 +183,20 @@ ShareWindows share_windows(const VolumeView<const L>& labels, int shares) {
   for (int s = omp_get_thread_num(); s < shares; s += omp_get_num_threads()) {
     U below = std::numeric_limits<U>::max(), largest = 0;  // below: the smallest label less 1 (0 wraps)
     bool neg = false;
-    for (std::int64_t r = rows * s / shares; r < rows * (s + 1) / shares; ++r) {
-      const L* row = labels.row(r % labels.ny, r / labels.ny);
-      for (std::int64_t x = 0; x < labels.nx; ++x) {  // vectorised
-        if constexpr (std::is_signed_v<L>) neg |= row[x] < 0;
-        const auto l = static_cast<U>(row[x]);
-        below = std::min<U>(below, static_cast<U>(l - 1));
-        largest = std::max<U>(largest, l);
+    auto scan = [&](auto with_below) {
+      for (std::int64_t r = rows * s / shares; r < rows * (s + 1) / shares; ++r) {
+        const L* row = labels.row(r % labels.ny, r / labels.ny);
+        for (std::int64_t x = 0; x < labels.nx; ++x) {  // vectorised
+          if constexpr (std::is_signed_v<L>) neg |= row[x] < 0;
+          const auto l = static_cast<U>(row[x]);
+          if constexpr (decltype(with_below)::value) below = std::min<U>(below, static_cast<U>(l - 1));
+          largest = std::max<U>(largest, l);
+        }
       }
-    }
+    };
+    // One share (one thread) needs no window, and its minimum would cost a fifth of the pass.
+    if (shares > 1) scan(std::true_type{});
+    else scan(std::false_type{});
     w.lo[static_cast<std::size_t>(s)] = largest == 0 ? 1 : static_cast<std::uint64_t>(below) + 1;
     w.hi[static_cast<std::size_t>(s)] = static_cast<std::uint64_t>(largest);
     negative = negative || neg;
