@@ -276,6 +276,9 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
   auto add_rows = [&](auto shared_tag, PassTable<Acc>& own, LabelRecord* whole_records, Acc* whole_accs,
                       std::int64_t first, std::int64_t last) {
     constexpr bool kShared = decltype(shared_tag)::value;
+    // Copies, not the captured references: the records' stores could alias those.
+    const std::uint64_t limit = m;
+    const bool check = check_labels, background = background_only;
     // (kShared is a constant: each instance keeps one side.)
     auto record = [&](std::size_t l) -> LabelRecord& { return kShared ? own.shared_record(l) : whole_records[l]; };
     auto acc = [&](std::size_t l) -> Acc& { return kShared ? own.shared_acc(l) : whole_accs[l]; };
@@ -291,7 +294,7 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
         // Without intensity the background needs no runs: its count and x sum over the row in a
         // loop the compiler vectorises, its box from the first and last zero. Then the label
         // runs, skipping zeros eight at a time.
-        if (add_background_row(record(0), row, nx, y, z) == nx || background_only) continue;
+        if (add_background_row(record(0), row, nx, y, z) == nx || background) continue;
         while (x < nx) {
           while (x + 8 <= nx && (row[x] | row[x + 1] | row[x + 2] | row[x + 3] | row[x + 4] | row[x + 5] | row[x + 6] |
                                  row[x + 7]) == 0)
@@ -302,7 +305,7 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
           const std::int64_t x0 = x;
           ++x;
           while (x < nx && row[x] == l) ++x;
-          if (check_labels && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= m) {
+          if (check && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= limit) {
             bad = true;
             break;
           }
@@ -314,9 +317,9 @@ void accumulate(const VolumeView<const L>& labels, const VolumeView<const V>* in
           const std::int64_t x0 = x;
           ++x;
           while (x < nx && row[x] == l) ++x;
-          if (background_only) {
+          if (background) {
             if (l != 0) continue;
-          } else if (check_labels && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= m) {
+          } else if (check && static_cast<std::uint64_t>(static_cast<Unsigned<L>>(l)) >= limit) {
             bad = true;
             break;
           }
