@@ -25,9 +25,8 @@
 // quarter of M (labels scattered over the rows, not numbered by a labeling), one thread runs
 // alone, as it does below 2^16 voxels (no parallel region for small work: on a busy machine
 // waking threads costs more than the work). 256^3 at density 0.1, 6-connected (1.18 M labels), 2
-// cores: 82-86 -> 62-63 ms; the table's allocation (35 ms of page faults for 80 bytes a label)
-// is serial either way. Scattered labels pay the first pass for nothing: 3-5 % on 2 cores
-// (bench/results/label.md).
+// cores: 89-93 -> 67-69 ms; the table's allocation (35 ms of page faults for 80 bytes a label)
+// is serial either way; scattered labels unchanged (bench/results/label.md).
 
 // Exactness. Counts and coordinate sums are 64-bit integers (exact up to 2^64 / max coordinate
 // voxels); integer intensity sums too, accumulated in 128 bits for 64-bit types and checked to
