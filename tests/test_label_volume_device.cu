@@ -337,6 +337,47 @@ TEST(LabelVolumeDevice, EmptyFullAndLargerRandom) {
     }
 }
 
+// Bricks of more components than a statistics table holds (256 slots; a brick has 2048 voxels):
+// lattices of isolated voxels -- every other voxel (6-connectivity) and every other voxel of every
+// other row and slice (any connectivity) -- and multi-label, with neighbouring values that differ.
+// Filling the volume (over 64 labels a brick on average), they make the statistics take each brick
+// in passes, the runs left out of a full table going through the brick again, with the records of
+// components that no merge marked written once, whole. Filling only a corner of a larger volume
+// whose other bricks hold one solid slab (few labels a brick on average), they make the crowded
+// bricks' runs go out alone in one pass. Also in volumes of one layer.
+TEST(LabelVolumeDevice, StatsOfCrowdedBricks) {
+  WINNOW_REQUIRE_CUDA_OR_SKIP();
+  struct Case {
+    Dims d;
+    std::int64_t corner;  // the lattices' extent in x, y and z; the slab from z = nz / 2 beyond it
+  };
+  for (const Case& c :
+       {Case{{70, 21, 19}, 70}, Case{{96, 64, 1}, 96}, Case{{128, 64, 64}, 24}, Case{{256, 256, 1}, 40}}) {
+    const Dims& d = c.d;
+    const auto n = static_cast<std::size_t>(d.nx * d.ny * d.nz);
+    std::vector<std::uint8_t> checker(n), sparse(n), multi(n);
+    for (std::int64_t z = 0; z < d.nz; ++z)
+      for (std::int64_t y = 0; y < d.ny; ++y)
+        for (std::int64_t x = 0; x < d.nx; ++x) {
+          const auto i = static_cast<std::size_t>((z * d.ny + y) * d.nx + x);
+          if (x < c.corner && y < c.corner && z < c.corner) {
+            checker[i] = (x + y + z) % 2 == 0;
+            sparse[i] = x % 2 == 0 && y % 2 == 0 && z % 2 == 0 ? 5 : 0;
+            multi[i] = static_cast<std::uint8_t>(1 + (x + 2 * y + 3 * z) % 4);  // no two 6-neighbours equal
+          } else if (d.nz > 1 ? z > d.nz / 2 : y > d.ny / 2) {
+            checker[i] = sparse[i] = multi[i] = 7;
+          }
+        }
+    for (int conn : {6, 26}) {
+      SCOPED_TRACE(describe(d, conn, false, "crowded") + " corner " + std::to_string(c.corner));
+      check_volume(checker, d, conn, false);
+      check_volume(sparse, d, conn, false);
+      check_volume(multi, d, conn, true);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(LabelVolumeDevice, StatsCapacityBelowCount) {
   WINNOW_REQUIRE_CUDA_OR_SKIP();
   const Dims d{50, 30, 20};
