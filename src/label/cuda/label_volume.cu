@@ -235,21 +235,30 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(4, s);
   if (st) {  // the records brick by brick, from the row words or from the labels just written
+    // Threads for the fill's work: a binary volume's records (more than its row words whenever the
+    // count could ask for passes), a multi-label volume's row words.
+    const std::uint64_t records = std::min<std::uint64_t>(cap, p.n);
+    const std::uint64_t fill_items = p.multilabel ? p.nwords : records * 8;
     init_records_kernel<T>
-        <<<resident_blocks((p.nwords + kThreads - 1) / kThreads, init_records_kernel<T>), kThreads, 0, s>>>(
+        <<<resident_blocks((fill_items + kThreads - 1) / kThreads, init_records_kernel<T>), kThreads, 0, s>>>(
             d_vol, t.rows, t.marks, t.offsets, p.g, st, cap, d_count, p.multilabel);
     WINNOW_CUDA_CHECK_LAUNCH();
-    // Both ways are launched; the one that the count does not ask for returns at once.
+    // Both ways are launched when the capacity leaves the count free to ask for either; the one it
+    // does not ask for returns at once.
     auto launch = [&](auto kernel) {
       const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, kernel, kStatsWarps * 32);
       kernel<<<blocks, kStatsWarps * 32, 0, s>>>(t.rows, t.marks, d_labels, p.g, st, cap, d_count, p.multilabel);
       WINNOW_CUDA_CHECK_LAUNCH();
     };
-    auto launch_both = [&](auto one_pass, auto in_passes) { launch(one_pass), launch(in_passes); };
-    if (p.bits) launch_both(brick_stats_kernel<VolumeBrick, true, false>, brick_stats_kernel<VolumeBrick, true, true>);
+    const bool passes_possible = stats_in_passes(records, p.g);
+    auto launch_ways = [&](auto one_pass, auto in_passes) {
+      launch(one_pass);
+      if (passes_possible) launch(in_passes);
+    };
+    if (p.bits) launch_ways(brick_stats_kernel<VolumeBrick, true, false>, brick_stats_kernel<VolumeBrick, true, true>);
     else if (p.layer)
-      launch_both(brick_stats_kernel<LayerBrick, false, false>, brick_stats_kernel<LayerBrick, false, true>);
-    else launch_both(brick_stats_kernel<VolumeBrick, false, false>, brick_stats_kernel<VolumeBrick, false, true>);
+      launch_ways(brick_stats_kernel<LayerBrick, false, false>, brick_stats_kernel<LayerBrick, false, true>);
+    else launch_ways(brick_stats_kernel<VolumeBrick, false, false>, brick_stats_kernel<VolumeBrick, false, true>);
   }
   mark_phase(5, s);
 }

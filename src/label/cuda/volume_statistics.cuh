@@ -24,8 +24,9 @@ namespace {
 
 // Whether the statistics take their bricks in passes (brick_stats_kernel): when the volume has
 // more than kStatsPassesLabels labels a brick on average, so that the bricks' tables would be
-// crowded. The same answer in both kernels, from the count that the numbering left on the device.
-__device__ __forceinline__ bool stats_in_passes(std::uint64_t records, const VolGeo& g) {
+// crowded. The same answer in both kernels, from the count that the numbering left on the device
+// (and on the host, from the capacity, whether the count could ask for passes at all).
+__host__ __device__ __forceinline__ bool stats_in_passes(std::uint64_t records, const VolGeo& g) {
   return records > std::uint64_t{g.nbricks} * VolumeTuning::kStatsPassesLabels;
 }
 
@@ -385,8 +386,9 @@ __device__ __forceinline__ void stats_of_bricks(BrickRecords& t, const RowWord* 
   if (carry_label && carry.voxels) add_to_record(st[carry_label - 1], carry);
 }
 
-// One kernel for each way, both launched: the one whose way the count does not ask for returns at
-// once (a few microseconds; one kernel of both ways took more registers than either, 72-80).
+// One kernel for each way, both launched (unless the capacity rules passes out): the one whose way
+// the count does not ask for returns at once (3 us; one kernel of both ways took more registers
+// than either, 72-80 against 56-64).
 template <class B, bool kRowWords, bool kPasses>
 __global__ void __launch_bounds__(kStatsWarps * 32)
     brick_stats_kernel(const RowWord* rows, const RowMarks* marks, const std::uint32_t* labels, VolGeo g,
