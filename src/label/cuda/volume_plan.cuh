@@ -56,9 +56,10 @@ struct VolumeTuning {
   /// brick_stats_kernel: warps a block (a table each), slots of a table, slots a run probes before
   /// it goes out alone, labels of runs loaded ahead.
   static constexpr int kStatsWarps = 4, kStatsSlots = 256, kStatsProbes = 8, kStatsLabelsAhead = 4;
-  /// brick_stats_kernel: labels a brick, on average, above which it takes the bricks in passes
-  /// (512^3, 6-connectivity: density 0.1, 144 a brick, 1.53 -> 0.83 ms in passes; 26-connectivity,
-  /// 26 a brick, 0.55 -> 0.62; density 0.5, 18 a brick, 0.48 -> 0.54: one pass).
+  /// brick_stats_kernel: labels a brick, on average, above which it takes the bricks in passes.
+  /// One pass against passes, same run, 512^3: density 0.1, 6-connectivity, 144 a brick, 1.53 ->
+  /// 0.83 ms; 26-connectivity, 26 a brick, 0.55 -> 0.62; density 0.5, 18 a brick, 0.48 -> 0.54.
+  /// 64 lies between; the counts between 26 and 144 were not measured.
   static constexpr int kStatsPassesLabels = 64;
 };
 

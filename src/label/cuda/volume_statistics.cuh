@@ -7,7 +7,7 @@
 // component that one brick holds whole (its root unmarked) is written by plain stores. A volume of
 // many labels a brick takes its bricks in passes of a table's worth of labels, and its records of
 // whole components are never filled before (at 512^3 density 0.1, 6-connectivity, 9.4 M records,
-// 144 a brick: 1.53 -> 0.83 ms); a volume of fewer takes a brick in one pass, whose labels that
+// 144 a brick: 1.53 -> 0.88 ms); a volume of fewer takes a brick in one pass, whose labels that
 // find no room in the table are flushed alone, by atomics (fewer instructions: the passes' cost
 // 0.48 -> 0.54 ms at density 0.5, 18 labels a brick).
 #include <cuda_runtime.h>
