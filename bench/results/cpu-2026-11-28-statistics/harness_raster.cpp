@@ -1,11 +1,13 @@
 #include <omp.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <vector>
-#include <algorithm>
-#include "winnow/label_statistics.hpp"
+
 #include "winnow/label.hpp"
+#include "winnow/label_statistics.hpp"
 #include "winnow/volume.hpp"
 using namespace winnow;
 int main(int argc, char** argv) {
@@ -13,7 +15,8 @@ int main(int argc, char** argv) {
   Volume<std::uint8_t> mask(n, n, n);
   std::mt19937_64 g(0);
   for (std::int64_t i = 0; i < mask.size(); ++i) mask.data()[i] = (g() % 1000) < 100;
-  LabelOptions o; o.connectivity = 6;
+  LabelOptions o;
+  o.connectivity = 6;
   auto res = label(std::as_const(mask).view(), o);
   const Volume<std::uint32_t>& lab = res.labels;
   std::printf("components %llu\n", (unsigned long long)res.count);
