@@ -10,16 +10,22 @@
 #   mkdir -p .ab && git archive REV src include bench | tar -x -C .ab
 # (the tree travels to the GPU host without its history; .ab is ignored, so carry it).
 # WINNOW_AB_ROUNDS: rounds of A then B (default 2); WINNOW_AB_TESTS: test runs of the after tree,
-# 'BINARY[:GTEST_FILTER]' separated by spaces (default none); WINNOW_AB_JOBS: build jobs of each
-# side (default half the cores). Logs: LOG_DIR/<k>-<bench>-{before,after}-N.log (k: the spec's
-# place in the list), LOG_DIR/test-*.log.
+# 'BINARY[:GTEST_FILTER]' separated by spaces (default none), run before the benchmarks, each
+# under WINNOW_AB_TEST_SECONDS (default 120): one that runs past it stops the A/B there (a hang
+# would spend a time-limited machine); WINNOW_AB_SECONDS: no round starts after this many
+# seconds from the start (default none: all rounds); WINNOW_AB_JOBS: build jobs of each side
+# (default half the cores). Logs: LOG_DIR/<k>-<bench>-{before,after}-N.log (k: the spec's place
+# in the list), LOG_DIR/test-*.log, and LOG_DIR/timeline.txt (seconds from the start of each step).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 overlay="$(realpath "$1")"
 logs="$(realpath -m "$2")"
 shift 2
-cd "$root"
+cd "$root" || exit 1
 mkdir -p "$logs"
+start=$SECONDS
+mark() { echo "$((SECONDS - start)) s: $*" >> "$logs/timeline.txt"; }
+: > "$logs/timeline.txt"
 # shellcheck source=/dev/null
 source scripts/device-env.sh
 export WINNOW_REQUIRE_GPU=1
@@ -38,13 +44,32 @@ configure . "$after" after && configure "$before-src" "$before" before || { tail
 ninja -C "$after" -j "$jobs" "${benches[@]}" "${tests[@]}" > "$logs/build-after.log" 2>&1 &
 ninja -C "$before" -j "$jobs" "${benches[@]}" > "$logs/build-before.log" 2>&1 &
 wait
+mark built
 for side in after before; do
   for b in "${benches[@]}"; do
     [ -x "/tmp/winnow-ab-$side/$b" ] || { grep -E 'error' "$logs/build-$side.log" | head -20; exit 1; }
   done
 done
 status=0
+for t in ${WINNOW_AB_TESTS:-}; do
+  binary=${t%%:*} filter=${t#*:}
+  [ "$filter" = "$t" ] && filter='*'
+  timeout "${WINNOW_AB_TEST_SECONDS:-120}" "$after/tests/$binary" --gtest_filter="$filter" > "$logs/test-$binary.log" 2>&1
+  code=$?
+  mark "test $binary exit $code"
+  [ $code = 0 ] || status=1
+  if [ $code = 124 ]; then
+    echo "$binary ran past ${WINNOW_AB_TEST_SECONDS:-120} s: stopped (a hang?)"
+    tail -5 "$logs/test-$binary.log"
+    exit 1
+  fi
+done
+[ -n "${WINNOW_AB_TESTS:-}" ] && grep -E '^\[  (PASSED|FAILED) ' "$logs"/test-*.log
 for ((round = 1; round <= ${WINNOW_AB_ROUNDS:-2}; ++round)); do
+  if [ -n "${WINNOW_AB_SECONDS:-}" ] && [ $((SECONDS - start)) -gt "$WINNOW_AB_SECONDS" ]; then
+    echo "round $round not started: past ${WINNOW_AB_SECONDS} s"
+    break
+  fi
   k=0
   for spec in "$@"; do
     read -r name arguments <<< "$spec"
@@ -54,12 +79,11 @@ for ((round = 1; round <= ${WINNOW_AB_ROUNDS:-2}; ++round)); do
       "/tmp/winnow-ab-$side/bench/$name" $arguments > "$logs/$k-$name-$side-$round.log" 2>&1 || status=1
     done
   done
+  mark "round $round"
 done
-for t in ${WINNOW_AB_TESTS:-}; do
-  binary=${t%%:*} filter=${t#*:}
-  [ "$filter" = "$t" ] && filter='*'
-  "$after/tests/$binary" --gtest_filter="$filter" > "$logs/test-$binary.log" 2>&1 || status=1
+for f in "$logs"/*-before-*.log "$logs"/*-after-*.log; do
+  [ -e "$f" ] || continue
+  printf '\n== %s\n' "$(basename "$f")"
+  cat "$f"
 done
-[ -n "${WINNOW_AB_TESTS:-}" ] && grep -E '^\[  (PASSED|FAILED) ' "$logs"/test-*.log
-for f in "$logs"/*-before-*.log "$logs"/*-after-*.log; do printf '\n== %s\n' "$(basename "$f")"; cat "$f"; done
 exit $status

@@ -4,7 +4,8 @@
 #   scripts/gpu-label-ab.sh OVERLAY LOG_DIR [bench_label_volume_gpu arguments...]
 # OVERLAY holds the earlier files at their paths in the tree (OVERLAY/src/label/cuda/x.cu); e.g.
 #   mkdir -p .ab/src/label/cuda && git show HEAD~1:src/label/cuda/label_volume.cu > .ab/src/label/cuda/label_volume.cu
-# WINNOW_AB_TESTS=0 leaves the tests out; WINNOW_AB_ROUNDS and WINNOW_AB_JOBS as for gpu-ab.sh.
+# WINNOW_AB_TESTS=0 leaves the tests out; the other WINNOW_AB_* settings as for gpu-ab.sh (rounds,
+# jobs, a time limit per test, a deadline for starting rounds).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 overlay=$1 logs=$2
