@@ -268,6 +268,130 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;                              // bits 0, 8, 16, 24 gathered at 21..24
 }
 
+// 26-connectivity unites 2 x 2 x 2 blocks of voxels first (after BKE 3D, Allegretti, Bolelli and
+// Grana 2019): any two voxels of a block are 26-adjacent, so a block's foreground is one set. The
+// four rows (ly, lz), (ly + 1, lz), (ly, lz + 1), (ly + 1, lz + 1) of a block row (even ly and lz)
+// are ORed into one word o, where block k holds bits 2k and 2k + 1; blocks k and k + 1 join when
+// o has both bits 2k + 1 and 2k + 2 (every voxel of the one column is adjacent to every voxel of
+// the other), so runs of joined blocks are the nodes: a 32 x 8 x 8 brick has 16 block rows and 4
+// backward block rows each, against 64 rows, and at density 0.5 a block row holds about 3 block
+// runs where a row holds 8 runs. Two block rows touch through a face word of each -- the OR of the
+// rows of one that meet the other's (two rows across a face, one across an edge) -- and
+// TouchingRuns over the two face words finds the voxel runs that touch, each inside one block run.
+// After the unions, each set's raster-first voxel run is found (the first of the four rows that
+// holds a bit of a block run, its run there) and becomes every voxel run's parent, so the output is
+// the run forest of the other connectivities.
+constexpr int kBlockRows = VolumeBrick::kRows / 4;
+static_assert(VolumeBrick::kY % 2 == 0 && VolumeBrick::kZ % 2 == 0, "bricks of whole blocks");
+// Block row br of a brick: blocks (by, bz) = (br % kBlockY, br / kBlockY); its row i < 4 in raster
+// order is the brick row (2 bz + i / 2) kY + 2 by + i % 2.
+constexpr int kBlockY = VolumeBrick::kY / 2;
+__device__ __forceinline__ int block_row_row(int br, int i) {
+  return (br / kBlockY * 2 + i / 2) * VolumeBrick::kY + br % kBlockY * 2 + i % 2;
+}
+// Bit 2k of the result: block k of a block row whose rows' OR is o starts a run of joined blocks
+// (it holds a voxel, and block k - 1 does not join it).
+__device__ __forceinline__ unsigned block_run_starts(unsigned o) {
+  const unsigned held = (o | o >> 1) & 0x55555555u;
+  const unsigned joined = o & (o << 1) & 0x55555555u;  // bits 2k - 1 and 2k
+  return held & ~joined;
+}
+// The block row of brick row r.
+__device__ __forceinline__ int block_of_row(int r) {
+  return r / VolumeBrick::kY / 2 * kBlockY + r % VolumeBrick::kY / 2;
+}
+// The number of the block run holding bit b, counted from 0 within the block row.
+__device__ __forceinline__ int block_run_index(unsigned starts, int b) {
+  return __popc(starts & (kFull >> (31 - b))) - 1;
+}
+
+// bits_local_kernel's forest under 26-connectivity: the warp's brick (rows `masks`) labelled over
+// runs of blocks; then first_run[root] holds each set's raster-first voxel run (brick numbering,
+// r * kRunStride + k), the root of every voxel run of the set's block runs, which
+// bits_local_kernel writes out as for the other connectivities. The block rows' work falls to lanes 0..15, a block row
+// each; the unions to all 32, two backward block rows each (block row br = s / 4 with candidate q = s % 4, back_row's
+// order, for s = lane and lane + 32).
+__device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_t* block_parent,
+                                             std::uint32_t* first_run, unsigned* block_starts,
+                                             const VoxelForest& forest, int lane) {
+  static_assert(kBlockRows <= 32 && 4 * kBlockRows == 2 * 32, "a lane per block row, two block row pairs a lane");
+  auto row = [&](int br, int i) { return masks[block_row_row(br, i)]; };
+  if (lane < kBlockRows) {
+    const unsigned starts = block_run_starts(row(lane, 0) | row(lane, 1) | row(lane, 2) | row(lane, 3));
+    block_starts[lane] = starts;
+    for (int id = lane * kRunStride; id < lane * kRunStride + __popc(starts); ++id) {
+      block_parent[id] = static_cast<std::uint32_t>(id);
+      first_run[id] = kNone;
+    }
+  }
+  __syncwarp();
+  // Block row br with its backward block row (dy, dz) of back_row(q): the face words are the
+  // rows of each that meet the other -- across a y face the two rows of the near y, across a z
+  // face the two of the near z, across an edge one.
+  int br = 0, br2 = 0;
+  unsigned starts = 0, starts2 = 0;
+  unsigned long long last = ~0ull;  // the lane's last pair: a repeat finds one root twice
+  unite_in_lockstep<2>(
+      [&](int i, TouchingRuns& runs) {
+        const int s = lane + 32 * i, q = s % 4;
+        br = s / 4;
+        const int by = br % kBlockY, bz = br / kBlockY;
+        const BackRow b = back_row(q, 26);
+        const int by2 = by + b.dy, bz2 = bz + b.dz;
+        if (by2 < 0 || by2 >= kBlockY || bz2 < 0) return false;  // the block row lies in another brick
+        br2 = bz2 * kBlockY + by2;
+        // Rows i of a block row: bit 0 of i is y + 1, bit 1 is z + 1.
+        const unsigned face = b.dz == 0   ? row(br, 0) | row(br, 2)
+                              : b.dy == 0 ? row(br, 0) | row(br, 1)
+                                          : row(br, b.dy < 0 ? 0 : 1);
+        const unsigned face2 = b.dz == 0   ? row(br2, 1) | row(br2, 3)
+                               : b.dy == 0 ? row(br2, 2) | row(br2, 3)
+                                           : row(br2, b.dy < 0 ? 3 : 2);
+        starts = block_starts[br];
+        starts2 = block_starts[br2];
+        runs = TouchingRuns(face, face2, b.ext);
+        return true;
+      },
+      [&](int a, int c) {
+        const auto na = static_cast<std::uint32_t>(br * kRunStride + block_run_index(starts, a)),
+                   nb = static_cast<std::uint32_t>(br2 * kRunStride + block_run_index(starts2, c));
+        const unsigned long long both = static_cast<unsigned long long>(na) << 32 | nb;
+        if (both == last) return;
+        last = both;
+        unite(forest, na, nb);
+      });
+  __syncwarp();
+  // Roots, as bits_local_kernel's; then each set's first voxel run: a block run's is the first of
+  // its four rows (raster order) that holds a bit in its columns, that bit's run (a voxel run lies
+  // in one block run: its columns join their blocks).
+  if (lane < kBlockRows) {
+    const int first_id = lane * kRunStride, runs = __popc(block_starts[lane]);
+    for (int id = first_id; id < first_id + runs; ++id) {
+      std::uint32_t root = static_cast<std::uint32_t>(id);
+      for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
+      lower_to(block_parent + id, root);
+    }
+  }
+  __syncwarp();
+  if (lane < kBlockRows) {
+    unsigned rest = block_starts[lane];
+    for (int id = lane * kRunStride; rest; ++id) {
+      const int first_bit = __ffs(rest) - 1;
+      rest &= rest - 1;
+      const unsigned columns = (rest ? (1u << (__ffs(rest) - 1)) - 1 : kFull) & (kFull << first_bit);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = block_row_row(lane, i);
+        const unsigned m = masks[r], held = m & columns;
+        if (!held) continue;
+        atomicMin(first_run + block_parent[id],
+                  static_cast<std::uint32_t>(r * kRunStride + run_index(m, __ffs(held) - 1)));
+        break;
+      }
+    }
+  }
+}
+
 // vector_rows: bytes (T of one byte), a 16-byte aligned volume and rows of a multiple of 16 bytes,
 // so a lane reads a brick row as two 16-byte loads.
 template <class T, int Conn>
@@ -276,11 +400,19 @@ __global__ void __launch_bounds__(kThreads)
   using B = VolumeBrick;
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");
+  constexpr bool kBlocks = Conn == 26;
+  // 26-connectivity: a block run's parent, then its set's first voxel run, and each block row's
+  // block_run_starts (block run t of block row br: node br * kRunStride + t).
+  // Other connectivities: a run's parent (run r * kRunStride + k).
+  constexpr int kForestWords = kBlocks ? 2 * kBlockRows * kRunStride + kBlockRows : kRows * kRunStride;
   __shared__ unsigned row_words[kThreads / 32][kRows];
-  __shared__ std::uint32_t parents[kThreads / 32][kRows * kRunStride];  // run r * kRunStride + k
+  __shared__ std::uint32_t parents[kThreads / 32][kForestWords];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
-  const VoxelForest forest{parent};
+  std::uint32_t* block_parent = parent;
+  std::uint32_t* first_run = block_parent + kBlockRows * kRunStride;
+  unsigned* block_starts = first_run + kBlockRows * kRunStride;
+  const VoxelForest forest{kBlocks ? block_parent : parent};
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
@@ -320,46 +452,51 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int j = 0; j < kLaneRows; ++j) mine[j] = masks[lane + 32 * j];
     }
+    // The forest of the brick's runs: over block runs under 26-connectivity, else over runs.
+    if constexpr (kBlocks) {
+      unite_blocks(masks, block_parent, first_run, block_starts, forest, lane);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j;
-      // Every run is its own set at first.
-      const int runs = __popc(run_starts(mine[j]));
-      for (int id = r * kRunStride; id < r * kRunStride + runs; ++id) parent[id] = static_cast<std::uint32_t>(id);
-    }
-    __syncwarp();
-    // Unions of each row's runs with the runs they touch in its backward rows inside the brick
-    // (rows outside it: the merge). Run numbers grow in raster order, so the smallest number of
-    // a set is its raster-first run.
-    // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4.
-    int r = 0, r2 = 0;
-    unite_in_lockstep<kLaneRows * 4>(
-        [&](int i, TouchingRuns& runs) {
-          const int j = i / 4, q = i % 4;
-          if (!back_row_used(q, Conn)) return false;
-          const BackRow b = back_row(q, Conn);
-          r = lane + 32 * j;
-          const int ry = r % B::kY + b.dy, rz = r / B::kY + b.dz;
-          if (ry < 0 || ry >= B::kY || rz < 0) return false;  // the row lies in another brick
-          r2 = rz * B::kY + ry;
-          runs = TouchingRuns(masks[r], masks[r2], b.ext);
-          return true;
-        },
-        [&](int a, int c) {
-          unite(forest, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
-                static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
-        });
-    __syncwarp();
-    // Roots: every run's entry becomes its root's number, each lane walking its own rows' runs
-    // (no empty slots visited); a lane writes its own entries only, so a concurrent walk through
-    // them reads an ancestor either way.
+      for (int j = 0; j < kLaneRows; ++j) {
+        const int r = lane + 32 * j;
+        // Every run is its own set at first.
+        const int runs = __popc(run_starts(mine[j]));
+        for (int id = r * kRunStride; id < r * kRunStride + runs; ++id) parent[id] = static_cast<std::uint32_t>(id);
+      }
+      __syncwarp();
+      // Unions of each row's runs with the runs they touch in its backward rows inside the brick
+      // (rows outside it: the merge). Run numbers grow in raster order, so the smallest number of
+      // a set is its raster-first run.
+      // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4.
+      int r = 0, r2 = 0;
+      unite_in_lockstep<kLaneRows * 4>(
+          [&](int i, TouchingRuns& runs) {
+            const int j = i / 4, q = i % 4;
+            if (!back_row_used(q, Conn)) return false;
+            const BackRow b = back_row(q, Conn);
+            r = lane + 32 * j;
+            const int ry = r % B::kY + b.dy, rz = r / B::kY + b.dz;
+            if (ry < 0 || ry >= B::kY || rz < 0) return false;  // the row lies in another brick
+            r2 = rz * B::kY + ry;
+            runs = TouchingRuns(masks[r], masks[r2], b.ext);
+            return true;
+          },
+          [&](int a, int c) {
+            unite(forest, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
+                  static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
+          });
+      __syncwarp();
+      // Roots: every run's entry becomes its root's number, each lane walking its own rows' runs
+      // (no empty slots visited); a lane writes its own entries only, so a concurrent walk through
+      // them reads an ancestor either way.
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int first_id = (lane + 32 * j) * kRunStride, runs = __popc(run_starts(mine[j]));
-      for (int id = first_id; id < first_id + runs; ++id) {
-        std::uint32_t root = static_cast<std::uint32_t>(id);
-        for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
-        lower_to(parent + id, root);
+      for (int j = 0; j < kLaneRows; ++j) {
+        const int first_id = (lane + 32 * j) * kRunStride, runs = __popc(run_starts(mine[j]));
+        for (int id = first_id; id < first_id + runs; ++id) {
+          std::uint32_t root = static_cast<std::uint32_t>(id);
+          for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
+          lower_to(parent + id, root);
+        }
       }
     }
     __syncwarp();
@@ -375,16 +512,25 @@ __global__ void __launch_bounds__(kThreads)
       if (y >= g.ny || z >= g.nz) continue;  // no runs (the row words were read as empty)
       const std::size_t w = word_index(x0 / kBX, y, z, g);
       const int first_id = r * kRunStride, runs = __popc(run_starts(mine[j]));
-      unsigned root_bits = 0;
+      unsigned root_bits = 0, rest = run_starts(mine[j]);
+      int root = 0;
       // Whole 32-byte sectors of the word's 16 entries, 8 at a time (those past the runs are never
       // read): a store per run left partial sectors, 0.69 against 0.43 ms at 512^3 d0.1.
       for (int k0 = 0; k0 < runs; k0 += 8) {
         std::uint32_t e[8];
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
-          const int k = k0 + q, root = static_cast<int>(parent[first_id + min(k, runs - 1)]),
-                    root_row = root / kRunStride;
-          if (k < runs && root == first_id + k) root_bits |= 1u << k;
+          const int k = k0 + q;
+          if (k < runs) {  // past the runs: the last run's root again
+            if constexpr (kBlocks)
+              root = static_cast<int>(
+                  first_run[block_parent[block_of_row(r) * kRunStride +
+                                         block_run_index(block_starts[block_of_row(r)], __ffs(rest) - 1)]]);
+            else root = static_cast<int>(parent[first_id + k]);
+            rest &= rest - 1;
+            if (root == first_id + k) root_bits |= 1u << k;
+          }
+          const int root_row = root / kRunStride;
           e[q] = run_node(word_index(x0 / kBX, y0 + root_row % B::kY, z0 + root_row / B::kY, g),
                           root - root_row * kRunStride);
         }
