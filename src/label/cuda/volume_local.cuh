@@ -268,43 +268,6 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;                              // bits 0, 8, 16, 24 gathered at 21..24
 }
 
-// 26-connectivity unites 2 x 2 x 2 blocks of voxels first (after BKE 3D, Allegretti, Bolelli and
-// Grana 2019): any two voxels of a block are 26-adjacent, so a block's foreground is one set. The
-// four rows (ly, lz), (ly + 1, lz), (ly, lz + 1), (ly + 1, lz + 1) of a block row (even ly and lz)
-// are ORed into one word o, where block k holds bits 2k and 2k + 1; blocks k and k + 1 join when
-// o has both bits 2k + 1 and 2k + 2 (every voxel of the one column is adjacent to every voxel of
-// the other), so runs of joined blocks are the nodes: a 32 x 8 x 8 brick has 16 block rows and 4
-// backward block rows each, against 64 rows, and at density 0.5 a block row holds about 3 block
-// runs where a row holds 8 runs. Two block rows touch through a face word of each -- the OR of the
-// rows of one that meet the other's (two rows across a face, one across an edge) -- and
-// TouchingRuns over the two face words finds the voxel runs that touch, each inside one block run.
-// After the unions, each set's raster-first voxel run is found (the first of the four rows that
-// holds a bit of a block run, its run there) and becomes every voxel run's parent, so the output is
-// the run forest of the other connectivities.
-constexpr int kBlockRows = VolumeBrick::kRows / 4;
-static_assert(VolumeBrick::kY % 2 == 0 && VolumeBrick::kZ % 2 == 0, "bricks of whole blocks");
-// Block row br of a brick: blocks (by, bz) = (br % kBlockY, br / kBlockY); its row i < 4 in raster
-// order is the brick row (2 bz + i / 2) kY + 2 by + i % 2.
-constexpr int kBlockY = VolumeBrick::kY / 2;
-__device__ __forceinline__ int block_row_row(int br, int i) {
-  return (br / kBlockY * 2 + i / 2) * VolumeBrick::kY + br % kBlockY * 2 + i % 2;
-}
-// Bit 2k of the result: block k of a block row whose rows' OR is o starts a run of joined blocks
-// (it holds a voxel, and block k - 1 does not join it).
-__device__ __forceinline__ unsigned block_run_starts(unsigned o) {
-  const unsigned held = (o | o >> 1) & 0x55555555u;
-  const unsigned joined = o & (o << 1) & 0x55555555u;  // bits 2k - 1 and 2k
-  return held & ~joined;
-}
-// The block row of brick row r.
-__device__ __forceinline__ int block_of_row(int r) {
-  return r / VolumeBrick::kY / 2 * kBlockY + r % VolumeBrick::kY / 2;
-}
-// The number of the block run holding bit b, counted from 0 within the block row.
-__device__ __forceinline__ int block_run_index(unsigned starts, int b) {
-  return __popc(starts & (kFull >> (31 - b))) - 1;
-}
-
 // bits_local_kernel's forest under 26-connectivity: the warp's brick (rows `masks`) labelled over
 // runs of blocks; then first_run[root] holds each set's raster-first voxel run (brick numbering,
 // r * kRunStride + k), the root of every voxel run of the set's block runs, which
@@ -325,9 +288,7 @@ __device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_
     }
   }
   __syncwarp();
-  // Block row br with its backward block row (dy, dz) of back_row(q): the face words are the
-  // rows of each that meet the other -- across a y face the two rows of the near y, across a z
-  // face the two of the near z, across an edge one.
+  // Block row br with its backward block row (dy, dz) of back_row(q), through their face words.
   int br = 0, br2 = 0;
   unsigned starts = 0, starts2 = 0;
   unsigned long long last = ~0ull;  // the lane's last pair: a repeat finds one root twice
@@ -340,13 +301,8 @@ __device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_
         const int by2 = by + b.dy, bz2 = bz + b.dz;
         if (by2 < 0 || by2 >= kBlockY || bz2 < 0) return false;  // the block row lies in another brick
         br2 = bz2 * kBlockY + by2;
-        // Rows i of a block row: bit 0 of i is y + 1, bit 1 is z + 1.
-        const unsigned face = b.dz == 0   ? row(br, 0) | row(br, 2)
-                              : b.dy == 0 ? row(br, 0) | row(br, 1)
-                                          : row(br, b.dy < 0 ? 0 : 1);
-        const unsigned face2 = b.dz == 0   ? row(br2, 1) | row(br2, 3)
-                               : b.dy == 0 ? row(br2, 2) | row(br2, 3)
-                                           : row(br2, b.dy < 0 ? 3 : 2);
+        const BlockFaceRows f = block_face_rows(b);
+        const unsigned face = row(br, f.near[0]) | row(br, f.near[1]), face2 = row(br2, f.far[0]) | row(br2, f.far[1]);
         starts = block_starts[br];
         starts2 = block_starts[br2];
         runs = TouchingRuns(face, face2, b.ext);

@@ -214,6 +214,138 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
   return false;
 }
 
+// bits_merge_kernel's pairs under 26-connectivity, over the block rows of the local pass
+// (volume_rows.cuh): every voxel run of a block run has the same brick-local root, so a block row
+// unites with each backward block row in another brick through their face words (TouchingRuns;
+// the voxel run of a face bit is taken from the first face row that holds it), and a block row's
+// first block with the last blocks of the left brick's nine neighbouring block rows once each --
+// 22 block row pairs a brick and 144 x boundary pairs at most, against 46 row pairs and 576. The
+// brick's rows go to `brick_rows` (shared, kRows words) and the left brick's last column, rows
+// y0 - 1 .. y0 + kY and z0 - 1 .. z0 + kZ, to `left_column` as bits (kLeftColumn words).
+// Block row pair t of a volume brick whose backward block row (back_row q) lies in another brick
+// (22 of them): the block rows of the z0 face with q 0, 1, 2; those of the y0 face with q 3; those
+// of the y0 and yl faces above the first block slice with q 0 and q 2. False past the last.
+__device__ __forceinline__ bool outside_block_pair(int t, int& br, int& q) {
+  static_assert(kBlockY == 4 && kBlockRows == 16, "the groups below count block rows of 4 x 4");
+  if (t < 12) return br = t / 3, q = t % 3, true;               // z0: (by = t / 3, bz = 0)
+  if (t < 16) return br = (t - 12) * kBlockY, q = 3, true;      // y0: (0, bz)
+  if (t < 19) return br = (t - 15) * kBlockY, q = 0, true;      // y0: (0, bz >= 1)
+  if (t < 22) return br = (t - 18) * kBlockY + 3, q = 2, true;  // yl: (3, bz >= 1)
+  return false;
+}
+constexpr int kLeftSide = VolumeBrick::kY + 2, kLeftColumn = (kLeftSide * (VolumeBrick::kZ + 2) + 31) / 32;
+template <class UniteRuns>
+__device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* brick_rows, unsigned* left_column,
+                                             const VolGeo& g, std::uint32_t bx, std::uint32_t y0, std::uint32_t z0,
+                                             int lane, UniteRuns unite_runs) {
+  using B = VolumeBrick;
+  static_assert(2 * kBlockRows == 32, "the x boundary: two lanes a block row");
+  // The word of a block row's row i (block row (by, bz) of the brick, by and bz from -1 to 4):
+  // false when the row lies outside the volume.
+  auto word_of = [&](int by, int bz, int i, std::size_t& w) {
+    const long long y = static_cast<long long>(y0) + 2 * by + i % 2, z = static_cast<long long>(z0) + 2 * bz + i / 2;
+    if (y < 0 || z < 0 || y >= g.ny || z >= g.nz) return false;
+    w = word_index(bx, static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(z), g);
+    return true;
+  };
+#pragma unroll
+  for (int j = 0; j < B::kRows / 32; ++j) {
+    const int r = lane + 32 * j;
+    const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+    brick_rows[r] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
+  }
+  // The brick's first column (bit lz * kY + ly): a left row is read only when a brick row within
+  // one row and slice of it holds a voxel there.
+  static_assert(B::kRows == 64 && B::kY == 8, "the first column as bytes of 8 rows");
+  const unsigned long long first_column =
+      bx == 0 ? 0ull
+              : __ballot_sync(kFull, brick_rows[lane] & 1u) |
+                    static_cast<unsigned long long>(__ballot_sync(kFull, brick_rows[lane + 32] & 1u)) << 32;
+#pragma unroll
+  for (int k = 0; k < kLeftColumn; ++k) {
+    const int i = lane + 32 * k, ly = i % kLeftSide - 1, lz = i / kLeftSide - 1;  // from -1 to kY, kZ
+    const unsigned rows_near = (ly >= 1 ? 7u << (ly - 1) : 7u >> (1 - ly)) & 0xFFu;
+    bool wanted = false;
+#pragma unroll
+    for (int dz = -1; dz <= 1; ++dz)
+      wanted = wanted || (lz + dz >= 0 && lz + dz < B::kZ && (first_column >> (8 * (lz + dz)) & rows_near));
+    const long long y = static_cast<long long>(y0) + ly, z = static_cast<long long>(z0) + lz;
+    const bool held =
+        wanted && i < kLeftSide * (B::kZ + 2) && y >= 0 && z >= 0 && y < g.ny && z < g.nz &&
+        rows[word_index(bx - 1, static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(z), g)].fg >> 31;
+    const unsigned bits = __ballot_sync(kFull, held);
+    if (lane == 0) left_column[k] = bits;
+  }
+  __syncwarp();
+  // The block row pairs (outside_block_pair), a lane each. A face word's two rows (the same row twice across an edge):
+  // their words and foreground.
+  struct FaceRows {
+    std::size_t w0 = 0, w1 = 0;
+    unsigned m0 = 0, m1 = 0;
+    // The voxel run of bit a of the face word: in the first of the rows that holds it.
+    __device__ std::uint32_t run_of(int a) const {
+      return m0 >> a & 1u ? run_node(w0, run_index(m0, a)) : run_node(w1, run_index(m1, a));
+    }
+  } near, far;
+  unite_in_lockstep<1>(
+      [&](int, TouchingRuns& runs) {
+        int br = 0, q = 0;
+        if (!outside_block_pair(lane, br, q)) return false;
+        const int by = br % kBlockY, bz = br / kBlockY;
+        const BackRow b = back_row(q, 26);
+        const int by2 = by + b.dy, bz2 = bz + b.dz;
+        const BlockFaceRows f = block_face_rows(b);
+        near.m0 = brick_rows[block_row_row(br, f.near[0])];
+        near.m1 = brick_rows[block_row_row(br, f.near[1])];
+        if (near.m0) word_of(by, bz, f.near[0], near.w0);
+        if (near.m1) word_of(by, bz, f.near[1], near.w1);
+        far.m0 = word_of(by2, bz2, f.far[0], far.w0) ? rows[far.w0].fg : 0u;
+        far.m1 = word_of(by2, bz2, f.far[1], far.w1) ? rows[far.w1].fg : 0u;
+        runs = TouchingRuns(near.m0 | near.m1, far.m0 | far.m1, b.ext, true);
+        return true;
+      },
+      [&](int a, int c) { unite_runs(near.run_of(a), far.run_of(c)); });
+  // The x boundary: block row br = lane % 16 with the left brick's block rows (by + dy, bz + dz),
+  // (dy, dz) = (k % 3 - 1, k / 3 - 1) for k < 5 (lanes 0..15) or 5 <= k < 9 (lanes 16..31). The
+  // rows of each that meet: those of the near y and z where dy or dz is not 0.
+  if (bx == 0) return;
+  const int br = lane % kBlockRows, by = br % kBlockY, bz = br / kBlockY;
+  auto meets = [](int i, int dy, int dz, bool near) {
+    const int sy = near ? dy > 0 : dy < 0, sz = near ? dz > 0 : dz < 0;
+    return (dy == 0 || i % 2 == sy) && (dz == 0 || i / 2 == sz);
+  };
+  auto left_held = [&](int by2, int bz2, int i) {
+    const int t = (2 * bz2 + i / 2 + 1) * kLeftSide + 2 * by2 + i % 2 + 1;  // rows from y0 - 1, z0 - 1
+    return t >= 0 && t < kLeftSide * (B::kZ + 2) && (left_column[t / 32] >> (t % 32) & 1u);
+  };
+  unsigned across = 0;  // bit k: block row br meets the left brick's block row k
+  for (int k = lane < kBlockRows ? 0 : 5; k < (lane < kBlockRows ? 5 : 9); ++k) {
+    const int dy = k % 3 - 1, dz = k / 3 - 1;
+    bool near = false, far = false;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      near = near || (meets(i, dy, dz, true) && (brick_rows[block_row_row(br, i)] & 1u));
+      far = far || (meets(i, dy, dz, false) && left_held(by + dy, bz + dz, i));
+    }
+    if (near && far) across |= 1u << k;
+  }
+  while (__any_sync(kFull, across != 0)) {
+    if (across) {
+      const int k = __ffs(across) - 1, dy = k % 3 - 1, dz = k / 3 - 1;
+      across &= across - 1;
+      int i = 0, i2 = 0;
+      while (!(meets(i, dy, dz, true) && (brick_rows[block_row_row(br, i)] & 1u))) ++i;
+      while (!(meets(i2, dy, dz, false) && left_held(by + dy, bz + dz, i2))) ++i2;
+      std::size_t w = 0, w2 = 0;
+      word_of(by, bz, i, w);
+      word_of(by + dy, bz + dz, i2, w2);
+      w2 -= 1;  // the left brick's word of that row
+      unite_runs(run_node(w, 0), run_node(w2, __popc(run_starts(rows[w2].fg)) - 1));
+    }
+    __syncwarp();  // reconverge before the vote
+  }
+}
+
 // The merge of a binary volume: a warp per brick, reading row words, over the run forest. A row
 // unites its runs with those of its backward rows that lie in other bricks (TouchingRuns), and its
 // first run (when it starts at the first column) with the last runs of the rows of the brick to
@@ -231,6 +363,9 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(kRecent == 64, "a pair's slot is the top 6 bits of its hash");
   __shared__ unsigned long long recent_pairs[kThreads / 32][kRecent];
   unsigned long long* recent = recent_pairs[threadIdx.x / 32];
+  constexpr bool kBlocks = Conn == 26;  // merge_blocks
+  __shared__ unsigned brick_rows[kThreads / 32][kBlocks ? B::kRows : 1];
+  __shared__ unsigned left_columns[kThreads / 32][kBlocks ? kLeftColumn : 1];
   const VoxelForest forest{R};  // the same union-find over run nodes
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (int i = lane; i < kRecent; i += 32) recent[i] = ~0ull;
@@ -244,6 +379,10 @@ __global__ void __launch_bounds__(kThreads)
       unite(forest, static_cast<std::uint32_t>(both >> 32), static_cast<std::uint32_t>(both),
             [&](std::uint32_t b, std::uint32_t a) { unlink_root_run(rows, marks, b, a); });
     };
+    if constexpr (Conn == 26) {
+      merge_blocks(rows, brick_rows[threadIdx.x / 32], left_columns[threadIdx.x / 32], g, bx, y0, z0, lane, unite_runs);
+      return;
+    }
     unsigned row_word[kLaneRows];
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {

@@ -148,5 +148,57 @@ __device__ __forceinline__ void unite_in_lockstep(Open open, UnitePair unite_pai
   }
 }
 
+// ---- runs of 2 x 2 x 2 blocks (26-connectivity) ------------------------------------------------
+//
+// 26-connectivity unites 2 x 2 x 2 blocks of voxels first (after BKE 3D, Allegretti, Bolelli and
+// Grana 2019): any two voxels of a block are 26-adjacent, so a block's foreground is one set. The
+// four rows (ly, lz), (ly + 1, lz), (ly, lz + 1), (ly + 1, lz + 1) of a block row (even ly and lz)
+// are ORed into one word o, where block k holds bits 2k and 2k + 1; blocks k and k + 1 join when
+// o has both bits 2k + 1 and 2k + 2 (every voxel of the one column is adjacent to every voxel of
+// the other), so runs of joined blocks are the nodes: a 32 x 8 x 8 brick has 16 block rows and 4
+// backward block rows each, against 64 rows, and at density 0.5 a block row holds about 3 block
+// runs where a row holds 8 runs. Two block rows touch through a face word of each -- the OR of the
+// rows of one that meet the other's (two rows across a face, one across an edge) -- and
+// TouchingRuns over the two face words finds the voxel runs that touch, each inside one block run.
+// The local pass (bits_local_kernel) unites block runs inside a brick, the merge
+// (bits_merge_kernel) the block rows across its faces.
+constexpr int kBlockRows = VolumeBrick::kRows / 4;
+static_assert(VolumeBrick::kY % 2 == 0 && VolumeBrick::kZ % 2 == 0, "bricks of whole blocks");
+// Block row br of a brick: blocks (by, bz) = (br % kBlockY, br / kBlockY); its row i < 4 in raster
+// order is the brick row (2 bz + i / 2) kY + 2 by + i % 2.
+constexpr int kBlockY = VolumeBrick::kY / 2;
+__device__ __forceinline__ int block_row_row(int br, int i) {
+  return (br / kBlockY * 2 + i / 2) * VolumeBrick::kY + br % kBlockY * 2 + i % 2;
+}
+// Bit 2k of the result: block k of a block row whose rows' OR is o starts a run of joined blocks
+// (it holds a voxel, and block k - 1 does not join it).
+__device__ __forceinline__ unsigned block_run_starts(unsigned o) {
+  const unsigned held = (o | o >> 1) & 0x55555555u;
+  const unsigned joined = o & (o << 1) & 0x55555555u;  // bits 2k - 1 and 2k
+  return held & ~joined;
+}
+// The block row of brick row r.
+__device__ __forceinline__ int block_of_row(int r) {
+  return r / VolumeBrick::kY / 2 * kBlockY + r % VolumeBrick::kY / 2;
+}
+// The number of the block run holding bit b, counted from 0 within the block row.
+__device__ __forceinline__ int block_run_index(unsigned starts, int b) {
+  return __popc(starts & (kFull >> (31 - b))) - 1;
+}
+
+// The rows of block rows that meet across back_row b (26-connectivity): the later block row's
+// rows `near[0..1]`, the backward block row's `far[0..1]` (rows i of a block row: bit 0 of i is
+// y + 1, bit 1 is z + 1) -- across a y face the two rows of the near y, across a z face the two of
+// the near z, across an edge one (given twice).
+struct BlockFaceRows {
+  int near[2], far[2];
+};
+__host__ __device__ constexpr BlockFaceRows block_face_rows(BackRow b) {
+  return b.dz == 0   ? BlockFaceRows{{0, 2}, {1, 3}}
+         : b.dy == 0 ? BlockFaceRows{{0, 1}, {2, 3}}
+         : b.dy < 0  ? BlockFaceRows{{0, 0}, {3, 3}}
+                     : BlockFaceRows{{1, 1}, {2, 2}};
+}
+
 }  // namespace
 }  // namespace winnow::detail::cuda
