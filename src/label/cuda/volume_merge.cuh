@@ -4,7 +4,8 @@
 // its later voxel: by pass 1 when both lie in one brick, here otherwise.
 //   merge_kernel       multi-label volumes and volumes of one layer: a warp per 32 face voxels;
 //   bits_merge_kernel  binary volumes of several layers: a warp per brick, over the row words and
-//                      the run forest (volume_plan.cuh).
+//                      the run forest (volume_plan.cuh); under 26-connectivity over the block rows
+//                      of 2 x 2 x 2 blocks (merge_blocks).
 // Both replace a pair by its voxels' parents (brick-local roots, the same sets) and skip the pairs
 // the warp united already: across the faces of a dense component nearly every pair is the same two
 // brick roots, and one union suffices.
@@ -214,14 +215,6 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
   return false;
 }
 
-// bits_merge_kernel's pairs under 26-connectivity, over the block rows of the local pass
-// (volume_rows.cuh): every voxel run of a block run has the same brick-local root, so a block row
-// unites with each backward block row in another brick through their face words (TouchingRuns;
-// the voxel run of a face bit is taken from the first face row that holds it), and a block row's
-// first block with the last blocks of the left brick's nine neighbouring block rows once each --
-// 22 block row pairs a brick and 144 x boundary pairs at most, against 46 row pairs and 576. The
-// brick's rows go to `brick_rows` (shared, kRows words) and the left brick's last column, rows
-// y0 - 1 .. y0 + kY and z0 - 1 .. z0 + kZ, to `left_column` as bits (kLeftColumn words).
 // Block row pair t of a volume brick whose backward block row (back_row q) lies in another brick
 // (22 of them): the block rows of the z0 face with q 0, 1, 2; those of the y0 face with q 3; those
 // of the y0 and yl faces above the first block slice with q 0 and q 2. False past the last.
@@ -234,6 +227,18 @@ __device__ __forceinline__ bool outside_block_pair(int t, int& br, int& q) {
   return false;
 }
 constexpr int kLeftSide = VolumeBrick::kY + 2, kLeftColumn = (kLeftSide * (VolumeBrick::kZ + 2) + 31) / 32;
+// bits_merge_kernel's pairs under 26-connectivity, over the block rows of the local pass
+// (volume_rows.cuh): every voxel run of a block run has the same brick-local root, so a block row
+// unites with each backward block row in another brick through their face words (TouchingRuns;
+// the voxel run of a face bit is taken from the first face row that holds it), and a block row's
+// first block with the last blocks of the left brick's nine neighbouring block rows once each --
+// 22 block row pairs a brick and 144 x boundary pairs at most, against 46 row pairs and 576. The
+// brick's rows go to `brick_rows` (shared, kRows words) and the left brick's last column, rows
+// y0 - 1 .. y0 + kY and z0 - 1 .. z0 + kZ, to `left_column` as bits (kLeftColumn words), read only
+// where a row of the brick's first column lies next to it. Against the merge of voxel rows, 512^3:
+// density 0.9 1.23 -> 0.58 ms, 0.5 0.90 -> 0.52; but density 0.1 0.34 -> 0.41, where the pairs are
+// few and the left column's reads and tests cost more than the x boundary's unions they save
+// (bench/results/label.md).
 template <class UniteRuns>
 __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* brick_rows, unsigned* left_column,
                                              const VolGeo& g, std::uint32_t bx, std::uint32_t y0, std::uint32_t z0,
