@@ -3,12 +3,16 @@
 // 6/18/26-connectivity, binary and multi-label, u8/u16/u32/u64 voxels, random volumes at
 // densities 0.1/0.5/0.9, sizes around the bricks (32 x 8 x 8; 32 x 32 x 1 for one layer) and warp
 // boundaries, 1-voxel-thick volumes, staircases and lattices that connect only through edges or
-// corners, statistics (and a capacity below the count), strided host views. Outputs are poisoned before every run, and
-// every case runs twice: a race shows as a difference between the runs.
+// corners, statistics (and a capacity below the count), strided host views. Outputs are poisoned
+// before every run, and every case runs twice: a race shows as a difference between the runs.
+// Also, on the host (no GPU needed): the 2x2x2 block helpers of 26-connectivity against the voxel
+// geometry they stand for.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -19,6 +23,7 @@
 #include "common/gpu_guard.hpp"
 #include "common/volume_label_oracle.hpp"
 #include "label/backends.hpp"
+#include "label/cuda/volume_rows.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/error.hpp"
 #include "winnow/label.hpp"
@@ -123,6 +128,70 @@ std::vector<T> random_volume(const Dims& d, double density, std::uint32_t seed, 
 
 const Dims kSizes[] = {{1, 1, 1},   {31, 7, 7},  {32, 8, 8},  {33, 9, 9},  {65, 17, 3},  {64, 16, 16},
                        {1, 64, 65}, {64, 1, 33}, {97, 33, 1}, {2, 2, 200}, {100, 23, 19}};
+
+// The 2x2x2 blocks of 26-connectivity's bit-row passes (label/cuda/volume_rows.cuh), on the host,
+// against the voxels they stand for: a block row's rows, its runs of joined blocks, and the face
+// rows through which two block rows touch.
+TEST(LabelVolumeBlocks, BlockRowsFromVoxelGeometry) {
+  using detail::cuda::VolumeBrick;
+  // Rows of a block row: each brick row once, the four of a block row in raster order.
+  std::vector<int> seen(VolumeBrick::kRows, 0);
+  for (int br = 0; br < detail::cuda::kBlockRows; ++br)
+    for (int i = 0; i < 4; ++i) {
+      const int r = detail::cuda::block_row_row(br, i);
+      ASSERT_GE(r, 0);
+      ASSERT_LT(r, VolumeBrick::kRows);
+      ++seen[static_cast<std::size_t>(r)];
+      if (i > 0) EXPECT_LT(detail::cuda::block_row_row(br, i - 1), r);
+      EXPECT_EQ(r % VolumeBrick::kY / 2 + r / VolumeBrick::kY / 2 * detail::cuda::kBlockY, br);
+    }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), VolumeBrick::kRows);
+
+  // Runs of joined blocks: blocks k and k + 1 join when a voxel of the one is 26-adjacent to a
+  // voxel of the other (any two rows of a block row are adjacent, so columns within one).
+  std::mt19937 rng(2026);
+  for (int t = 0; t < 100000; ++t) {
+    unsigned rows[4];
+    for (unsigned& w : rows) w = t % 3 == 0 ? rng() : t % 3 == 1 ? rng() & rng() : rng() & rng() & rng() & rng();
+    const unsigned o = rows[0] | rows[1] | rows[2] | rows[3];
+    auto voxel = [&](int x) { return x >= 0 && x < 32 && ((o >> x) & 1u); };
+    unsigned want = 0;
+    bool previous_held = false;
+    for (int k = 0; k < 16; ++k) {
+      const bool held = voxel(2 * k) || voxel(2 * k + 1);
+      bool joined = false;
+      for (int x1 = 2 * k - 2; x1 < 2 * k; ++x1)
+        for (int x2 = 2 * k; x2 < 2 * k + 2; ++x2) joined = joined || (voxel(x1) && voxel(x2) && x2 - x1 <= 1);
+      if (held && !(previous_held && joined)) want |= 1u << (2 * k);
+      previous_held = held;
+    }
+    ASSERT_EQ(detail::cuda::block_run_starts(o), want)
+        << "rows " << rows[0] << " " << rows[1] << " " << rows[2] << " " << rows[3];
+  }
+
+  // Face rows: for each backward block row, the rows of each block row with a 26-neighbour in
+  // the other are exactly `near` and `far`, and every near row meets every far row (so their ORs
+  // may be paired as one row each).
+  for (int q = 0; q < 4; ++q) {
+    const detail::cuda::BackRow b = detail::cuda::back_row(q, 26);
+    const detail::cuda::BlockFaceRows f = detail::cuda::block_face_rows(b);
+    auto y_of = [](int by, int i) { return 2 * by + i % 2; };
+    auto z_of = [](int bz, int i) { return 2 * bz + i / 2; };
+    auto meet = [&](int i, int j) {  // row i of block row (1, 1), row j of (1 + dy, 1 + dz)
+      return std::abs(y_of(1, i) - y_of(1 + b.dy, j)) <= 1 && std::abs(z_of(1, i) - z_of(1 + b.dz, j)) <= 1;
+    };
+    for (int i = 0; i < 4; ++i) {
+      bool any = false;
+      for (int j = 0; j < 4; ++j) any = any || meet(i, j);
+      EXPECT_EQ(any, i == f.near[0] || i == f.near[1]) << "back row " << q << ", near row " << i;
+      bool any_far = false;
+      for (int j = 0; j < 4; ++j) any_far = any_far || meet(j, i);
+      EXPECT_EQ(any_far, i == f.far[0] || i == f.far[1]) << "back row " << q << ", far row " << i;
+    }
+    for (int i : f.near)
+      for (int j : f.far) EXPECT_TRUE(meet(i, j)) << "back row " << q;
+  }
+}
 
 // Densities near each connectivity's percolation threshold in 3D (about 0.31 for 6, 0.14 for 18,
 // 0.10 for 26) give components that wind through many bricks in every direction: the merge's

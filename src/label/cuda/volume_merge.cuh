@@ -386,69 +386,69 @@ __global__ void __launch_bounds__(kThreads)
     };
     if constexpr (Conn == 26) {
       merge_blocks(rows, brick_rows[threadIdx.x / 32], left_columns[threadIdx.x / 32], g, bx, y0, z0, lane, unite_runs);
-      return;
-    }
-    unsigned row_word[kLaneRows];
+    } else {
+      unsigned row_word[kLaneRows];
 #pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j;
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      row_word[j] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
-    }
-    // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
-    // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
-    // have such pairs).
-    std::size_t row_w = 0, row2_w = 0;  // the two rows' words
-    unsigned m = 0, m2 = 0;
-    unite_in_lockstep<2>(
-        [&](int i, TouchingRuns& runs) {
-          int r = 0, q = 0;
-          if (!outside_row_pair<Conn>(lane + 32 * i, r, q)) return false;
-          const BackRow b = back_row(q, Conn);
-          const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-          const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
-          if (y >= g.ny || z >= g.nz || ty < 0 || ty >= g.ny || tz < 0) return false;
-          const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
-          row_w = word_index(bx, y, z, g);
-          row2_w = word_index(bx, uy, uz, g);
-          m = rows[row_w].fg;
-          m2 = rows[row2_w].fg;
-          runs = TouchingRuns(m, m2, b.ext, true);
-          return true;
-        },
-        [&](int a, int c) { unite_runs(run_node(row_w, run_index(m, a)), run_node(row2_w, run_index(m2, c))); });
-    // The x boundary: each row's first voxel and the last voxels of the left brick's rows
-    // (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
-    // lane's rows j), then united one per round.
-    unsigned long long across = 0;
-#pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int r = lane + 32 * j;
-      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-      if (bx == 0 || !(row_word[j] & 1u)) continue;
-#pragma unroll
-      for (int dz = -1; dz <= 1; ++dz)
-#pragma unroll
-        for (int dy = -1; dy <= 1; ++dy) {
-          if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
-          const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
-          if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
-          const unsigned left =
-              rows[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)].fg;
-          across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
-        }
-    }
-    while (__any_sync(kFull, across != 0)) {
-      if (across) {
-        const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
-        across &= across - 1;
+      for (int j = 0; j < kLaneRows; ++j) {
         const int r = lane + 32 * j;
-        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
-        const std::size_t left_w = word_index(bx - 1, uy, uz, g);
-        const unsigned left = rows[left_w].fg;
-        unite_runs(run_node(word_index(bx, y, z, g), 0), run_node(left_w, __popc(run_starts(left)) - 1));
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        row_word[j] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
       }
-      __syncwarp();  // reconverge before the vote
+      // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
+      // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
+      // have such pairs).
+      std::size_t row_w = 0, row2_w = 0;  // the two rows' words
+      unsigned m = 0, m2 = 0;
+      unite_in_lockstep<2>(
+          [&](int i, TouchingRuns& runs) {
+            int r = 0, q = 0;
+            if (!outside_row_pair<Conn>(lane + 32 * i, r, q)) return false;
+            const BackRow b = back_row(q, Conn);
+            const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+            const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
+            if (y >= g.ny || z >= g.nz || ty < 0 || ty >= g.ny || tz < 0) return false;
+            const auto uy = static_cast<std::uint32_t>(ty), uz = static_cast<std::uint32_t>(tz);
+            row_w = word_index(bx, y, z, g);
+            row2_w = word_index(bx, uy, uz, g);
+            m = rows[row_w].fg;
+            m2 = rows[row2_w].fg;
+            runs = TouchingRuns(m, m2, b.ext, true);
+            return true;
+          },
+          [&](int a, int c) { unite_runs(run_node(row_w, run_index(m, a)), run_node(row2_w, run_index(m2, c))); });
+      // The x boundary: each row's first voxel and the last voxels of the left brick's rows
+      // (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
+      // lane's rows j), then united one per round.
+      unsigned long long across = 0;
+#pragma unroll
+      for (int j = 0; j < kLaneRows; ++j) {
+        const int r = lane + 32 * j;
+        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+        if (bx == 0 || !(row_word[j] & 1u)) continue;
+#pragma unroll
+        for (int dz = -1; dz <= 1; ++dz)
+#pragma unroll
+          for (int dy = -1; dy <= 1; ++dy) {
+            if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
+            const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
+            if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
+            const unsigned left =
+                rows[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)].fg;
+            across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
+          }
+      }
+      while (__any_sync(kFull, across != 0)) {
+        if (across) {
+          const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
+          across &= across - 1;
+          const int r = lane + 32 * j;
+          const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
+          const std::size_t left_w = word_index(bx - 1, uy, uz, g);
+          const unsigned left = rows[left_w].fg;
+          unite_runs(run_node(word_index(bx, y, z, g), 0), run_node(left_w, __popc(run_starts(left)) - 1));
+        }
+        __syncwarp();  // reconverge before the vote
+      }
     }
   });
 }

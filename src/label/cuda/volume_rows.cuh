@@ -167,12 +167,12 @@ static_assert(VolumeBrick::kY % 2 == 0 && VolumeBrick::kZ % 2 == 0, "bricks of w
 // Block row br of a brick: blocks (by, bz) = (br % kBlockY, br / kBlockY); its row i < 4 in raster
 // order is the brick row (2 bz + i / 2) kY + 2 by + i % 2.
 constexpr int kBlockY = VolumeBrick::kY / 2;
-__device__ __forceinline__ int block_row_row(int br, int i) {
+__host__ __device__ __forceinline__ int block_row_row(int br, int i) {
   return (br / kBlockY * 2 + i / 2) * VolumeBrick::kY + br % kBlockY * 2 + i % 2;
 }
 // Bit 2k of the result: block k of a block row whose rows' OR is o starts a run of joined blocks
 // (it holds a voxel, and block k - 1 does not join it).
-__device__ __forceinline__ unsigned block_run_starts(unsigned o) {
+__host__ __device__ __forceinline__ unsigned block_run_starts(unsigned o) {
   const unsigned held = (o | o >> 1) & 0x55555555u;
   const unsigned joined = o & (o << 1) & 0x55555555u;  // bits 2k - 1 and 2k
   return held & ~joined;
