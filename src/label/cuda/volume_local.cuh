@@ -272,12 +272,23 @@ __device__ __forceinline__ unsigned nonzero_bytes(unsigned w) {
   return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;                              // bits 0, 8, 16, 24 gathered at 21..24
 }
 
+// Every entry of nodes [first, first + count) of a brick's forest pointed at its root, by the lane
+// that owns them: a lane writes its own entries only, so a concurrent walk through them reads an
+// ancestor either way.
+__device__ __forceinline__ void point_at_roots(const VoxelForest& forest, int first, int count) {
+  for (int id = first; id < first + count; ++id) {
+    std::uint32_t root = static_cast<std::uint32_t>(id);
+    for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
+    lower_to(forest.entry(static_cast<std::uint32_t>(id)), root);
+  }
+}
+
 // bits_local_kernel's forest under 26-connectivity: the warp's brick (rows `masks`) labelled over
-// runs of blocks; then first_run[root] holds each set's raster-first voxel run (brick numbering,
-// r * kRunStride + k), the root of every voxel run of the set's block runs, which
-// bits_local_kernel writes out as for the other connectivities. The block rows' work falls to lanes 0..15, a block row
-// each; the unions to all 32, two backward block rows each (block row br = s / 4 with candidate q = s % 4, back_row's
-// order, for s = lane and lane + 32).
+// runs of blocks (block run t of block row br: node br * kRunStride + t). Afterwards
+// first_run[root] holds each set's raster-first voxel run (r * kRunStride + k), the root of every
+// voxel run of the set, which bits_local_kernel writes out as for the other connectivities. The
+// block rows' work falls to lanes 0..15, a block row each; the unions to all 32, two candidate
+// block row pairs each (block row s / 4 with back_row(s % 4), s = lane and lane + 32).
 __device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_t* block_parent,
                                              std::uint32_t* first_run, unsigned* block_starts,
                                              const VoxelForest& forest, int lane) {
@@ -313,8 +324,8 @@ __device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_
         return true;
       },
       [&](int a, int c) {
-        const auto na = static_cast<std::uint32_t>(br * kRunStride + block_run_index(starts, a)),
-                   nb = static_cast<std::uint32_t>(br2 * kRunStride + block_run_index(starts2, c));
+        const auto na = static_cast<std::uint32_t>(br * kRunStride + run_of_starts(starts, a)),
+                   nb = static_cast<std::uint32_t>(br2 * kRunStride + run_of_starts(starts2, c));
         const unsigned long long both = static_cast<unsigned long long>(na) << 32 | nb;
         if (both == last) return;
         last = both;
@@ -324,14 +335,7 @@ __device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_
   // Roots, as bits_local_kernel's; then each set's first voxel run: a block run's is the first of
   // its four rows (raster order) that holds a bit in its columns, that bit's run (a voxel run lies
   // in one block run: its columns join their blocks).
-  if (lane < kBlockRows) {
-    const int first_id = lane * kRunStride, runs = __popc(block_starts[lane]);
-    for (int id = first_id; id < first_id + runs; ++id) {
-      std::uint32_t root = static_cast<std::uint32_t>(id);
-      for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
-      lower_to(block_parent + id, root);
-    }
-  }
+  if (lane < kBlockRows) point_at_roots(forest, lane * kRunStride, __popc(block_starts[lane]));
   __syncwarp();
   if (lane < kBlockRows) {
     unsigned rest = block_starts[lane];
@@ -369,10 +373,10 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ std::uint32_t parents[kThreads / 32][kForestWords];
   unsigned* masks = row_words[threadIdx.x / 32];
   std::uint32_t* parent = parents[threadIdx.x / 32];
-  std::uint32_t* block_parent = parent;
+  std::uint32_t* block_parent = parent;  // 26-connectivity: the block runs' entries
   std::uint32_t* first_run = block_parent + kBlockRows * kRunStride;
   unsigned* block_starts = first_run + kBlockRows * kRunStride;
-  const VoxelForest forest{kBlocks ? block_parent : parent};
+  const VoxelForest forest{parent};
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
     const std::uint32_t x = x0 + static_cast<std::uint32_t>(lane);
@@ -447,17 +451,10 @@ __global__ void __launch_bounds__(kThreads)
           });
       __syncwarp();
       // Roots: every run's entry becomes its root's number, each lane walking its own rows' runs
-      // (no empty slots visited); a lane writes its own entries only, so a concurrent walk through
-      // them reads an ancestor either way.
+      // (no empty slots visited).
 #pragma unroll
-      for (int j = 0; j < kLaneRows; ++j) {
-        const int first_id = (lane + 32 * j) * kRunStride, runs = __popc(run_starts(mine[j]));
-        for (int id = first_id; id < first_id + runs; ++id) {
-          std::uint32_t root = static_cast<std::uint32_t>(id);
-          for (std::uint32_t p = parent_of(forest, root); p != root; p = parent_of(forest, root)) root = p;
-          lower_to(parent + id, root);
-        }
-      }
+      for (int j = 0; j < kLaneRows; ++j)
+        point_at_roots(forest, (lane + 32 * j) * kRunStride, __popc(run_starts(mine[j])));
     }
     __syncwarp();
     // Each run's parent in the run forest (volume_plan.cuh): its root's node, and the rows' words,
@@ -472,7 +469,8 @@ __global__ void __launch_bounds__(kThreads)
       if (y >= g.ny || z >= g.nz) continue;  // no runs (the row words were read as empty)
       const std::size_t w = word_index(x0 / kBX, y, z, g);
       const int first_id = r * kRunStride, runs = __popc(run_starts(mine[j]));
-      unsigned root_bits = 0, rest = run_starts(mine[j]);
+      unsigned root_bits = 0, rest = run_starts(mine[j]);  // rest: the starts of the runs left
+      const int br = block_of_row(r);                      // 26-connectivity: the row's block row
       int root = 0;
       // Whole 32-byte sectors of the word's 16 entries, 8 at a time (those past the runs are never
       // read): a store per run left partial sectors, 0.69 against 0.43 ms at 512^3 d0.1.
@@ -484,8 +482,7 @@ __global__ void __launch_bounds__(kThreads)
           if (k < runs) {  // past the runs: the last run's root again
             if constexpr (kBlocks)
               root = static_cast<int>(
-                  first_run[block_parent[block_of_row(r) * kRunStride +
-                                         block_run_index(block_starts[block_of_row(r)], __ffs(rest) - 1)]]);
+                  first_run[block_parent[br * kRunStride + run_of_starts(block_starts[br], __ffs(rest) - 1)]]);
             else root = static_cast<int>(parent[first_id + k]);
             rest &= rest - 1;
             if (root == first_id + k) root_bits |= 1u << k;

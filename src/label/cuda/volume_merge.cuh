@@ -226,7 +226,6 @@ __device__ __forceinline__ bool outside_block_pair(int t, int& br, int& q) {
   if (t < 22) return br = (t - 18) * kBlockY + 3, q = 2, true;  // yl: (3, bz >= 1)
   return false;
 }
-constexpr int kLeftSide = VolumeBrick::kY + 2, kLeftColumn = (kLeftSide * (VolumeBrick::kZ + 2) + 31) / 32;
 // bits_merge_kernel's pairs under 26-connectivity, over the block rows of the local pass
 // (volume_rows.cuh): every voxel run of a block run has the same brick-local root, so a block row
 // unites with each backward block row in another brick through their face words (TouchingRuns;
@@ -239,6 +238,7 @@ constexpr int kLeftSide = VolumeBrick::kY + 2, kLeftColumn = (kLeftSide * (Volum
 // density 0.9 1.23 -> 0.58 ms, 0.5 0.90 -> 0.52; but density 0.1 0.34 -> 0.41, where the pairs are
 // few and the left column's reads and tests cost more than the x boundary's unions they save
 // (bench/results/label.md).
+constexpr int kLeftSide = VolumeBrick::kY + 2, kLeftColumn = (kLeftSide * (VolumeBrick::kZ + 2) + 31) / 32;
 template <class UniteRuns>
 __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* brick_rows, unsigned* left_column,
                                              const VolGeo& g, std::uint32_t bx, std::uint32_t y0, std::uint32_t z0,

@@ -57,8 +57,13 @@ __host__ __device__ constexpr bool back_row_used(int r, int conn) { return conn 
 
 // The first bit of each run of row word m.
 __device__ __forceinline__ unsigned run_starts(unsigned m) { return m & ~(m << 1); }
+// The number of the run whose first bit is among `starts` and holds bit b (its start at or before
+// b), counted from 0: of x-runs (starts: run_starts) or of runs of blocks (block_run_starts).
+__device__ __forceinline__ int run_of_starts(unsigned starts, int b) {
+  return __popc(starts & (kFull >> (31 - b))) - 1;
+}
 // The number of the run holding bit b of row word m, counted from 0 within the row.
-__device__ __forceinline__ int run_index(unsigned m, int b) { return __popc(run_starts(m) & (kFull >> (31 - b))) - 1; }
+__device__ __forceinline__ int run_index(unsigned m, int b) { return run_of_starts(run_starts(m), b); }
 // The first bit of the run holding bit b.
 __device__ __forceinline__ int run_start_bit(unsigned m, int b) {
   return 31 - __clz(run_starts(m) & (kFull >> (31 - b)));
@@ -180,10 +185,6 @@ __host__ __device__ __forceinline__ unsigned block_run_starts(unsigned o) {
 // The block row of brick row r.
 __device__ __forceinline__ int block_of_row(int r) {
   return r / VolumeBrick::kY / 2 * kBlockY + r % VolumeBrick::kY / 2;
-}
-// The number of the block run holding bit b, counted from 0 within the block row.
-__device__ __forceinline__ int block_run_index(unsigned starts, int b) {
-  return __popc(starts & (kFull >> (31 - b))) - 1;
 }
 
 // The rows of block rows that meet across back_row b (26-connectivity): the later block row's
