@@ -215,6 +215,49 @@ __device__ __forceinline__ bool outside_row_pair(int t, int& r, int& q) {
   return false;
 }
 
+// The x boundary of a brick over voxel rows: each of the lane's rows (row_word, rows lane and
+// lane + 32) whose first voxel is foreground unites with the last voxels of the left brick's rows
+// (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
+// lane's rows j), then united one per round.
+template <int Conn, class UniteRuns>
+__device__ __forceinline__ void unite_x_boundary_rows(const RowWord* rows, const VolGeo& g, std::uint32_t bx,
+                                                      std::uint32_t y0, std::uint32_t z0, int lane,
+                                                      const unsigned (&row_word)[VolumeBrick::kRows / 32],
+                                                      UniteRuns unite_runs) {
+  using B = VolumeBrick;
+  constexpr int kLaneRows = B::kRows / 32;
+  unsigned long long across = 0;
+#pragma unroll
+  for (int j = 0; j < kLaneRows; ++j) {
+    const int r = lane + 32 * j;
+    const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
+    if (bx == 0 || !(row_word[j] & 1u)) continue;
+#pragma unroll
+    for (int dz = -1; dz <= 1; ++dz)
+#pragma unroll
+      for (int dy = -1; dy <= 1; ++dy) {
+        if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
+        const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
+        if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
+        const unsigned left =
+            rows[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)].fg;
+        across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
+      }
+  }
+  while (__any_sync(kFull, across != 0)) {
+    if (across) {
+      const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
+      across &= across - 1;
+      const int r = lane + 32 * j;
+      const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
+      const std::size_t left_w = word_index(bx - 1, uy, uz, g);
+      const unsigned left = rows[left_w].fg;
+      unite_runs(run_node(word_index(bx, y, z, g), 0), run_node(left_w, __popc(run_starts(left)) - 1));
+    }
+    __syncwarp();  // reconverge before the vote
+  }
+}
+
 // Block row pair t of a volume brick whose backward block row (back_row q) lies in another brick
 // (22 of them): the block rows of the z0 face with q 0, 1, 2; those of the y0 face with q 3; those
 // of the y0 and yl faces above the first block slice with q 0 and q 2. False past the last.
@@ -266,6 +309,9 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
       bx == 0 ? 0ull
               : __ballot_sync(kFull, brick_rows[lane] & 1u) |
                     static_cast<unsigned long long>(__ballot_sync(kFull, brick_rows[lane + 32] & 1u)) << 32;
+  // Few voxels in the first column (sparse bricks): the x boundary of voxel rows, whose unions are
+  // few there, instead of the left column's reads and tests.
+  const bool x_by_rows = __popcll(first_column) < VolumeTuning::kBlockXBoundaryVoxels;
 #pragma unroll
   for (int k = 0; k < kLeftColumn; ++k) {
     const int i = lane + 32 * k, ly = i % kLeftSide - 1, lz = i / kLeftSide - 1;  // from -1 to kY, kZ
@@ -276,7 +322,7 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
       wanted = wanted || (lz + dz >= 0 && lz + dz < B::kZ && (first_column >> (8 * (lz + dz)) & rows_near));
     const long long y = static_cast<long long>(y0) + ly, z = static_cast<long long>(z0) + lz;
     const bool held =
-        wanted && i < kLeftSide * (B::kZ + 2) && y >= 0 && z >= 0 && y < g.ny && z < g.nz &&
+        !x_by_rows && wanted && i < kLeftSide * (B::kZ + 2) && y >= 0 && z >= 0 && y < g.ny && z < g.nz &&
         rows[word_index(bx - 1, static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(z), g)].fg >> 31;
     const unsigned bits = __ballot_sync(kFull, held);
     if (lane == 0) left_column[k] = bits;
@@ -314,6 +360,11 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
   // (dy, dz) = (k % 3 - 1, k / 3 - 1) for k < 5 (lanes 0..15) or 5 <= k < 9 (lanes 16..31). The
   // rows of each that meet: those of the near y and z where dy or dz is not 0.
   if (bx == 0) return;
+  if (x_by_rows) {
+    const unsigned lane_rows[B::kRows / 32] = {brick_rows[lane], brick_rows[lane + 32]};
+    unite_x_boundary_rows<26>(rows, g, bx, y0, z0, lane, lane_rows, unite_runs);
+    return;
+  }
   const int br = lane % kBlockRows, by = br % kBlockY, bz = br / kBlockY;
   auto meets = [](int i, int dy, int dz, bool near) {
     const int sy = near ? dy > 0 : dy < 0, sz = near ? dz > 0 : dz < 0;
@@ -416,39 +467,7 @@ __global__ void __launch_bounds__(kThreads)
             return true;
           },
           [&](int a, int c) { unite_runs(run_node(row_w, run_index(m, a)), run_node(row2_w, run_index(m2, c))); });
-      // The x boundary: each row's first voxel and the last voxels of the left brick's rows
-      // (y + dy, z + dz) that are its neighbours, found first (bit 9 j + 3 (dz + 1) + dy + 1 of the
-      // lane's rows j), then united one per round.
-      unsigned long long across = 0;
-#pragma unroll
-      for (int j = 0; j < kLaneRows; ++j) {
-        const int r = lane + 32 * j;
-        const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-        if (bx == 0 || !(row_word[j] & 1u)) continue;
-#pragma unroll
-        for (int dz = -1; dz <= 1; ++dz)
-#pragma unroll
-          for (int dy = -1; dy <= 1; ++dy) {
-            if (!in_connectivity(Offset{-1, dy, dz}, Conn)) continue;
-            const long long ty = static_cast<long long>(y) + dy, tz = static_cast<long long>(z) + dz;
-            if (ty < 0 || ty >= g.ny || tz < 0 || tz >= g.nz) continue;
-            const unsigned left =
-                rows[word_index(bx - 1, static_cast<std::uint32_t>(ty), static_cast<std::uint32_t>(tz), g)].fg;
-            across |= static_cast<unsigned long long>(left >> 31) << (9 * j + 3 * (dz + 1) + dy + 1);
-          }
-      }
-      while (__any_sync(kFull, across != 0)) {
-        if (across) {
-          const int n = __ffsll(static_cast<long long>(across)) - 1, j = n / 9, d = n % 9;
-          across &= across - 1;
-          const int r = lane + 32 * j;
-          const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY, uy = y + d % 3 - 1, uz = z + d / 3 - 1;
-          const std::size_t left_w = word_index(bx - 1, uy, uz, g);
-          const unsigned left = rows[left_w].fg;
-          unite_runs(run_node(word_index(bx, y, z, g), 0), run_node(left_w, __popc(run_starts(left)) - 1));
-        }
-        __syncwarp();  // reconverge before the vote
-      }
+      unite_x_boundary_rows<Conn>(rows, g, bx, y0, z0, lane, row_word, unite_runs);
     }
   });
 }

@@ -61,6 +61,11 @@ struct VolumeTuning {
   /// 0.83 ms; 26-connectivity, 26 a brick, 0.55 -> 0.62; density 0.5, 18 a brick, 0.48 -> 0.54.
   /// 64 lies between; the counts between 26 and 144 were not measured.
   static constexpr int kStatsPassesLabels = 64;
+  /// bits_merge_kernel, 26-connectivity: voxels of a brick's first column (of 64) below which its
+  /// x boundary goes over voxel rows, not block rows. H200, run AE (merge phase, ms): 16 against
+  /// block rows always: MNI 0.26 -> 0.19, 512^3 d0.1 0.41 -> 0.35, 256^3 d0.1 0.077 -> 0.069,
+  /// d0.5 unchanged, d0.9 0.59 -> 0.60; 48 (denser bricks by rows) 512^3 d0.5 0.54 -> 0.67.
+  static constexpr int kBlockXBoundaryVoxels = 16;
 };
 
 using VolumeBrick = VolumeTuning::VolumeBrick;
