@@ -330,8 +330,8 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
     if (lane == 0) left_column[k] = bits;
   }
   __syncwarp();
-  // The block row pairs (outside_block_pair), a lane each. A face word's two rows (the same row twice across an edge):
-  // their words and foreground.
+  // The block row pairs (outside_block_pair), a lane each. A face word's two rows (the same row
+  // twice across an edge): their words and foreground.
   struct FaceRows {
     std::size_t w0 = 0, w1 = 0;
     unsigned m0 = 0, m1 = 0;
@@ -358,15 +358,15 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
         return true;
       },
       [&](int a, int c) { unite_runs(near.run_of(a), far.run_of(c)); });
-  // The x boundary: block row br = lane % 16 with the left brick's block rows (by + dy, bz + dz),
-  // (dy, dz) = (k % 3 - 1, k / 3 - 1) for k < 5 (lanes 0..15) or 5 <= k < 9 (lanes 16..31). The
-  // rows of each that meet: those of the near y and z where dy or dz is not 0.
   if (bx == 0) return;
-  if (x_by_rows) {
+  if (x_by_rows) {  // the x boundary over voxel rows (a sparse first column)
     const unsigned lane_rows[B::kRows / 32] = {brick_rows[lane], brick_rows[lane + 32]};
     unite_x_boundary_rows<26>(rows, g, bx, y0, z0, lane, lane_rows, unite_runs);
     return;
   }
+  // The x boundary over block rows: block row br = lane % 16 with the left brick's block rows
+  // (by + dy, bz + dz), (dy, dz) = (k % 3 - 1, k / 3 - 1) for k < 5 (lanes 0..15) or 5 <= k < 9
+  // (lanes 16..31). The rows of each that meet: those of the near y and z where dy or dz is not 0.
   const int br = lane % kBlockRows, by = br % kBlockY, bz = br / kBlockY;
   auto meets = [](int i, int dy, int dz, bool near) {
     const int sy = near ? dy > 0 : dy < 0, sz = near ? dz > 0 : dz < 0;
