@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "common/cuda/dependent_launch.cuh"
 #include "label/cuda/union_find.cuh"
 #include "winnow/cuda/label.hpp"
 
@@ -29,16 +30,6 @@ constexpr std::uint32_t kDone = 0x40000000u;  // ... whose statistics record is 
 /// Tile side of both tile_merge algorithms, in nodes: 32 pixels (4-connectivity) or 32 2x2
 /// blocks = 64 pixels (8-connectivity). A tile row is one warp (ballots).
 constexpr int kTileNodes = 32;
-
-// Programmatic dependent launch (sm_90): the tile_merge 8-connectivity kernels after the tile pass
-// are launched with programmatic stream serialisation, so each one's launch and block start-up
-// overlap its predecessor's tail; every thread waits here for the predecessor grid (complete,
-// memory visible) before touching anything. Without the launch attribute this is a no-op.
-__device__ __forceinline__ void grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
 
 struct Geo {
   int W, H;           // pixels

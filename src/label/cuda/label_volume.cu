@@ -163,27 +163,25 @@ void launch_link(const VolumePlan& p, const T* d_vol, const VolumeTemp& t, cudaS
   const unsigned brick_warp_blocks = (p.g.nbricks + kWarps - 1) / kWarps;  // a warp per brick
   const bool bits = !B::kLayer && p.bits;
   if constexpr (B::kLayer)
-    layer_local_kernel<T, Conn><<<resident_blocks(p.g.ntiles, layer_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
+    launch_dependent(layer_local_kernel<T, Conn>, resident_blocks(p.g.ntiles, layer_local_kernel<T, Conn>), kThreads, s,
+                     d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
   else if (bits)
-    bits_local_kernel<T, Conn><<<resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>), kThreads, 0, s>>>(
-        d_vol, t.P, t.rows, t.marks, p.g,
-        sizeof(T) == 1 && reinterpret_cast<std::uintptr_t>(d_vol) % 16 == 0 && p.g.nx % 16 == 0);
+    launch_dependent(bits_local_kernel<T, Conn>, resident_blocks(brick_warp_blocks, bits_local_kernel<T, Conn>),
+                     kThreads, s, d_vol, t.P, t.rows, t.marks, p.g,
+                     sizeof(T) == 1 && reinterpret_cast<std::uintptr_t>(d_vol) % 16 == 0 && p.g.nx % 16 == 0);
   else
-    local_kernel<T, Conn, B><<<resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, 0, s>>>(
-        d_vol, t.P, t.rows, p.g, p.multilabel);
-  WINNOW_CUDA_CHECK_LAUNCH();
+    launch_dependent(local_kernel<T, Conn, B>, resident_blocks(p.g.nbricks, local_kernel<T, Conn, B>), kThreads, s,
+                     d_vol, t.P, t.rows, p.g, p.multilabel);
   mark_phase(1, s);
   if constexpr (!B::kLayer)
     if (bits)
-      bits_merge_kernel<Conn>
-          <<<resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads, 0, s>>>(t.rows, t.P, t.marks, p.g);
+      launch_dependent(bits_merge_kernel<Conn>, resident_blocks(brick_warp_blocks, bits_merge_kernel<Conn>), kThreads,
+                       s, t.rows, t.P, t.marks, p.g);
   if (!bits) {
     const std::uint64_t face_warps = std::uint64_t{brick_count<B>(p.g)} * (face_slots<Conn, B>() / 32);
     const unsigned blocks = resident_blocks((face_warps + kWarps - 1) / kWarps, merge_kernel<T, Conn, B>);
-    merge_kernel<T, Conn, B><<<blocks, kThreads, 0, s>>>(d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
+    launch_dependent(merge_kernel<T, Conn, B>, blocks, kThreads, s, d_vol, t.P, t.rows, t.marks, p.g, p.multilabel);
   }
-  WINNOW_CUDA_CHECK_LAUNCH();
   mark_phase(2, s);
 }
 
@@ -210,8 +208,7 @@ void run_link_count(const VolumePlan& p, void* d_temp, const T* d_vol, std::uint
   }
   std::size_t scan_bytes = p.scan_bytes;
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(t.scan, scan_bytes, root_counts(t.rows), t.offsets, p.nwords, s));
-  total_kernel<<<1, 1, 0, s>>>(t.rows, t.offsets, p.nwords, d_count);
-  WINNOW_CUDA_CHECK_LAUNCH();
+  launch_dependent(total_kernel, 1, 1, s, t.rows, t.offsets, p.nwords, d_count);
   mark_phase(3, s);
 }
 
@@ -223,32 +220,31 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   if (!cap) st = nullptr;
   const VolumeTemp t = volume_temp(p, d_temp);
   if (p.bits) {
-    flatten_runs_kernel<<<resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_runs_kernel), kThreads, 0, s>>>(
-        t.P, t.rows, t.marks, p.nwords);
-    WINNOW_CUDA_CHECK_LAUNCH();
+    launch_dependent(flatten_runs_kernel, resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_runs_kernel),
+                     kThreads, s, t.P, t.rows, t.marks, p.nwords);
     const std::uint64_t rows = std::uint64_t{p.g.ny} * p.g.nz;
-    bits_labels_kernel<<<resident_blocks((rows + kThreads / 32 - 1) / (kThreads / 32), bits_labels_kernel), kThreads, 0,
-                         s>>>(t.P, t.rows, t.offsets, d_labels, p.g);
-  } else
-    labels_kernel<<<resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, 0, s>>>(
-        t.P, t.rows, t.offsets, d_labels, p.g);
-  WINNOW_CUDA_CHECK_LAUNCH();
+    launch_dependent(bits_labels_kernel,
+                     resident_blocks((rows + kThreads / 32 - 1) / (kThreads / 32), bits_labels_kernel), kThreads, s,
+                     t.P, t.rows, t.offsets, d_labels, p.g);
+  } else {
+    launch_dependent(labels_kernel, resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, s, t.P,
+                     t.rows, t.offsets, d_labels, p.g);
+  }
   mark_phase(4, s);
   if (st) {  // the records brick by brick, from the row words or from the labels just written
     // Threads for the fill's work: a binary volume's records (more than its row words whenever the
     // count could ask for passes), a multi-label volume's row words.
     const std::uint64_t records = std::min<std::uint64_t>(cap, p.n);
     const std::uint64_t fill_items = p.multilabel ? p.nwords : records * 8;
-    init_records_kernel<T>
-        <<<resident_blocks((fill_items + kThreads - 1) / kThreads, init_records_kernel<T>), kThreads, 0, s>>>(
-            d_vol, t.rows, t.marks, t.offsets, p.g, st, cap, d_count, p.multilabel);
-    WINNOW_CUDA_CHECK_LAUNCH();
+    launch_dependent(init_records_kernel<T>,
+                     resident_blocks((fill_items + kThreads - 1) / kThreads, init_records_kernel<T>), kThreads, s,
+                     d_vol, t.rows, t.marks, t.offsets, p.g, st, cap, d_count, p.multilabel);
     // Both ways are launched when the capacity leaves the count free to ask for either; the one it
     // does not ask for returns at once.
     auto launch = [&](auto kernel) {
       const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, kernel, kStatsWarps * 32);
-      kernel<<<blocks, kStatsWarps * 32, 0, s>>>(t.rows, t.marks, d_labels, p.g, st, cap, d_count, p.multilabel);
-      WINNOW_CUDA_CHECK_LAUNCH();
+      launch_dependent(kernel, blocks, kStatsWarps * 32, s, t.rows, t.marks, d_labels, p.g, st, cap, d_count,
+                       p.multilabel);
     };
     const bool passes_possible = stats_in_passes(records, p.g);
     auto launch_ways = [&](auto one_pass, auto in_passes) {

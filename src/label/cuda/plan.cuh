@@ -1,7 +1,7 @@
 #pragma once
 // Host side of CUDA labeling, shared by its units: the plan of one device call (geometry, the
-// algorithm's node layout, the temporary storage layout), launches with programmatic stream
-// serialisation, and the passes each algorithm implements in its own unit:
+// algorithm's node layout, the temporary storage layout), and the passes each algorithm implements
+// in its own unit (their dependent launches: common/cuda/dependent_launch.cuh):
 //   link:   every foreground node joined to its component's root (tile pass, border pass, flatten;
 //           or the global union-find), roots counted per (pixel row, chunk or tile column);
 //   number: after the exclusive scan of those counts, every root gets number | kHigh, and the
@@ -9,12 +9,12 @@
 // label.cu runs link, the scan and number (run_core), then the label pass (run_final).
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
+#include "common/cuda/dependent_launch.cuh"
 #include "label/cuda/image_nodes.cuh"
 #include "winnow/cuda/label.hpp"
 #include "winnow/label.hpp"
@@ -67,36 +67,6 @@ struct Scratch {
     offsets = reinterpret_cast<std::uint32_t*>(base + p.off_offsets);
   }
 };
-
-// Whether the current device may run this unit's kernels as programmatic dependents: compute
-// capability 9.0 or later, and kernels compiled for a virtual architecture >= 9.0 (an older one,
-// e.g. -DCMAKE_CUDA_ARCHITECTURES=80 JIT-compiled for a Hopper, has no grid_dependency_wait, so
-// its kernels must be launched in plain stream order). Cached per device.
-inline bool programmatic_launch_ok(const void* kernel_of_this_unit) {
-  static std::atomic<signed char> known[64] = {};  // per device: 0 unknown, 1 no, 2 yes
-  return runs_as_sm90(kernel_of_this_unit, known);
-}
-
-// Launch with programmatic stream serialisation where allowed (see grid_dependency_wait).
-template <typename... Params, typename... Args>
-inline void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t s, Args... args) {
-  if (!programmatic_launch_ok(reinterpret_cast<const void*>(kernel))) {
-    kernel<<<grid, block, 0, s>>>(static_cast<Params>(args)...);
-    WINNOW_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = s;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  WINNOW_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...));
-}
 
 // ---- the passes of each algorithm (one unit each) ---------------------------------------------
 // block_union_find.cu: global union-find, then a compress pass that counts roots per chunk.

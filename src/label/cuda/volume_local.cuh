@@ -50,6 +50,7 @@ __device__ __forceinline__ int run_first_column(unsigned left, int lx) {
 template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
     local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, VolGeo g, bool multilabel) {
+  grid_dependency_wait();  // launched by launch_dependent
   constexpr int kBrick = B::kVoxels;
   __shared__ T values[kBrick];
   __shared__ std::uint32_t parent[kBrick];  // brick-local keys (lz * kY + ly) * kBX + lx
@@ -140,6 +141,7 @@ __global__ void __launch_bounds__(kThreads)
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
     layer_local_kernel(const T* vol, std::uint32_t* P, RowWord* rows, RowMarks* marks, VolGeo g, bool multilabel) {
+  grid_dependency_wait();  // launched by launch_dependent
   using B = LayerTile;
   constexpr int kW = B::kX;                // a tile row's stride in `parent`
   constexpr int kBricksX = B::kX / kBX;    // bricks in a tile row
@@ -361,6 +363,7 @@ __device__ __forceinline__ void unite_blocks(const unsigned* masks, std::uint32_
 template <class T, int Conn>
 __global__ void __launch_bounds__(kThreads)
     bits_local_kernel(const T* vol, std::uint32_t* R, RowWord* rows, RowMarks* marks, VolGeo g, bool vector_rows) {
+  grid_dependency_wait();  // launched by launch_dependent
   using B = VolumeBrick;
   constexpr int kRows = B::kRows, kLaneRows = kRows / 32;
   static_assert(kRows % 32 == 0, "a lane takes whole rows");

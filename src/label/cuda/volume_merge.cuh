@@ -124,6 +124,7 @@ __host__ __device__ constexpr bool merge_offset_used(int k) {
 template <class T, int Conn, class B>
 __global__ void __launch_bounds__(kThreads)
     merge_kernel(const T* vol, std::uint32_t* P, RowWord* rows, RowMarks* marks, VolGeo g, bool multilabel) {
+  grid_dependency_wait();  // launched by launch_dependent
   constexpr int kSlots = face_slots<Conn, B>();
   static_assert(kSlots % 32 == 0, "a warp's slots lie in one face group");
   constexpr int kWarpsPerBrick = kSlots / 32;
@@ -415,6 +416,7 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
 template <int Conn>
 __global__ void __launch_bounds__(kThreads)
     bits_merge_kernel(RowWord* rows, std::uint32_t* R, RowMarks* marks, VolGeo g) {
+  grid_dependency_wait();  // launched by launch_dependent
   using B = VolumeBrick;
   constexpr int kLaneRows = B::kRows / 32;
   constexpr int kRecent = VolumeTuning::kRecentPairs;  // slots of a warp's table of recent pairs

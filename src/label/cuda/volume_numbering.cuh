@@ -37,6 +37,7 @@ thrust::transform_iterator<RootsInWord, const RowWord*> root_counts(const RowWor
 // N: the roots before the last word and in it.
 __global__ void total_kernel(const RowWord* rows, const std::uint32_t* offsets, std::uint64_t words,
                              std::uint32_t* d_count) {
+  grid_dependency_wait();  // launched by launch_dependent
   *d_count = offsets[words - 1] + static_cast<std::uint32_t>(__popc(rows[words - 1].roots));
 }
 
@@ -55,6 +56,7 @@ constexpr int kLabelItems = VolumeTuning::kLabelItems;
 __global__ void __launch_bounds__(kThreads)
     labels_kernel(const std::uint32_t* P, const RowWord* rows, const std::uint32_t* offsets, std::uint32_t* labels,
                   VolGeo g) {
+  grid_dependency_wait();  // launched by launch_dependent
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * kThreads;
   for (std::uint64_t base = blockIdx.x * static_cast<std::uint64_t>(kThreads) + threadIdx.x; base < g.n;
        base += stride * kLabelItems) {
@@ -93,6 +95,7 @@ __device__ __forceinline__ std::uint32_t run_root_number(std::uint32_t r, const 
 // to the same root.
 __global__ void __launch_bounds__(kThreads)
     flatten_runs_kernel(std::uint32_t* R, const RowWord* rows, const RowMarks* marks, std::uint32_t words) {
+  grid_dependency_wait();  // launched by launch_dependent
   for (std::uint32_t w = blockIdx.x * kThreads + threadIdx.x; w < words; w += gridDim.x * kThreads) {
     for (unsigned linked = marks[w].spans >> kWordRuns & ~rows[w].roots; linked; linked &= linked - 1) {
       const std::uint32_t node = run_node(w, __ffs(linked) - 1);
@@ -113,6 +116,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     bits_labels_kernel(const std::uint32_t* R, const RowWord* rows, const std::uint32_t* offsets, std::uint32_t* labels,
                        VolGeo g) {
+  grid_dependency_wait();  // launched by launch_dependent
   constexpr int kItems = VolumeTuning::kRunLabelWords;
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const std::uint32_t volume_rows = g.ny * g.nz;

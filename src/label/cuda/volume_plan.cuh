@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/cuda/dependent_launch.cuh"
 #include "label/cuda/union_find.cuh"
 #include "winnow/cuda/label.hpp"
 

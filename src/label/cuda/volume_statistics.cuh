@@ -43,6 +43,7 @@ __global__ void __launch_bounds__(kThreads)
     init_records_kernel(const T* vol, const RowWord* rows, const RowMarks* marks, const std::uint32_t* offsets,
                         VolGeo g, RawVolumeComponentStats* st, std::uint64_t cap, const std::uint32_t* d_count,
                         bool multilabel) {
+  grid_dependency_wait();  // launched by launch_dependent
   static_assert(sizeof(RawVolumeComponentStats) == 64 && offsetof(RawVolumeComponentStats, min_x) == 32 &&
                     offsetof(RawVolumeComponentStats, value) == 56,
                 "the record's words below");
@@ -393,6 +394,7 @@ template <class B, bool kRowWords, bool kPasses>
 __global__ void __launch_bounds__(kStatsWarps * 32)
     brick_stats_kernel(const RowWord* rows, const RowMarks* marks, const std::uint32_t* labels, VolGeo g,
                        RawVolumeComponentStats* st, std::uint64_t cap, const std::uint32_t* d_count, bool multilabel) {
+  grid_dependency_wait();  // launched by launch_dependent
   if (stats_in_passes(min(cap, std::uint64_t{*d_count}), g) != kPasses) return;
   __shared__ BrickRecords tables[kStatsWarps];
   stats_of_bricks<B, kRowWords, kPasses>(tables[threadIdx.x / 32], rows, marks, labels, g, st, cap, multilabel);
