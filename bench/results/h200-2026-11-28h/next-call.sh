@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Template for the next device call (one GPU), not run: a candidate (v, the working tree with a
+# diff of this directory applied, e.g. next-merge-left-column-only-for-block-rows.diff) against
+# HEAD (old). Before the call, on the development machine:
+#   git archive HEAD src | gzip > .ab/old-src.tar.gz     (then git apply the candidate)
+# copy this script to .ab/ and run it there (bash .ab/callNN.sh, carry .ab and .deps/debs).
+# Lessons of calls 42-44: two trees build in about 220 s, four in 310, five in 410 (16 cores), so
+# compare at most three trees a call; run the peers before the rounds; a round of two trees takes
+# about 45 s.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/device-env.sh
+start=$SECONDS
+S="$OUT/summary.txt"
+nvidia-smi -L > "$S" 2>&1
+rm -rf /tmp/src_old && mkdir -p /tmp/src_old && tar -C . --exclude=./.ab --exclude=./.deps -cf - . | tar -C /tmp/src_old -xf -
+rm -rf /tmp/src_old/src && tar -C /tmp/src_old -xzf .ab/old-src.tar.gz
+cfg="-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DWINNOW_BUILD_PYTHON=OFF"
+tests="test_label_volume_device test_label_volume test_label test_label_statistics test_label_chunks"
+( cmake -S . -B /tmp/bh $cfg > /tmp/bh.log 2>&1 && cmake --build /tmp/bh -j16 --target bench_label_volume_gpu $tests >> /tmp/bh.log 2>&1; echo "h build exit $?" >> "$S" ) &
+( cmake -S /tmp/src_old -B /tmp/bold $cfg > /tmp/bold.log 2>&1 && cmake --build /tmp/bold -j16 --target bench_label_volume_gpu >> /tmp/bold.log 2>&1; echo "old build exit $?" >> "$S" ) &
+wait
+echo "built after $((SECONDS - start)) s" >> "$S"
+tail -5 /tmp/bh.log >> "$S"
+export WINNOW_REQUIRE_GPU=1
+T="$OUT/tests.log"
+for t in $tests; do
+  echo "== $t" >> "$T"
+  timeout 90 /tmp/bh/tests/$t > /tmp/t.log 2>&1; echo "exit $?" >> "$T"
+  grep -E "FAILED|^\[  PASSED|Failure|SKIPPED" /tmp/t.log | head -12 >> "$T"
+done
+echo "tests done after $((SECONDS - start)) s" >> "$S"
+M="$OUT/sanitizers.log"
+timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 /tmp/bh/tests/test_label_volume_device --gtest_filter='*EveryConnectivity*:*Stats*' > /tmp/m.log 2>&1
+echo "memcheck exit $?" >> "$M"; tail -2 /tmp/m.log >> "$M"
+timeout 40 compute-sanitizer --tool racecheck --error-exitcode 9 /tmp/bh/tests/test_label_volume_device --gtest_filter='*EdgeAndCorner*' > /tmp/m2.log 2>&1
+echo "racecheck exit $?" >> "$M"; tail -3 /tmp/m2.log >> "$M"
+echo "sanitizers done after $((SECONDS - start)) s" >> "$S"
+PYTHONUNBUFFERED=1 timeout 60 python3 bench/label_volume_peers.py --no-cpu --reps 10 > "$OUT/peers.log" 2>&1
+echo "peers exit $? after $((SECONDS - start)) s" >> "$S"
+L="$OUT/label.log"
+for round in 1 2 3; do
+  for v in h old; do
+    echo "== $v" >> "$L"
+    timeout 30 /tmp/b$v/bench/bench_label_volume_gpu --reps 10 --breakdown >> "$L" 2>&1
+  done
+  echo "round $round after $((SECONDS - start)) s" >> "$S"
+  [ $((SECONDS - start)) -gt 440 ] && break
+done
+awk '/^== /{v=$2} /^(random|mni)/{c=$1" "$2" "$3" "$4} /phases/{print v, c, "labels", $10, "stats", $12}' "$L" | sort -k2,3 -s
+cat "$M" "$T" "$S"
