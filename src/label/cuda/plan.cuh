@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/cuda/arch.cuh"
 #include "common/cuda/check.cuh"
 #include "common/cuda/dependent_launch.cuh"
 #include "label/cuda/image_nodes.cuh"
