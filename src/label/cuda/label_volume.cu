@@ -134,8 +134,11 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz,
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, root_counts(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.nwords));
   const std::size_t word_bytes = std::size_t{p.nwords} * 4;
-  // The run forest's nodes (16 a word) fit the voxel forest's place when a word has 16 columns.
-  p.bits = !p.layer && !p.multilabel && std::uint64_t{p.g.nbx} * kWordRuns <= ux;
+  // The run forest's nodes (16 a word) fit the voxel forest's place when a word has 16 columns; the
+  // label pass tells a node from a label number by the high bit (kNumbered), so the nodes, and the
+  // numbers (no more than the runs), stay below kNumbered - 1.
+  p.bits = !p.layer && !p.multilabel && std::uint64_t{p.g.nbx} * kWordRuns <= ux &&
+           std::uint64_t{p.nwords} * kWordRuns < kNumbered - 1;
   p.off_P = 0;
   p.off_rows = align256(p.off_P + p.n * 4);
   p.off_marks = align256(p.off_rows + std::size_t{p.nwords} * sizeof(RowWord));
@@ -220,12 +223,13 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
   if (!cap) st = nullptr;
   const VolumeTemp t = volume_temp(p, d_temp);
   if (p.bits) {
-    launch_dependent(flatten_runs_kernel, resident_blocks((p.nwords + kThreads - 1) / kThreads, flatten_runs_kernel),
-                     kThreads, s, t.P, t.rows, t.marks, p.nwords);
+    launch_dependent(resolve_local_roots_kernel,
+                     resident_blocks((p.nwords + kThreads - 1) / kThreads, resolve_local_roots_kernel), kThreads, s,
+                     t.P, t.rows, t.marks, t.offsets, p.nwords, d_count);
     const std::uint64_t rows = std::uint64_t{p.g.ny} * p.g.nz;
     launch_dependent(bits_labels_kernel,
                      resident_blocks((rows + kThreads / 32 - 1) / (kThreads / 32), bits_labels_kernel), kThreads, s,
-                     t.P, t.rows, t.offsets, d_labels, p.g);
+                     t.P, t.rows, t.offsets, d_labels, p.g, d_count, p.nwords);
   } else {
     launch_dependent(labels_kernel, resident_blocks((p.n + kThreads - 1) / kThreads, labels_kernel), kThreads, s, t.P,
                      t.rows, t.offsets, d_labels, p.g);

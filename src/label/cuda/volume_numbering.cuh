@@ -86,37 +86,97 @@ __device__ __forceinline__ std::uint32_t run_root_number(std::uint32_t r, const 
   return __ldg(offsets + w) + static_cast<std::uint32_t>(__popc(__ldg(&rows[w].roots) & ~(kFull << k))) + 1;
 }
 
+// A run-forest entry that holds its root's label number instead of a node: the high bit (a volume
+// takes the run forest only when its nodes, and so its numbers, stay below 2^31 - 1,
+// make_volume_plan).
+constexpr std::uint32_t kNumbered = 0x80000000u;
+
+// Whether the label pass reads numbered roots (few labels) or the flattened run forest (many), from
+// the count the numbering left on the device (VolumeTuning::kNumberedRootsWords).
+__device__ __forceinline__ bool labels_by_numbered_roots(std::uint32_t labels, std::uint32_t words) {
+  return std::uint64_t{labels} * VolumeTuning::kNumberedRootsWords < words;
+}
+
 // The labels of a volume labelled over the run forest (bits_local_kernel, bits_merge_kernel).
 // After the merge a run's entry holds its brick-local root, and a brick-local root's entry itself
-// or the start of the merge's chain to its root. flatten_runs_kernel points each brick-local root
-// that the merge linked (a thread per row word: the upper half of its marks word, less its roots)
-// straight at its root, so that a run's root is then two loads away: its entry, that entry's
-// entry. A store of a root over a chain's entry leaves every concurrent walk through it on its way
-// to the same root.
-__global__ void __launch_bounds__(kThreads)
-    flatten_runs_kernel(std::uint32_t* R, const RowWord* rows, const RowMarks* marks, std::uint32_t words) {
-  grid_dependency_wait();  // launched by launch_dependent
+// (a root) or the start of the merge's chain to its root. resolve_local_roots_kernel (a thread per
+// row word) readies the brick-local roots for the label pass, one of two ways:
+//   numbered roots  every brick-local root's entry (its word's roots, and the upper half of its
+//                   marks word: the brick-local roots that the merge linked) takes its root's
+//                   label number, tagged kNumbered, so a run's label is one or two loads away: its
+//                   entry when the run is a brick-local root, else that entry's entry. A walk up a
+//                   merge chain stops at the first numbered entry it meets (every entry on the
+//                   chain is of one component), so the concurrent stores of numbers over the
+//                   chains' entries only shorten the walks.
+//   flattened       each brick-local root that the merge linked is pointed straight at its root,
+//                   so a run's root is two loads away, and the label pass computes its number
+//                   (run_root_number: the root word's offset and a popcount). A store of a root
+//                   over a chain's entry leaves every concurrent walk through it on its way to the
+//                   same root.
+// Numbered roots take a number for every brick-local root, flattening a pointer for the linked
+// ones only: the numbers pay where the labels are few and every run of the label pass saves its
+// number's two gathers (label phase, call 47: MRI 26-connected 0.392 -> 0.364 ms, 512^3 d0.9
+// 0.336 -> 0.317), and cost where they are many (512^3 d0.1 6-connected 0.433 -> 0.676 ms).
+// Each entry is stored only by its word's thread.
+template <bool kNumberedRoots>
+__device__ __forceinline__ void resolve_local_roots(std::uint32_t* R, const RowWord* rows, const RowMarks* marks,
+                                                    const std::uint32_t* offsets, std::uint32_t words) {
   for (std::uint32_t w = blockIdx.x * kThreads + threadIdx.x; w < words; w += gridDim.x * kThreads) {
-    for (unsigned linked = marks[w].spans >> kWordRuns & ~rows[w].roots; linked; linked &= linked - 1) {
-      const std::uint32_t node = run_node(w, __ffs(linked) - 1);
-      std::uint32_t root = __ldcg(R + node);
-      for (std::uint32_t p = __ldcg(R + root); p != root; p = __ldcg(R + root)) root = p;
-      __stcg(R + node, root);
+    const unsigned roots = rows[w].roots, linked = marks[w].spans >> kWordRuns & ~roots;
+    if constexpr (!kNumberedRoots) {
+      for (unsigned rest = linked; rest; rest &= rest - 1) {
+        const std::uint32_t node = run_node(w, __ffs(rest) - 1);
+        std::uint32_t root = __ldcg(R + node);
+        for (std::uint32_t p = __ldcg(R + root); p != root; p = __ldcg(R + root)) root = p;
+        __stcg(R + node, root);
+      }
+    } else {
+      for (unsigned local = roots | linked; local; local &= local - 1) {
+        const int k = __ffs(local) - 1;
+        const std::uint32_t node = run_node(w, k);
+        std::uint32_t number;
+        if (roots >> k & 1u) {
+          number = run_root_number(node, rows, offsets);
+        } else {
+          std::uint32_t p = __ldcg(R + node);  // a node: only this thread stores this entry
+          for (;;) {
+            const std::uint32_t q = __ldcg(R + p);
+            if (q & kNumbered) {
+              number = q & ~kNumbered;
+              break;
+            }
+            if (q == p) {
+              number = run_root_number(p, rows, offsets);
+              break;
+            }
+            p = q;
+          }
+        }
+        __stcg(R + node, number | kNumbered);
+      }
     }
   }
 }
+// Each way is its own straight code (one body with the choice inside its loops ran both ways
+// slower, call 48).
+__global__ void __launch_bounds__(kThreads)
+    resolve_local_roots_kernel(std::uint32_t* R, const RowWord* rows, const RowMarks* marks,
+                               const std::uint32_t* offsets, std::uint32_t words, const std::uint32_t* d_count) {
+  grid_dependency_wait();  // launched by launch_dependent
+  if (labels_by_numbered_roots(*d_count, words)) resolve_local_roots<true>(R, rows, marks, offsets, words);
+  else resolve_local_roots<false>(R, rows, marks, offsets, words);
+}
 
 // Then a warp per row of the volume, 32 columns (a word) at a time, kRunLabelWords words in flight:
-// each foreground voxel takes its run from the word by bit arithmetic, the run's entry (its
-// brick-local root), that entry's entry (the root) and the root's number; the lanes of a run load
-// the same words, and the warp stores 32 consecutive labels, so the labels go out in raster order
-// whatever the rows' alignment (a warp per brick, with the runs' numbers in shared memory, wrote
-// rows of 32 labels scattered over 64 rows: slower on every volume measured,
-// bench/results/label.md).
-__global__ void __launch_bounds__(kThreads)
-    bits_labels_kernel(const std::uint32_t* R, const RowWord* rows, const std::uint32_t* offsets, std::uint32_t* labels,
-                       VolGeo g) {
-  grid_dependency_wait();  // launched by launch_dependent
+// each foreground voxel takes its run from the word by bit arithmetic, the run's entry and, unless
+// that is already a number, that entry's entry (with numbered roots its brick-local root's number,
+// else its root, whose number it then computes); the lanes of a run load the same words, and the
+// warp stores 32 consecutive labels, so the labels go out in raster order whatever the rows'
+// alignment (a warp per brick, with the runs' numbers in shared memory, wrote rows of 32 labels
+// scattered over 64 rows: slower on every volume measured, bench/results/label.md).
+template <bool kNumberedRoots>
+__device__ __forceinline__ void run_labels(const std::uint32_t* R, const RowWord* rows, const std::uint32_t* offsets,
+                                           std::uint32_t* labels, const VolGeo& g) {
   constexpr int kItems = VolumeTuning::kRunLabelWords;
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const std::uint32_t volume_rows = g.ny * g.nz;
@@ -129,19 +189,31 @@ __global__ void __launch_bounds__(kThreads)
       std::uint32_t v[kItems];
 #pragma unroll
       for (int q = 0; q < kItems; ++q) m[q] = bx0 + q < g.nbx ? __ldg(&rows[first_word + bx0 + q].fg) : 0u;
+      // Background: kNumbered (label 0) with numbered roots, else kNone.
+      constexpr std::uint32_t kBackground = kNumberedRoots ? kNumbered : kNone;
 #pragma unroll
       for (int q = 0; q < kItems; ++q)
-        v[q] = m[q] >> lane & 1u ? __ldg(R + run_node(first_word + bx0 + q, run_index(m[q], lane))) : kNone;
+        v[q] = m[q] >> lane & 1u ? __ldg(R + run_node(first_word + bx0 + q, run_index(m[q], lane))) : kBackground;
 #pragma unroll
       for (int q = 0; q < kItems; ++q)
-        if (v[q] != kNone) v[q] = __ldg(R + v[q]);
+        if (kNumberedRoots ? !(v[q] & kNumbered) : v[q] != kNone) v[q] = __ldg(R + v[q]);
 #pragma unroll
       for (int q = 0; q < kItems; ++q) {
         const std::uint32_t x = (bx0 + q) * kBX + static_cast<std::uint32_t>(lane);
-        if (x < g.nx) out[x] = v[q] == kNone ? 0u : run_root_number(v[q], rows, offsets);
+        if (x < g.nx) {
+          if constexpr (kNumberedRoots) out[x] = v[q] & ~kNumbered;
+          else out[x] = v[q] == kNone ? 0u : run_root_number(v[q], rows, offsets);
+        }
       }
     }
   }
+}
+__global__ void __launch_bounds__(kThreads)
+    bits_labels_kernel(const std::uint32_t* R, const RowWord* rows, const std::uint32_t* offsets, std::uint32_t* labels,
+                       VolGeo g, const std::uint32_t* d_count, std::uint32_t words) {
+  grid_dependency_wait();  // launched by launch_dependent
+  if (labels_by_numbered_roots(*d_count, words)) run_labels<true>(R, rows, offsets, labels, g);
+  else run_labels<false>(R, rows, offsets, labels, g);
 }
 
 }  // namespace

@@ -52,6 +52,14 @@ struct VolumeTuning {
   /// bits_labels_kernel: row words a warp takes at a time (8 against 4: 0.46 -> 0.45 ms at 512^3
   /// density 0.5, 0.36 -> 0.35 at 0.9; 16: slower on 256^3 and the MRI).
   static constexpr int kRunLabelWords = 8;
+  /// resolve_local_roots_kernel and bits_labels_kernel: row words a label below which the label
+  /// pass reads numbered roots, not the flattened run forest (volume_numbering.cuh). H200, call 47,
+  /// label phase ms, flattened -> numbered, by labels a row word: 0.001 or fewer (the MRI, densities
+  /// 0.5 and 0.9 but d0.5 6-connected) 6-18 % faster, e.g. MRI 26 0.392 -> 0.364, 256^3 d0.9 26
+  /// 0.050 -> 0.041; 0.29 (d0.5, 6) 256^3 0.060 -> 0.053 but 512^3 0.446 -> 0.509; 0.41 (d0.1, 26)
+  /// 0.064 -> 0.060 and 0.599 -> 0.650; 2.25 (d0.1, 6) 0.053 -> 0.067 and 0.433 -> 0.676. 16 (0.06
+  /// labels a word) keeps every measured loss out.
+  static constexpr int kNumberedRootsWords = 16;
   /// bits_merge_kernel: slots of a warp's table of the pairs it united last.
   static constexpr int kRecentPairs = 64;
   /// brick_stats_kernel: warps a block (a table each), slots of a table, slots a run probes before
