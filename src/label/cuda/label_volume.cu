@@ -134,11 +134,8 @@ VolumePlan make_volume_plan(std::int64_t nx, std::int64_t ny, std::int64_t nz,
   WINNOW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, root_counts(nullptr),
                                                   static_cast<std::uint32_t*>(nullptr), p.nwords));
   const std::size_t word_bytes = std::size_t{p.nwords} * 4;
-  // The run forest's nodes (16 a word) fit the voxel forest's place when a word has 16 columns; the
-  // label pass tells a node from a label number by the high bit (kNumbered), so the nodes, and the
-  // numbers (no more than the runs), stay below kNumbered - 1.
-  p.bits = !p.layer && !p.multilabel && std::uint64_t{p.g.nbx} * kWordRuns <= ux &&
-           std::uint64_t{p.nwords} * kWordRuns < kNumbered - 1;
+  // The run forest's nodes (16 a word) fit the voxel forest's place when a word has 16 columns.
+  p.bits = !p.layer && !p.multilabel && std::uint64_t{p.g.nbx} * kWordRuns <= ux;
   p.off_P = 0;
   p.off_rows = align256(p.off_P + p.n * 4);
   p.off_marks = align256(p.off_rows + std::size_t{p.nwords} * sizeof(RowWord));

@@ -86,15 +86,17 @@ __device__ __forceinline__ std::uint32_t run_root_number(std::uint32_t r, const 
   return __ldg(offsets + w) + static_cast<std::uint32_t>(__popc(__ldg(&rows[w].roots) & ~(kFull << k))) + 1;
 }
 
-// A run-forest entry that holds its root's label number instead of a node: the high bit (a volume
-// takes the run forest only when its nodes, and so its numbers, stay below 2^31 - 1,
-// make_volume_plan).
+// A run-forest entry that holds its root's label number instead of a node: the high bit.
 constexpr std::uint32_t kNumbered = 0x80000000u;
 
 // Whether the label pass reads numbered roots (few labels) or the flattened run forest (many), from
-// the count the numbering left on the device (VolumeTuning::kNumberedRootsWords).
+// the count the numbering left on the device (VolumeTuning::kNumberedRootsWords). Numbered roots
+// also need every node below kNumbered, so that the high bit tells a number from a node (a number
+// is at most the count, smaller still); a larger forest (a narrow volume of more than 2^31
+// voxels) is flattened.
 __device__ __forceinline__ bool labels_by_numbered_roots(std::uint32_t labels, std::uint32_t words) {
-  return std::uint64_t{labels} * VolumeTuning::kNumberedRootsWords < words;
+  return std::uint64_t{words} * kWordRuns <= kNumbered &&
+         std::uint64_t{labels} * VolumeTuning::kNumberedRootsWords < words;
 }
 
 // The labels of a volume labelled over the run forest (bits_local_kernel, bits_merge_kernel).
