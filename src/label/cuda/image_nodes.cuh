@@ -61,6 +61,9 @@ struct ImageForest {
   __device__ __forceinline__ Entry* entry(std::uint32_t k) const { return P + node_of<B>(k, g); }
   __device__ __forceinline__ static std::uint32_t load(const std::uint32_t* e) { return __ldcg(e); }
   __device__ __forceinline__ static void lower(std::uint32_t* e, std::uint32_t ancestor) { __stcg(e, ancestor); }
+  __device__ __forceinline__ static std::uint32_t link(std::uint32_t* e, std::uint32_t root) {
+    return atomicMin(e, root);
+  }
 };
 
 // unite for tile_merge: a root that is linked under another stops being a root, so the count of

@@ -9,7 +9,8 @@
 // entries are read and written while other threads work on them:
 //   entry(k)      the entry of key k (the key itself as an index, or the node that holds the key);
 //   load(e)       its value;
-//   lower(e, a)   a find's halving store: the ancestor a over the parent in e.
+//   lower(e, a)   a find's halving store: the ancestor a over the parent in e;
+//   link(e, a)    a union's link: the root a over the root in e, returning the entry's old value.
 // find_root halves the paths it walks; find_root_read_only only reads, for passes where every
 // thread writes only roots or nobody writes (a halving store there could overwrite a node's freshly
 // written root with an older, non-root ancestor); unite links two sets and reports the link it made.
@@ -57,6 +58,30 @@ struct ConcurrentForest {
   __device__ __forceinline__ Key* entry(Key k) const { return parent + NodeOf{}(k); }
   __device__ __forceinline__ static Key load(const Key* e) { return *reinterpret_cast<const volatile Key*>(e); }
   __device__ __forceinline__ static void lower(Key* e, Key ancestor) { lower_to(e, ancestor); }
+  __device__ __forceinline__ static Key link(Key* e, Key root) { return atomicMin(e, root); }
+};
+
+/// A ConcurrentForest of 32-bit keys in the block's shared memory, its entries addressed by 32-bit
+/// shared-window offsets (PTX ld.volatile.shared, atom.shared.min) rather than generic pointers: a
+/// generic pointer to shared memory costs an address conversion at each use, which the compiler
+/// rebuilds inside the find loops (S2R SR_CgaCtaId and four more instructions per entry on sm_90).
+struct SharedForest {
+  using key_type = std::uint32_t;
+  std::uint32_t base;  // the shared-window offset of node 0
+  __device__ explicit SharedForest(const std::uint32_t* parent)
+      : base(static_cast<std::uint32_t>(__cvta_generic_to_shared(parent))) {}
+  __device__ __forceinline__ std::uint32_t entry(std::uint32_t k) const { return base + 4 * k; }
+  __device__ __forceinline__ static std::uint32_t load(std::uint32_t e) {
+    std::uint32_t v;
+    asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(e) : "memory");
+    return v;
+  }
+  __device__ __forceinline__ static std::uint32_t link(std::uint32_t e, std::uint32_t root) {
+    std::uint32_t old;
+    asm volatile("atom.shared.min.u32 %0, [%1], %2;" : "=r"(old) : "r"(e), "r"(root) : "memory");
+    return old;
+  }
+  __device__ __forceinline__ static void lower(std::uint32_t e, std::uint32_t ancestor) { link(e, ancestor); }
 };
 
 /// A forest after its last union, indexed by key: nobody stores, so loads take the read-only
@@ -82,7 +107,7 @@ __device__ __forceinline__ key_of_forest<Forest> parent_of(const Forest& forest,
 template <class Forest>
 __device__ key_of_forest<Forest> find_root(const Forest& forest, key_of_forest<Forest> k) {
   for (;;) {
-    auto* const e = forest.entry(k);
+    const auto e = forest.entry(k);
     const key_of_forest<Forest> p = forest.load(e);
     if (p == k) return k;
     const key_of_forest<Forest> gp = forest.load(forest.entry(p));
@@ -119,8 +144,8 @@ __device__ void unite(const Forest& forest, key_of_forest<Forest> a, key_of_fore
   for (;;) {
     for (;;) {
       if (a == b) return;
-      auto* const ea = forest.entry(a);
-      auto* const eb = forest.entry(b);
+      const auto ea = forest.entry(a);
+      const auto eb = forest.entry(b);
       const Key pa = forest.load(ea), pb = forest.load(eb);
       if (pa == a && pb == b) break;  // two roots
       if (pa != a) {
@@ -139,7 +164,7 @@ __device__ void unite(const Forest& forest, key_of_forest<Forest> a, key_of_fore
       a = b;
       b = t;
     }
-    const Key old = atomicMin(forest.entry(b), a);
+    const Key old = forest.link(forest.entry(b), a);
     if (old == b) {
       linked(b, a);
       return;

@@ -140,8 +140,8 @@ struct RowMarks {
 };
 
 // The forest: every voxel's parent key, union-find (union_find.cuh) over keys that index their
-// entries -- the same code on a brick's or tile's local keys in shared memory and on the volume's
-// keys in global memory.
+// entries -- the same code on the volume's keys in global memory and on a brick's or tile's local
+// keys in shared memory, where most local passes address it by shared offsets (SharedForest).
 using VoxelForest = ConcurrentForest<std::uint32_t>;
 
 // ---- bricks -------------------------------------------------------------------------------------
