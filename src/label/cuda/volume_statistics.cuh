@@ -251,7 +251,7 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
           if (r == lane + 32 * j) m[j] = fg, starts[j] = first;
       }
     }
-    // A run goes into the table by a 64-bit add of the packed sums and a 64-bit or of the cover.
+    // A run goes into the table by 32-bit adds of the packed sums' halves and ors of the cover's.
     // When the table is crowded (no free slot within kProbes): in one pass the run goes out alone,
     // by atomics; in passes, false (the run waits for the next pass).
     auto insert = [&](std::uint32_t label, unsigned long long sums, unsigned long long cover, bool is_whole) {
