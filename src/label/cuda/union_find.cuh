@@ -172,6 +172,39 @@ __device__ void unite(const Forest& forest, key_of_forest<Forest> a, key_of_fore
     b = old;
   }
 }
+// One iteration of unite's loops, for callers that advance many unions a step at a time in
+// lockstep (a warp whose lanes each run unite to its end splits over their different walks): the
+// halving step of both finds, or, at two roots, the link. True when the union is done (a and b in
+// one set); otherwise a and b hold where the next step starts.
+// The link's outcome is returned as a value, not taken as a branch: with a branch here (a link
+// callback) the 6-connected local pass took 0.405 ms on the tiled MRI, 0.348 without (H200, calls
+// 54-55; the previous pass 0.385 in both).
+template <class Forest>
+__device__ __forceinline__ bool union_step(const Forest& forest, key_of_forest<Forest>& a, key_of_forest<Forest>& b) {
+  using Key = key_of_forest<Forest>;
+  if (a == b) return true;
+  const auto ea = forest.entry(a);
+  const auto eb = forest.entry(b);
+  const Key pa = forest.load(ea), pb = forest.load(eb);
+  if (pa == a && pb == b) {  // two roots: the larger goes under the smaller
+    const Key lo = a < b ? a : b, hi = a < b ? b : a;
+    const Key old = forest.link(forest.entry(hi), lo);
+    a = lo, b = old;  // linked (old == hi: done), or hi was linked meanwhile: go on from its parent
+    return old == hi;
+  }
+  if (pa != a) {
+    const Key ga = forest.load(forest.entry(pa));
+    if (ga != pa) forest.lower(ea, ga);
+    a = ga;
+  }
+  if (pb != b) {
+    const Key gb = forest.load(forest.entry(pb));
+    if (gb != pb) forest.lower(eb, gb);
+    b = gb;
+  }
+  return false;
+}
+
 template <class Forest>
 __device__ __forceinline__ void unite(const Forest& forest, key_of_forest<Forest> a, key_of_forest<Forest> b) {
   unite(forest, a, b, [](key_of_forest<Forest>, key_of_forest<Forest>) {});

@@ -255,6 +255,9 @@ __global__ void __launch_bounds__(kThreads)
 // hundred nodes instead of 2048, and a lane unites its rows' runs with their backward rows' runs
 // (shared-memory union-find as in local_kernel, in the warp's own arrays). The lanes unite a pair
 // each per round at one call site (unite_in_lockstep), then walk their rows' runs to their roots.
+// Under 6-connectivity a round is one step of each lane's union (union_step: a halving step of
+// both finds, or a link), so no lane runs a find loop of its own and the warp stays converged:
+// 512^3 density 0.5, 10 -> 14 of 32 lanes active, local phase 1.10 -> 1.00 ms (H200, call 54).
 // Its output is the run forest (volume_plan.cuh), not a parent per voxel: each run's parent is its
 // brick-local root's node, and the rows' words (foreground and the runs that are brick-local
 // roots) go to a global array, one word per 32 columns of every row, from which the merge, the
@@ -381,11 +384,11 @@ __global__ void __launch_bounds__(kThreads)
   std::uint32_t* block_parent = parent;  // 26-connectivity: the block runs' entries
   std::uint32_t* first_run = block_parent + kBlockRows * kRunStride;
   unsigned* block_starts = first_run + kBlockRows * kRunStride;
-  // The forest: over 32-bit shared offsets (SharedForest) under 26-connectivity; the other
-  // connectivities keep generic pointers, which measured faster there on the tiled MRI (H200, call
-  // 52: local phase 0.39 -> 0.43 ms at 6-connectivity with the shared offsets and each pair's row
-  // starts in registers, though 512^3 density 0.5 went 1.10 -> 1.03 ms).
-  using Forest = std::conditional_t<kBlocks, SharedForest, VoxelForest>;
+  // The forest: over 32-bit shared offsets (SharedForest) under 6- and 26-connectivity; 18 keeps
+  // generic pointers with its lockstep unions (the offsets alone measured slower there at 6 on the
+  // tiled MRI, H200 call 52: local phase 0.39 -> 0.43 ms; with the unions a step a round, call 54,
+  // 0.38 -> 0.35 ms).
+  using Forest = std::conditional_t<kBlocks || Conn == 6, SharedForest, VoxelForest>;
   const Forest forest{parent};
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for_each_brick_of_warp<B, kThreads>(g, [&](std::uint32_t x0, std::uint32_t y0, std::uint32_t z0) {
@@ -444,24 +447,70 @@ __global__ void __launch_bounds__(kThreads)
       // Unions of each row's runs with the runs they touch in its backward rows inside the brick
       // (rows outside it: the merge). Run numbers grow in raster order, so the smallest number of
       // a set is its raster-first run.
-      // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4.
-      int r = 0, r2 = 0;
-      unite_in_lockstep<kLaneRows * 4>(
-          [&](int i, TouchingRuns& runs) {
-            const int j = i / 4, q = i % 4;
-            if (!back_row_used(q, Conn)) return false;
-            const BackRow b = back_row(q, Conn);
-            r = lane + 32 * j;
-            const int ry = r % B::kY + b.dy, rz = r / B::kY + b.dz;
-            if (ry < 0 || ry >= B::kY || rz < 0) return false;  // the row lies in another brick
-            r2 = rz * B::kY + ry;
-            runs = TouchingRuns(masks[r], masks[r2], b.ext);
-            return true;
-          },
-          [&](int a, int c) {
-            unite(forest, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
-                  static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
-          });
+      if constexpr (Conn == 6) {
+        // 6-connectivity: a lane's four row pairs (rows j = 0, 1 with the row before in z and in
+        // y) as masks of their stretches' first bits, and the unions advanced a step a round
+        // (union_step) so that the warp stays converged: no lane runs a find loop of its own.
+        static_assert(kLaneRows == 2, "two rows a lane");
+        unsigned stretches[4], far_starts[4], near_starts[2];
+        int far_first[4];
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+          const int j = p / 2;
+          const BackRow b = back_row(p % 2 ? 3 : 1, Conn);
+          const int r = lane + 32 * j, ry = r % B::kY + b.dy, rz = r / B::kY + b.dz;
+          const bool inside = ry >= 0 && rz >= 0;  // else the row lies in another brick (the merge's)
+          const int r2 = inside ? rz * B::kY + ry : 0;
+          const unsigned m2 = inside ? masks[r2] : 0u;
+          stretches[p] = run_starts(mine[j] & m2);
+          far_starts[p] = run_starts(m2);
+          far_first[p] = r2 * kRunStride;
+        }
+#pragma unroll
+        for (int j = 0; j < 2; ++j) near_starts[j] = run_starts(mine[j]);
+        std::uint32_t a = 0, c = 0;
+        bool busy = false;
+        for (;;) {
+          if (!busy) {  // the next stretch: of the lane's first row pair that has one left
+            // Chosen by selects, not a branch a pair (the lanes' pairs differ: the warp would run
+            // every pair's branch).
+            auto pick = [](const auto* v, int p) { return p == 0 ? v[0] : p == 1 ? v[1] : p == 2 ? v[2] : v[3]; };
+            const int p = stretches[0] ? 0 : stretches[1] ? 1 : stretches[2] ? 2 : 3;
+            const unsigned left = pick(stretches, p);
+            if (left) {
+              const int bit = __ffs(left) - 1;
+#pragma unroll
+              for (int k = 0; k < 4; ++k)
+                if (k == p) stretches[k] = left & (left - 1);
+              const unsigned near = p < 2 ? near_starts[0] : near_starts[1];
+              a = static_cast<std::uint32_t>((lane + 32 * (p / 2)) * kRunStride + run_of_starts(near, bit));
+              c = static_cast<std::uint32_t>(pick(far_first, p) + run_of_starts(pick(far_starts, p), bit));
+              busy = true;
+            }
+          }
+          if (!__any_sync(kFull, busy)) break;
+          if (busy) busy = !union_step(forest, a, c);
+        }
+      } else {
+        // Row pair i: the lane's row j = i / 4 with its backward row q = i % 4.
+        int r = 0, r2 = 0;
+        unite_in_lockstep<kLaneRows * 4>(
+            [&](int i, TouchingRuns& runs) {
+              const int j = i / 4, q = i % 4;
+              if (!back_row_used(q, Conn)) return false;
+              const BackRow b = back_row(q, Conn);
+              r = lane + 32 * j;
+              const int ry = r % B::kY + b.dy, rz = r / B::kY + b.dz;
+              if (ry < 0 || ry >= B::kY || rz < 0) return false;  // the row lies in another brick
+              r2 = rz * B::kY + ry;
+              runs = TouchingRuns(masks[r], masks[r2], b.ext);
+              return true;
+            },
+            [&](int a, int c) {
+              unite(forest, static_cast<std::uint32_t>(r * kRunStride + run_index(masks[r], a)),
+                    static_cast<std::uint32_t>(r2 * kRunStride + run_index(masks[r2], c)));
+            });
+      }
       __syncwarp();
       // Roots: every run's entry becomes its root's number, each lane walking its own rows' runs
       // (no empty slots visited).
