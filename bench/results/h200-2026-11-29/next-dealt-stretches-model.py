@@ -1,0 +1,63 @@
+"""Extends ../h200-2026-11-28j/next-union-steps-model.py: the 6-connected local pass's unions a
+step a round, with each lane taking its own row pairs' stretches (as committed) against the warp's
+stretches dealt out as one pool (a free lane takes the pool's next pair), for the idea that the
+lanes idle once their own stretches are done. Counts rounds and the lanes busy a round.
+
+    python3 next-dealt-stretches-model.py
+"""
+
+import importlib.util
+import pathlib
+import random
+
+_path = pathlib.Path(__file__).resolve().parent.parent / "h200-2026-11-28j" / "next-union-steps-model.py"
+_spec = importlib.util.spec_from_file_location("union_steps_model", _path)
+model = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(model)
+
+
+def stepped(masks, dealt):
+    """(rounds, busy lane-rounds) with a step a round; dealt: one pool for the warp."""
+    parent = model.forest(masks)
+    queues = [model.lane_pairs(masks, lane) for lane in range(model.LANES)]
+    if dealt:  # raster order of the lanes' rows, as a prefix sum of the lanes' counts would deal them
+        pool = [pair for queue in queues for pair in queue]
+        queues = [pool]
+    current = [None] * model.LANES
+    rounds = busy = 0
+    while True:
+        for lane in range(model.LANES):
+            queue = queues[0] if dealt else queues[lane]
+            if current[lane] is None and queue:
+                current[lane] = queue.pop(0)
+        active = sum(pair is not None for pair in current)
+        if not active:
+            return rounds, busy
+        rounds += 1
+        busy += active
+        for lane in range(model.LANES):
+            if current[lane] is not None:
+                done, a, b = model.union_step(parent, *current[lane])
+                current[lane] = None if done else (a, b)
+
+
+def main():
+    rng = random.Random(1)
+    bricks = 40
+    for density in (0.1, 0.3, 0.5, 0.7, 0.9):
+        own = [0, 0]
+        pool = [0, 0]
+        for _ in range(bricks):
+            masks = model.random_brick(density, rng)
+            for total, dealt in ((own, False), (pool, True)):
+                rounds, busy = stepped([m for m in masks], dealt)
+                total[0] += rounds
+                total[1] += busy
+        print(
+            f"density {density}: own stretches {own[0] / bricks:.1f} rounds, {own[1] / max(own[0], 1):.1f} lanes busy; "
+            f"dealt {pool[0] / bricks:.1f} rounds, {pool[1] / max(pool[0], 1):.1f} lanes busy"
+        )
+
+
+if __name__ == "__main__":
+    main()
