@@ -61,3 +61,49 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def stepped_shared_excess(masks, pool_size=256):
+    """A step a round; each lane keeps its first K = total // 32 pairs, the rest (the lanes' excess,
+    up to pool_size) go to a shared pool that free lanes take from once their own pairs are done.
+    (rounds, busy lane-rounds, pool entries)."""
+    parent = model.forest(masks)
+    queues = [model.lane_pairs(masks, lane) for lane in range(model.LANES)]
+    keep = sum(len(q) for q in queues) // model.LANES
+    pool = []
+    for queue in queues:
+        while len(queue) > keep and len(pool) < pool_size:
+            pool.append(queue.pop(keep))
+    entries = len(pool)
+    current = [None] * model.LANES
+    rounds = busy = 0
+    while True:
+        for lane in range(model.LANES):
+            if current[lane] is None:
+                if queues[lane]:
+                    current[lane] = queues[lane].pop(0)
+                elif pool:
+                    current[lane] = pool.pop(0)
+        active = sum(pair is not None for pair in current)
+        if not active:
+            return rounds, busy, entries
+        rounds += 1
+        busy += active
+        for lane in range(model.LANES):
+            if current[lane] is not None:
+                done, a, b = model.union_step(parent, *current[lane])
+                current[lane] = None if done else (a, b)
+
+
+def excess_main():
+    rng = random.Random(1)
+    bricks = 40
+    for density in (0.1, 0.3, 0.5, 0.7, 0.9):
+        rounds = busy = entries = 0
+        for _ in range(bricks):
+            r, b, e = stepped_shared_excess(model.random_brick(density, rng))
+            rounds, busy, entries = rounds + r, busy + b, max(entries, e)
+        print(
+            f"density {density}: own K + shared excess {rounds / bricks:.1f} rounds, "
+            f"{busy / max(rounds, 1):.1f} lanes busy, pool entries at most {entries}"
+        )
