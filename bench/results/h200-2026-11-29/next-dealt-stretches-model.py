@@ -3,12 +3,15 @@ step a round, with each lane taking its own row pairs' stretches (as committed) 
 stretches dealt out as one pool (a free lane takes the pool's next pair), for the idea that the
 lanes idle once their own stretches are done. Counts rounds and the lanes busy a round.
 
-    python3 next-dealt-stretches-model.py
+    python3 next-dealt-stretches-model.py [examples/data/volumes/mni152_gm.nii.gz]
+
+(random bricks; with the path, also the bundled MRI's bricks, which needs NumPy)
 """
 
 import importlib.util
 import pathlib
 import random
+import sys
 
 _path = pathlib.Path(__file__).resolve().parent.parent / "h200-2026-11-28j" / "next-union-steps-model.py"
 _spec = importlib.util.spec_from_file_location("union_steps_model", _path)
@@ -59,10 +62,6 @@ def main():
         )
 
 
-if __name__ == "__main__":
-    main()
-
-
 def stepped_shared_excess(masks, pool_size=256):
     """A step a round; each lane keeps its first K = total // 32 pairs, the rest (the lanes' excess,
     up to pool_size) go to a shared pool that free lanes take from once their own pairs are done.
@@ -107,3 +106,54 @@ def excess_main():
             f"density {density}: own K + shared excess {rounds / bricks:.1f} rounds, "
             f"{busy / max(rounds, 1):.1f} lanes busy, pool entries at most {entries}"
         )
+
+
+def volume_bricks(mask):
+    """The 32 x 8 x 8 bricks of a (z, y, x) boolean array as lists of 64 row masks (bit x)."""
+    import numpy as np
+
+    nz, ny, nx = mask.shape
+    weights = 1 << np.arange(32, dtype=np.uint64)
+    for z0 in range(0, nz, 8):
+        for y0 in range(0, ny, 8):
+            for x0 in range(0, nx, 32):
+                block = np.zeros((8, 8, 32), dtype=np.uint64)
+                part = mask[z0 : z0 + 8, y0 : y0 + 8, x0 : x0 + 32]
+                block[: part.shape[0], : part.shape[1], : part.shape[2]] = part
+                yield [int(v) for v in (block * weights).sum(axis=2).reshape(64)]
+
+
+def mri_main(path):
+    """Own stretches against own K + shared excess on the bundled MRI's bricks (as the benchmark
+    thresholds it), with the longest serial pool-writing loop a brick (the largest lane surplus)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+    from bench_common import tiled_mni152_mask
+
+    mask = tiled_mni152_mask(path, times=(1, 1, 1)).astype(bool)
+    bricks = nonempty = own_rounds = excess_rounds = writes = longest_write = overflow = 0
+    for masks in volume_bricks(mask):
+        bricks += 1
+        if not any(masks):
+            continue
+        nonempty += 1
+        queues = [model.lane_pairs(masks, lane) for lane in range(model.LANES)]
+        counts = [len(q) for q in queues]
+        keep = sum(counts) // model.LANES
+        surplus = [max(c - keep, 0) for c in counts]
+        writes += sum(surplus)
+        longest_write += max(surplus)
+        overflow += sum(surplus) > 128
+        own_rounds += stepped(list(masks), False)[0]
+        excess_rounds += stepped_shared_excess(list(masks))[0]
+    print(
+        f"MRI: {bricks} bricks, {nonempty} with voxels; a brick with voxels: own {own_rounds / nonempty:.1f} "
+        f"rounds, own K + shared excess {excess_rounds / nonempty:.1f}; pool entries {writes / nonempty:.1f}, "
+        f"the longest lane's writes {longest_write / nonempty:.1f}; pools overflowing {overflow}"
+    )
+
+
+if __name__ == "__main__":
+    main()
+    excess_main()
+    if len(sys.argv) > 1:
+        mri_main(sys.argv[1])
