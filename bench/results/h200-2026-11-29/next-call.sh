@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Template for a device call (one GPU), not run: the candidate prepared in the sixteenth session
+# Template for a device call (one GPU), not run: the candidates prepared in the sixteenth session
 # against HEAD. Before the call, on the development machine:
-#   git apply bench/results/h200-2026-11-29/next-dealt-stretches-v2.diff
+#   git apply bench/results/h200-2026-11-29/next-dealt-stretches-v2.diff          (and/or)
+#   git apply bench/results/h200-2026-11-29/next-stats-packed-every-lane.diff
 #   git archive HEAD src | gzip > .ab/old-src.tar.gz; cp bench/results/h200-2026-11-29/next-call.sh .ab/
 # then run `bash .ab/next-call.sh` with carry [".ab", ".deps/debs"]. h is the working tree (the
-# candidate: call 57's pool of surplus stretches, now in the brick's row words, dealt only where a
-# lane holds 2 or more above the average, six blocks an SM held by launch bounds), old is HEAD: the
+# candidates: call 57's pool of surplus stretches, now in the brick's row words, dealt only where a
+# lane holds 2 or more above the average, six blocks an SM held by launch bounds; the one-pass
+# statistics reducing the packed words with every lane, without call 56's test for a lane alone,
+# which lost 6 % on the MRI; the two change different kernels, so the local and statistics phases
+# tell them apart), old is HEAD: the
 # label tests with the GPU required, memcheck and racecheck, cupyx, the benchmark alternated, then
 # ncu source counters of the 6-connected local pass on the MRI for both (call 57 lost 31 % there).
 set -uo pipefail
