@@ -434,7 +434,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     // The forest of the brick's runs: over block runs under 26-connectivity, else over runs.
     if constexpr (kBlocks) {
-      unite_blocks(masks, block_parent, first_run, block_starts, forest, lane);
+      // Skipped for a brick of background only (it stores its empty row words below). Not under
+      // 6-connectivity: there the same skip made the tiled MRI's local pass 0.346 -> 0.407 ms (H200,
+      // call 63), here 0.325 -> 0.315.
+      if (warp_has_foreground(mine)) unite_blocks(masks, block_parent, first_run, block_starts, forest, lane);
     } else {
 #pragma unroll
       for (int j = 0; j < kLaneRows; ++j) {

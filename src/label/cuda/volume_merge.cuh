@@ -299,12 +299,14 @@ __device__ __forceinline__ void merge_blocks(const RowWord* rows, unsigned* bric
     w = word_index(bx, static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(z), g);
     return true;
   };
+  unsigned mine[B::kRows / 32];
 #pragma unroll
   for (int j = 0; j < B::kRows / 32; ++j) {
     const int r = lane + 32 * j;
     const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
-    brick_rows[r] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
+    brick_rows[r] = mine[j] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
   }
+  if (!warp_has_foreground(mine)) return;  // no pair to unite: every pair holds one of the brick's runs
   // The brick's first column (bit lz * kY + ly): a left row is read only when a brick row within
   // one row and slice of it holds a voxel there.
   static_assert(B::kRows == 64 && B::kY == 8, "the first column as bytes of 8 rows");
@@ -449,6 +451,7 @@ __global__ void __launch_bounds__(kThreads)
         const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
         row_word[j] = y < g.ny && z < g.nz ? rows[word_index(bx, y, z, g)].fg : 0u;
       }
+      if (!warp_has_foreground(row_word)) return;  // no pair to unite: every pair holds one of the brick's runs
       // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
       // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
       // have such pairs).

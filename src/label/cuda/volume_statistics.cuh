@@ -251,6 +251,9 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
           if (r == lane + 32 * j) m[j] = fg, starts[j] = first;
       }
     }
+    // A brick of background only adds nothing: it leaves before the table's sweeps, and the carry
+    // goes on to the warp's next brick.
+    if (!warp_has_foreground(m)) return;
     // A run goes into the table by 32-bit adds of the packed sums' halves and ors of the cover's.
     // When the table is crowded (no free slot within kProbes): in one pass the run goes out alone,
     // by atomics; in passes, false (the run waits for the next pass).
