@@ -244,7 +244,7 @@ void run_number_label(const VolumePlan& p, void* d_temp, const T* d_vol, std::ui
     // does not ask for returns at once.
     auto launch = [&](auto kernel) {
       const unsigned blocks = resident_blocks((p.g.nbricks + kStatsWarps - 1) / kStatsWarps, kernel, kStatsWarps * 32);
-      launch_dependent(kernel, blocks, kStatsWarps * 32, s, t.rows, t.marks, d_labels, p.g, st, cap, d_count,
+      launch_dependent(kernel, blocks, kStatsWarps * 32, s, t.rows, t.marks, d_labels, t.offsets, p.g, st, cap, d_count,
                        p.multilabel);
     };
     const bool passes_possible = stats_in_passes(records, p.g);

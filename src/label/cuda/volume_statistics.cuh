@@ -131,7 +131,10 @@ __device__ __forceinline__ void write_record(RawVolumeComponentStats& s, const A
 // foreground of the row words; otherwise the stretches of one label, from the labels themselves,
 // read a row at a time by the warp (in a multi-label volume two touching voxels of different
 // values are different components, so a stretch of foreground may hold several runs). A run's
-// label is read at its first voxel.
+// label is read at its first voxel, but for a root run of the row words in passes: its label is its
+// number, from its word's offset and root bits. At 512^3 density 0.1, 6-connectivity, most runs
+// are roots, and the read back of their labels (a lane a row, so a sector a load) was the kernel's
+// largest stall (H200, call 68); without it the statistics took 0.735 -> 0.694 ms (call 70).
 // A table slot: the label, the run sums packed in two 32-bit words (voxel count and the sum of x;
 // the sums of y and z -- relative to the brick's origin, fields wide enough for a whole brick: no
 // carries across them), and the columns, rows and layers it covers as bit masks in two more; a lane
@@ -209,8 +212,9 @@ __device__ __forceinline__ Acc brick_acc(unsigned long long sums, unsigned long 
 // kRowWords: the runs from the row words (binary volumes of several layers), else from the labels.
 template <class B, bool kRowWords, bool kPasses>
 __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const RowWord* rows, const RowMarks* marks,
-                                                const std::uint32_t* labels, const VolGeo& g,
-                                                RawVolumeComponentStats* st, std::uint64_t cap, bool multilabel) {
+                                                const std::uint32_t* labels, const std::uint32_t* offsets,
+                                                const VolGeo& g, RawVolumeComponentStats* st, std::uint64_t cap,
+                                                bool multilabel) {
   static_assert(B::kRows % 32 == 0, "a lane takes whole rows");
   constexpr int kLaneRows = B::kRows / 32;
   using S = RunSums<B>;
@@ -225,6 +229,14 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
     // that the brick holds whole; bit k: run k with the row words, whose roots are runs, else
     // column k).
     unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows], whole[kLaneRows];
+    // With the row words, in passes, a root run's label is its number (run_root_number: the word's
+    // offset and the roots before it), so only the other runs' labels are read from the label
+    // volume: root_starts (bit b: a root run starts at b) and first_label (the word's first
+    // number). Not in one pass (bricks of fewer labels, fewer of their runs roots), where it took
+    // 72 registers instead of 56 (7 blocks an SM instead of 9); not measured there.
+    constexpr bool kRootNumbers = kRowWords && kPasses;
+    unsigned root_starts[kLaneRows] = {};
+    std::uint32_t first_label[kLaneRows] = {};
 #pragma unroll
     for (int j = 0; j < kLaneRows; ++j) {
       const int r = lane + 32 * j;
@@ -234,6 +246,13 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
       const RowWord row = in ? rows[w] : RowWord{0u, 0u};
       whole[j] = in ? row.roots & ~marks[w].spans : 0u;
       if constexpr (kRowWords) m[j] = row.fg, starts[j] = run_starts(row.fg);
+      if constexpr (kRootNumbers) {
+        first_label[j] = row.roots ? __ldg(offsets + w) + 1 : 0u;
+        root_starts[j] = 0;
+        int k = 0;
+        for (unsigned left = starts[j]; left; left &= left - 1, ++k)
+          if (row.roots >> k & 1u) root_starts[j] |= left & (0u - left);
+      }
     }
     if constexpr (!kRowWords) {
       // The warp reads each row's labels (coalesced) and ballots its foreground and run starts;
@@ -304,7 +323,7 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
         // The labels of kAhead runs are loaded together (independent loads in flight at once).
         constexpr int kAhead = VolumeTuning::kStatsLabelsAhead;
         std::uint32_t ahead[kAhead];
-        unsigned fetched = pending[j];
+        unsigned fetched = pending[j] & ~root_starts[j];  // the runs whose labels are read
 #pragma unroll
         for (int k = 0; k < kAhead; ++k) {
           ahead[k] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
@@ -316,7 +335,9 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
           const unsigned after = first < 31 ? stops[j] & (kFull << (first + 1)) : 0u;
           const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
           std::uint32_t label = 0;
-          if constexpr (kPasses) {
+          if (kRootNumbers && (root_starts[j] >> first & 1u)) {
+            label = first_label[j] + static_cast<std::uint32_t>(__popc(root_starts[j] & ~(kFull << first)));
+          } else if constexpr (kPasses) {
             // The loads move down a register each run, fewer instructions than the rotating index
             // below; but a move waits for its load, so fewer loads are in flight -- in one pass
             // (denser bricks, more runs a row) 512^3 density 0.5, 26-connectivity, 0.34 -> 0.60 ms.
@@ -332,7 +353,7 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
                 ahead[q] = fetched ? __ldg(labels + row_key + static_cast<std::uint32_t>(__ffs(fetched) - 1)) : 0u;
               }
           }
-          fetched &= fetched - 1;
+          if (!(root_starts[j] >> first & 1u)) fetched &= fetched - 1;
           if (label > cap) continue;  // no record
           if (label != acc_label) {
             if (acc_label && !insert(acc_label, acc_sums, acc_cover, acc_whole))
@@ -457,12 +478,14 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
 // than either, 72-80 against 56-64).
 template <class B, bool kRowWords, bool kPasses>
 __global__ void __launch_bounds__(kStatsWarps * 32)
-    brick_stats_kernel(const RowWord* rows, const RowMarks* marks, const std::uint32_t* labels, VolGeo g,
-                       RawVolumeComponentStats* st, std::uint64_t cap, const std::uint32_t* d_count, bool multilabel) {
+    brick_stats_kernel(const RowWord* rows, const RowMarks* marks, const std::uint32_t* labels,
+                       const std::uint32_t* offsets, VolGeo g, RawVolumeComponentStats* st, std::uint64_t cap,
+                       const std::uint32_t* d_count, bool multilabel) {
   grid_dependency_wait();  // launched by launch_dependent
   if (stats_in_passes(min(cap, std::uint64_t{*d_count}), g) != kPasses) return;
   __shared__ BrickTable<kPasses> tables[kStatsWarps];
-  stats_of_bricks<B, kRowWords, kPasses>(tables[threadIdx.x / 32], rows, marks, labels, g, st, cap, multilabel);
+  stats_of_bricks<B, kRowWords, kPasses>(tables[threadIdx.x / 32], rows, marks, labels, offsets, g, st, cap,
+                                         multilabel);
 }
 
 }  // namespace
