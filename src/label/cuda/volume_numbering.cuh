@@ -46,7 +46,7 @@ __device__ __forceinline__ std::uint32_t root_number(std::uint32_t r, const RowW
                                                      const VolGeo& g) {
   const std::uint32_t row = r / g.nx, x = r - row * g.nx;  // row: y + ny z
   const std::size_t w = std::size_t{row} * g.nbx + x / kBX;
-  return __ldg(offsets + w) + static_cast<std::uint32_t>(__popc(__ldg(&rows[w].roots) & ~(kFull << (x % kBX)))) + 1;
+  return number_in_word(__ldg(offsets + w) + 1, __ldg(&rows[w].roots), static_cast<int>(x % kBX));
 }
 
 // A thread takes kLabelItems voxels a grid stride apart at a time, their loads issued together:
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kThreads)
 __device__ __forceinline__ std::uint32_t run_root_number(std::uint32_t r, const RowWord* rows,
                                                          const std::uint32_t* offsets) {
   const std::uint32_t w = r / kWordRuns, k = r % kWordRuns;
-  return __ldg(offsets + w) + static_cast<std::uint32_t>(__popc(__ldg(&rows[w].roots) & ~(kFull << k))) + 1;
+  return number_in_word(__ldg(offsets + w) + 1, __ldg(&rows[w].roots), static_cast<int>(k));
 }
 
 // A run-forest entry that holds its root's label number instead of a node: the high bit.

@@ -117,6 +117,14 @@ struct alignas(8) RowWord {
   std::uint32_t fg, roots;
 };
 
+// The label number of the root at bit b of a word whose root bits are `roots` and whose first root
+// is numbered `first` (the roots before the word, from the numbering's scan, plus 1): first plus
+// the roots before it in the word -- raster order (volume_numbering.cuh). Bits are columns, or runs
+// in the run forest.
+__device__ __forceinline__ std::uint32_t number_in_word(std::uint32_t first, unsigned roots, int b) {
+  return first + static_cast<std::uint32_t>(__popc(roots & ~(kFull << b)));
+}
+
 // The run forest of the bit-row passes (a binary volume of several layers): its nodes are the
 // x-runs of the row words, not the voxels -- run k of word w (counted from 0 within the word, at
 // most 16 in 32 columns) is node w * kWordRuns + k. Nodes order like their runs' first voxels in

@@ -229,11 +229,12 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
     // that the brick holds whole; bit k: run k with the row words, whose roots are runs, else
     // column k).
     unsigned m[kLaneRows], starts[kLaneRows], stops[kLaneRows], whole[kLaneRows];
-    // With the row words, in passes, a root run's label is its number (run_root_number: the word's
-    // offset and the roots before it), so only the other runs' labels are read from the label
-    // volume: root_starts (bit b: a root run starts at b) and first_label (the word's first
-    // number). Not in one pass (bricks of fewer labels, fewer of their runs roots), where it took
-    // 72 registers instead of 56 (7 blocks an SM instead of 9); not measured there.
+    // With the row words, in passes, a root run's label is its number (number_in_word: the word's
+    // first number and the roots before it, which are the root runs starting before it), so only
+    // the other runs' labels are read from the label volume: root_starts (bit b: a root run
+    // starts at b) and first_label (the word's first number). Not in one pass (bricks of fewer
+    // labels, fewer of their runs roots), where it took 72 registers instead of 56 (7 blocks an SM
+    // instead of 9); not measured there.
     constexpr bool kRootNumbers = kRowWords && kPasses;
     unsigned root_starts[kLaneRows] = {};
     std::uint32_t first_label[kLaneRows] = {};
@@ -336,7 +337,7 @@ __device__ __forceinline__ void stats_of_bricks(BrickTable<kPasses>& t, const Ro
           const int last = after ? __ffs(after) - 2 : 31;  // the run's last column
           std::uint32_t label = 0;
           if (kRootNumbers && (root_starts[j] >> first & 1u)) {
-            label = first_label[j] + static_cast<std::uint32_t>(__popc(root_starts[j] & ~(kFull << first)));
+            label = number_in_word(first_label[j], root_starts[j], first);
           } else if constexpr (kPasses) {
             // The loads move down a register each run, fewer instructions than the rotating index
             // below; but a move waits for its load, so fewer loads are in flight -- in one pass
