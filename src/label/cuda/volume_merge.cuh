@@ -454,13 +454,16 @@ __global__ void __launch_bounds__(kThreads)
       if (!warp_has_foreground(row_word)) return;  // no pair to unite: every pair holds one of the brick's runs
       // The row pairs whose backward row lies in another brick (outside_row_pair), two per lane at
       // most, so no lane waits on a few busy ones (only the rows on the brick's y0, z0 and yl faces
-      // have such pairs).
+      // have such pairs). 6-connectivity has 16 such pairs: two lanes take each, a half of its
+      // columns each (the stretches that start there), so that no lane idles -- the merge at 512^3
+      // density 0.5 0.62 -> 0.48 ms, 0.9 0.29 -> 0.25 (H200, bench/results/label.md).
+      constexpr bool kHalves = Conn == 6;
       std::size_t row_w = 0, row2_w = 0;  // the two rows' words
       unsigned m = 0, m2 = 0;
-      unite_in_lockstep<2>(
+      unite_in_lockstep<kHalves ? 1 : 2>(
           [&](int i, TouchingRuns& runs) {
             int r = 0, q = 0;
-            if (!outside_row_pair<Conn>(lane + 32 * i, r, q)) return false;
+            if (!outside_row_pair<Conn>(kHalves ? lane % 16 : lane + 32 * i, r, q)) return false;
             const BackRow b = back_row(q, Conn);
             const std::uint32_t y = y0 + r % B::kY, z = z0 + r / B::kY;
             const long long ty = static_cast<long long>(y) + b.dy, tz = static_cast<long long>(z) + b.dz;
@@ -471,6 +474,7 @@ __global__ void __launch_bounds__(kThreads)
             m = rows[row_w].fg;
             m2 = rows[row2_w].fg;
             runs = TouchingRuns(m, m2, b.ext, true);
+            if constexpr (kHalves) runs.first &= lane < 16 ? 0x0000FFFFu : 0xFFFF0000u;  // ext 0: first only
             return true;
           },
           [&](int a, int c) { unite_runs(run_node(row_w, run_index(m, a)), run_node(row2_w, run_index(m2, c))); });
