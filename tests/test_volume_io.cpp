@@ -440,6 +440,52 @@ TEST(VolumeIo, NpyFortranOrderVersionsAndTwoD) {
   expect_voxels(io::read_volume(dir / "f2.npy"), 5, 12, 1, voxels);
 }
 
+// A .npy written like the .npy it came from keeps its rank and order (the labels of an array index
+// as the array did); the dicts expected are numpy's for those shapes.
+TEST(VolumeIo, NpyOutputKeepsTheInputsRankAndOrder) {
+  TempDir dir;
+  const auto voxels = random_voxels<std::int16_t>(5 * 3 * 4, 82);
+  const auto out = random_voxels<std::uint32_t>(5 * 3 * 4, 83);
+  struct Case {
+    const char *name, *dict, *written;
+    std::int64_t nx, ny, nz;
+    int rank;
+    bool fortran;
+  };
+  const Case cases[] = {
+      {"c3", "{'descr': '<i2', 'fortran_order': False, 'shape': (4, 3, 5), }",
+       "'fortran_order': False, 'shape': (4, 3, 5)", 5, 3, 4, 3, false},
+      {"f3", "{'descr': '<i2', 'fortran_order': True, 'shape': (5, 3, 4), }",
+       "'fortran_order': True, 'shape': (5, 3, 4)", 5, 3, 4, 3, true},
+      {"c2", "{'descr': '<i2', 'fortran_order': False, 'shape': (12, 5), }", "'fortran_order': False, 'shape': (12, 5)",
+       5, 12, 1, 2, false},
+      {"f2", "{'descr': '<i2', 'fortran_order': True, 'shape': (5, 12), }", "'fortran_order': True, 'shape': (5, 12)",
+       5, 12, 1, 2, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto in = dir / (std::string(c.name) + ".npy");
+    write_bytes(in, npy_file(c.dict, to_bytes(voxels, false)));
+    io::SpatialHeader header;
+    expect_voxels(io::read_volume(in, &header), c.nx, c.ny, c.nz, voxels);
+    EXPECT_EQ(header.source, io::SpatialHeader::Source::none);
+    EXPECT_EQ(header.npy.rank, c.rank);
+    EXPECT_EQ(header.npy.fortran_order, c.fortran);
+    const auto written = dir / (std::string(c.name) + "-out.npy");
+    io::write_volume(written, VolumeView<const std::uint32_t>(out.data(), c.nx, c.ny, c.nz), {.like = header});
+    const std::string bytes = read_bytes(written);
+    const std::size_t hlen = get<std::uint8_t>(bytes, 8) | get<std::uint8_t>(bytes, 9) << 8;
+    const std::string dict = bytes.substr(10, hlen);
+    EXPECT_NE(dict.find(c.written), std::string::npos) << dict;
+    EXPECT_EQ(bytes.substr(10 + hlen), to_bytes(out, std::endian::native == std::endian::big));
+    expect_voxels(io::read_volume(written), c.nx, c.ny, c.nz, out);
+  }
+  // Without a header (or one of another format): C order, 3-D.
+  io::write_volume(dir / "plain.npy", VolumeView<const std::uint32_t>(out.data(), 5, 12, 1));
+  const std::string plain = read_bytes(dir / "plain.npy");
+  EXPECT_NE(plain.find("'fortran_order': False, 'shape': (1, 12, 5)"), std::string::npos);
+}
+
 // ---- TIFF stacks -------------------------------------------------------------------------------
 #ifdef WINNOW_HAVE_TIFF
 namespace {

@@ -396,7 +396,7 @@ void register_label(CLI::App& app) {
       ->check(kFileName);
   cmd->add_option("--out-labels", o->out_labels,
                   "label numbers: image, 32-bit TIFF; volume, .nii, .nii.gz, .nrrd (with the input's orientation), "
-                  ".npy or multi-page .tif")
+                  ".npy (a .npy input's shape and order) or multi-page .tif")
       ->check(kFileName);
   cmd->add_option("--stats", o->stats_csv,
                   "CSV: image label,area,left,top,width,height,cx,cy; volume "

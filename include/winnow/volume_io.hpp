@@ -79,9 +79,18 @@ struct SpatialHeader {
     std::array<double, 3> spacings = {1, 1, 1};  ///< "spacings" (without directions; 1 where none)
     std::string space_units;  ///< the "space units" value as written ("\"mm\" \"mm\" \"mm\""); empty: none
   };
+  /// A .npy file's array layout (read_volume fills it for a .npy, whose source stays `none`): a
+  /// .npy written like this header keeps the input's rank (2: a volume of one layer as shape
+  /// (ny, nx)) and order (Fortran: shape (nx, ny, nz), fortran_order True; the bytes the same),
+  /// so that the output indexes as the input did.
+  struct Npy {
+    int rank = 3;  ///< 2 or 3
+    bool fortran_order = false;
+  };
   Source source = Source::none;
   Nifti nifti;
   Nrrd nrrd;
+  Npy npy;
 
   /// The 4 x 4 matrix (row-major, last row 0 0 0 1) from voxel index (x, y, z, 1) to world
   /// coordinates, RAS+ (x to the right, y anterior, z superior), in the file's units. NIfTI: as
@@ -132,9 +141,10 @@ struct VolumeWriteOptions {
 
 /// Writes `volume` in the format its name asks for: `.nii` (NIfTI-1, spacing in pixdim),
 /// `.nii.gz` (the same, gzip-compressed), `.nrrd` (NRRD, attached data, gzip or raw encoding,
-/// spacings or the header's space fields), `.npy` (C order, shape (nz, ny, nx); spacing is not
-/// kept) or `.tif` / `.tiff` (a multi-page TIFF, one grey page per z, deflate; spacing is not
-/// kept). Any other name is an InputError. Instantiated for the ten voxel types of AnyVolume.
+/// spacings or the header's space fields), `.npy` (C order, shape (nz, ny, nx), or the rank and
+/// order of the .npy the header `like` was read from; spacing is not kept) or `.tif` / `.tiff` (a multi-page TIFF, one
+/// grey page per z, deflate; spacing is not kept). Any other name is an InputError. Instantiated for the ten voxel
+/// types of AnyVolume.
 template <class T>
 void write_volume(const std::filesystem::path& path, VolumeView<const T> volume,
                   const VolumeWriteOptions& options = {});

@@ -90,11 +90,13 @@ nb::tuple read_volume(const std::string& path) {
 }
 
 /// Writes `volume` [z, y, x] (x adjacent, any other strides) with spacing (x, y, z) and the
-/// spatial header `like`, in the format the name asks for.
+/// spatial header `like`, in the format the name asks for; a .npy as the caller's array of `rank`
+/// 2 or 3 was (C order, whatever the layout of the .npy that `like` came from).
 void write_volume(const std::string& path, const Array& volume, const std::array<double, 3>& spacing,
-                  const io::SpatialHeader& like) {
+                  const io::SpatialHeader& like, int rank) {
   require_device(volume, false, "array");
-  const io::VolumeWriteOptions options{.like = like};
+  io::VolumeWriteOptions options{.like = like};
+  options.like.npy = {rank, false};
   with_numeric_type(volume, true, "array", [&](auto t) {
     using T = decltype(t);
     VolumeView<const T> view = host_volume<T>(volume, "array");
@@ -215,7 +217,9 @@ void bind_io(nb::module_& m) {
         "Reads a NIfTI-1, NRRD, .npy or TIFF-stack volume: (voxels [z, y, x] in the file's type, SpatialHeader, "
         "spacing (x, y, z)).");
   m.def("write_volume", &write_volume, nb::arg("path"), nb::arg("array"), nb::arg("spacing"), nb::arg("like"),
-        "Writes a volume [z, y, x] with spacing (x, y, z) and a SpatialHeader, in the format its name asks for.");
+        nb::arg("rank"),
+        "Writes a volume [z, y, x] with spacing (x, y, z) and a SpatialHeader, in the format its name asks for "
+        "(a .npy as an array of `rank` 2 or 3, C order).");
   m.def("read_image", &read_image, nb::arg("path"),
         "Reads a PNG, JPEG, TIFF or FITS image: (RGBA uint8 [h, w, 4], channels, format, bits).");
   m.def("write_mesh", &write_mesh, nb::arg("path"), nb::arg("verts"), nb::arg("faces"), nb::arg("normals").none(),

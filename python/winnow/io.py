@@ -137,7 +137,8 @@ def write_volume(path: PathLike, array: npt.ArrayLike, *, like: Optional[VolumeH
         (float16 as float32). NumPy, CuPy or PyTorch (device arrays are copied to the host).
     like : VolumeHeader, optional
         The header of the volume this one was made from (``read_volume``'s): NIfTI and NRRD
-        outputs carry its orientation, and its spacing unless ``spacing`` is given.
+        outputs carry its orientation, and its spacing unless ``spacing`` is given. A ``.npy`` is
+        the array as given, C order, 2D or 3D: ``np.load`` gives it back.
     spacing : sequence of float, optional
         The voxel size along axes 0, 1, 2 (NIfTI and NRRD keep it; .npy and TIFF do not).
 
@@ -164,6 +165,7 @@ def write_volume(path: PathLike, array: npt.ArrayLike, *, like: Optional[VolumeH
         a = a.astype(np.float32)
     elif a.dtype.kind not in "iuf" or a.itemsize > 8:
         raise TypeError(f"array: expected bool, integers or floats, got {a.dtype}")
+    rank = a.ndim
     if a.ndim == 2:
         a = a[None]
     if (a.shape[2] > 1 and a.strides[2] != a.itemsize) or any(s < 0 for s in a.strides):
@@ -176,7 +178,7 @@ def write_volume(path: PathLike, array: npt.ArrayLike, *, like: Optional[VolumeH
     if len(spacing) != 3 or not all(s > 0 and np.isfinite(s) for s in spacing):
         raise ValueError(f"spacing: expected three positive numbers, got {spacing!r}")
     spatial = like._spatial if like is not None else _winnow.SpatialHeader()
-    _winnow.write_volume(os.fspath(path), a, (spacing[2], spacing[1], spacing[0]), spatial)
+    _winnow.write_volume(os.fspath(path), a, (spacing[2], spacing[1], spacing[0]), spatial, rank)
 
 
 def read_image(path: PathLike) -> np.ndarray:

@@ -11,7 +11,11 @@
 // False, tuples of integers), not evaluated.
 //
 // Writing: version 1.0 (2.0 when the header would not fit), C order, shape (nz, ny, nx), the
-// host's byte order, the header padded with spaces to a multiple of 64 bytes as numpy does.
+// host's byte order, the header padded with spaces to a multiple of 64 bytes as numpy does. A
+// volume written like a .npy that was read (SpatialHeader::Npy) keeps its rank and order: labels
+// of a Fortran-order (X, Y, Z) array come out as a Fortran-order (X, Y, Z) array, those of a 2-D
+// image as 2-D -- the same bytes, so that labels[i] belongs to the input's voxel [i].
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <optional>
@@ -174,15 +178,23 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, co
   const std::size_t offset = preamble + header_len;
   require_bytes(path, "the npy array of shape " + shape_text + " and dtype '" + h.descr + "'", bytes,
                 static_cast<std::int64_t>(file.size() - offset));
+  if (context.header) context.header->npy = {static_cast<int>(h.shape.size()), h.fortran_order};
   return volume_from_bytes(path, *type, xyz[0], xyz[1], xyz[2], file.subspan(offset), order, context.progress);
 }
 
-void write_npy(const fs::path&, Sink& sink, const ErasedView& v, const ProgressSink& progress) {
+void write_npy(const fs::path&, Sink& sink, const ErasedView& v, const SpatialHeader::Npy& layout,
+               const ProgressSink& progress) {
   static const char* codes[] = {"u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"};
   const char order = voxel_bytes(v.type) == 1 ? '|' : std::endian::native == std::endian::little ? '<' : '>';
+  // The axes from the fastest in memory (x) to the slowest; C order lists them the other way.
+  std::vector<std::int64_t> axes = {v.nx, v.ny};
+  if (layout.rank != 2 || v.nz != 1) axes.push_back(v.nz);
+  if (!layout.fortran_order) std::reverse(axes.begin(), axes.end());
+  std::string shape;
+  for (std::size_t i = 0; i < axes.size(); ++i) shape += (i ? ", " : "") + std::to_string(axes[i]);
   std::string dict = std::string("{'descr': '") + order + codes[static_cast<int>(v.type)] +
-                     "', 'fortran_order': False, 'shape': (" + std::to_string(v.nz) + ", " + std::to_string(v.ny) +
-                     ", " + std::to_string(v.nx) + "), }";
+                     "', 'fortran_order': " + (layout.fortran_order ? "True" : "False") + ", 'shape': (" + shape +
+                     "), }";
   // Version 1.0 unless the header needs more than its 2-byte length allows.
   const bool v2 = dict.size() + 1 + 10 > 65535;
   const std::size_t preamble = v2 ? 12 : 10;

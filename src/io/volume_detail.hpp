@@ -118,7 +118,8 @@ void write_nifti(const fs::path& path, Sink& sink, const ErasedView& v, const Sp
 /// The text header of an NRRD file with attached data carrying `like` (see nrrd_fields_for):
 /// everything up to and including the blank line; the voxels follow, raw or gzip-compressed.
 std::string nrrd_header(const ErasedView& v, const SpatialHeader& like, bool gzip);
-void write_npy(const fs::path& path, Sink& sink, const ErasedView& v, const ProgressSink& progress = {});
+void write_npy(const fs::path& path, Sink& sink, const ErasedView& v, const SpatialHeader::Npy& layout = {},
+               const ProgressSink& progress = {});
 
 /// The NIfTI-1 spatial fields a file written from `like` carries (spatial_header.cpp): a NIfTI
 /// header's own; for an NRRD header with space directions, the equivalent sform (code 1 for

@@ -527,7 +527,7 @@ void write_volume_as(const std::filesystem::path& path, VolumeView<const T> volu
   } else {
     GzSink sink(path, file.temp_path(), gz, false);
     if (nifti) write_nifti(path, sink, v, options.like, options.progress);
-    else write_npy(path, sink, v, options.progress);
+    else write_npy(path, sink, v, options.like.npy, options.progress);
     sink.close();
   }
   file.commit();

@@ -84,7 +84,16 @@ def test_write_volume_of_arrays(tmp_path, rng):
     np.testing.assert_array_equal(tifffile.imread(tmp_path / "a.tif"), a)
     assert winnow.io.read_volume(tmp_path / "a.tif")[1].source == "none"
     winnow.io.write_volume(tmp_path / "slice.npy", a[0])
+    np.testing.assert_array_equal(np.load(tmp_path / "slice.npy"), a[0])  # 2D stays 2D
     np.testing.assert_array_equal(winnow.io.read_volume(tmp_path / "slice.npy")[0], a[:1])
+    # A Fortran-order .npy (np.save of a nibabel array, [x, y, z]) reads as [z, y, x]; written
+    # back like it, the .npy is that array as given.
+    xyz = np.asfortranarray(rng.integers(-1000, 1000, (5, 4, 3)).astype(np.int16))
+    np.save(tmp_path / "xyz.npy", xyz)
+    volume, header = winnow.io.read_volume(tmp_path / "xyz.npy")
+    np.testing.assert_array_equal(volume, xyz.T)
+    winnow.io.write_volume(tmp_path / "zyx.npy", volume, like=header)
+    np.testing.assert_array_equal(np.load(tmp_path / "zyx.npy"), volume)
 
 
 @pytest.mark.parametrize("name", ["coins.png", "astronaut.png", "chelsea.png", "hubble_deep_field.jpg"])

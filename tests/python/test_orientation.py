@@ -3,7 +3,9 @@
 - Labels written by ``winnow label`` carry their input's spatial header: the NIfTI fields bit for
   bit (the header bytes compared) and the same ``img.affine`` in nibabel, for oblique, mirrored,
   negative-pixdim and odd-qfac headers and the bundled volumes; an NRRD input in LPS gives NIfTI
-  labels whose nibabel affine is its RAS affine.
+  labels whose nibabel affine is its RAS affine. ``.npy`` labels of a ``.npy`` have its shape and
+  order (2-D, Fortran), so that they index as the input does: scipy.ndimage.label's, numbered in
+  memory order.
 - World-coordinate meshes (``winnow isosurface --coordinates world`` and
   ``winnow.marching_cubes(..., affine=)``) are ``nibabel.affines.apply_affine`` of the index
   mesh; mirroring affines keep the surface facing out.
@@ -148,6 +150,28 @@ def test_label_outputs_keep_the_nifti_header(tmp_path, rng):
             # raster order of the file (x fastest), so compared on the arrays transposed to [z, y, x].
             expected, count = scipy.ndimage.label(data.T > threshold, structure=np.ones((3, 3, 3)))
             np.testing.assert_array_equal(np.asarray(labels.dataobj).T, expected)
+
+
+def test_npy_labels_index_as_their_input(tmp_path, rng):
+    ct = rng.normal(0, 300, size=(23, 17, 29)).astype(np.int16)  # CT-like levels, negatives included
+    image = rng.random((31, 19)) > 0.55
+    arrays = {"ct": ct, "ct_fortran": np.asfortranarray(ct), "ct_nibabel": np.asfortranarray(ct.T),
+              "image": image.astype(np.uint8), "image_fortran": np.asfortranarray(image.astype(np.uint8))}
+    for name, array in arrays.items():
+        np.save(tmp_path / f"{name}.npy", array)
+        out = tmp_path / f"{name}-labels.npy"
+        threshold = 100 if array.dtype == np.int16 else 0
+        run("label", tmp_path / f"{name}.npy", "--threshold", threshold, "--connectivity", 6, "--out-labels", out,
+            "--backend", "cpu", "--quiet")
+        labels = np.load(out)
+        assert labels.shape == array.shape, name
+        fortran = array.flags.f_contiguous and not array.flags.c_contiguous
+        assert labels.flags.f_contiguous == fortran, name
+        # Numbered in raster order of memory (the fastest axis first): scipy's on the array as
+        # memory orders it, C order for scipy.
+        in_memory = array.T if fortran else array
+        expected = scipy.ndimage.label(in_memory > threshold)[0]
+        np.testing.assert_array_equal(labels, expected.T if fortran else expected, err_msg=name)
 
 
 def test_nrrd_labels_get_the_equivalent_nifti_affine(tmp_path, rng):
