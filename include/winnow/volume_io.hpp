@@ -142,9 +142,9 @@ struct VolumeWriteOptions {
 /// Writes `volume` in the format its name asks for: `.nii` (NIfTI-1, spacing in pixdim),
 /// `.nii.gz` (the same, gzip-compressed), `.nrrd` (NRRD, attached data, gzip or raw encoding,
 /// spacings or the header's space fields), `.npy` (C order, shape (nz, ny, nx), or the rank and
-/// order of the .npy the header `like` was read from; spacing is not kept) or `.tif` / `.tiff` (a multi-page TIFF, one
-/// grey page per z, deflate; spacing is not kept). Any other name is an InputError. Instantiated for the ten voxel
-/// types of AnyVolume.
+/// order of the .npy the header `like` was read from; spacing is not kept) or `.tif` / `.tiff`
+/// (a multi-page TIFF, one grey page per z, deflate; spacing is not kept). Any other name is an
+/// InputError. Instantiated for the ten voxel types of AnyVolume.
 template <class T>
 void write_volume(const std::filesystem::path& path, VolumeView<const T> volume,
                   const VolumeWriteOptions& options = {});
