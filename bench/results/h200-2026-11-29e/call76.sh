@@ -1,21 +1,15 @@
 #!/usr/bin/env bash
-# Template for the next device call (one GPU), not run. Two questions from run AL:
-#  1. w = HEAD + next-26-merge-quarters.diff (the 26-connected merge's 22 outside block row pairs
-#     in quarters of their columns, up to three a lane; compile-checked: 64 registers and 8 bytes
-#     of stack against 40 and 32) against HEAD (o), tests, sanitizers, benchmark alternately.
-#  2. Why f (call73-f-roots-by-halving-finds.diff) gains 8 % in the 6-connected local pass at
-#     512^3 d0.5 and loses 20 % on the tiled MRI while e (call74-e-...) does neither: ncu of
-#     bits_local_kernelIhLi6E on the MRI and at 512^3 d0.5 under f and e (instructions, stall
-#     reasons, shared atomics).
-# Before the call, here (a build of each variant; strip; pack):
-#   T="bench/bench_label_volume_gpu tests/test_label_volume_device tests/test_label_volume tests/test_label_statistics tests/test_label_chunks"
-#   ninja -C build $T; mkdir -p /tmp/bins/o; cp build/bench/bench_label_volume_gpu /tmp/bins/o/
-#   for v in w:next-26-merge-quarters f:call73-f-roots-by-halving-finds e:call74-e-roots-by-halving-walks; do
-#     git apply bench/results/h200-2026-11-29d/${v#*:}.diff; ninja -C build $T; mkdir -p /tmp/bins/${v%%:*}
-#     cp build/bench/bench_label_volume_gpu build/tests/test_label_{volume_device,volume,statistics,chunks} /tmp/bins/${v%%:*}/
-#     git checkout src; done
-#   strip -s /tmp/bins/*/*; tar -C /tmp/bins -cJf .ab/bins.txz o w f e; cp bench/results/h200-2026-11-29d/{next-call.sh,medians.py} .ab/
-# then `bash .ab/next-call.sh` with carry [".ab", ".deps/debs"] (mind the 64 MiB: four variants' binaries ~14 MB).
+# Call 76 (one GPU), HEAD 6f3adc2. Two questions from run AL:
+#  1. w = HEAD + call76-w-26-merge-quarters.diff (the 26-connected merge's 22 outside block row
+#     pairs in quarters of their columns, up to three a lane; 64 registers and 8 bytes of stack
+#     against 40 and 32) against HEAD (o): tests, sanitizers, benchmark alternately (3 rounds).
+#  2. Why f (../h200-2026-11-29d/call73-f-roots-by-halving-finds.diff) gains 8 % in the
+#     6-connected local pass at 512^3 d0.5 and loses 20 % on the tiled MRI while e
+#     (../h200-2026-11-29d/call74-e-roots-by-halving-walks.diff) does neither: ncu of
+#     bits_local_kernelIhLi6E on the MRI and at 512^3 d0.5 under f and e.
+# Binaries built on the development machine (nvcc 13.0, sm_90, Release): o and w with the four
+# label test binaries, f and e the benchmark only; stripped, packed as .ab/bins76.txz (o w f e);
+# .ab/med.py = medians.py here. Run as 'bash .ab/call76.sh' with carry [".ab", ".deps/debs"].
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/device-env.sh
@@ -23,7 +17,7 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 start=$SECONDS
 S="$OUT/summary.txt"
 nvidia-smi -L > "$S" 2>&1
-mkdir -p /tmp/b && tar -C /tmp/b -xJf .ab/bins.txz
+mkdir -p /tmp/b && tar -C /tmp/b -xJf .ab/bins76.txz
 export WINNOW_REQUIRE_GPU=1
 T="$OUT/tests.log"
 for t in test_label_volume_device test_label_volume test_label_statistics test_label_chunks; do
@@ -52,5 +46,6 @@ for v in f e; do
     echo "=== $v $c exit $?" >> "$P"; grep -vE "^==PROF==|^\s*$" /tmp/ncu.log | tail -80 >> "$P"
   done
 done
-python3 .ab/medians.py "$L" "$OUT/medians.json" > "$OUT/medians.txt" 2>&1; cat "$OUT/medians.txt"
+echo "profiles done after $((SECONDS - start)) s" >> "$S"
+python3 .ab/med.py (= medians.py) "$L" "$OUT/medians.json" > "$OUT/medians.txt" 2>&1; cat "$OUT/medians.txt"
 cat "$M" "$T" "$S"
