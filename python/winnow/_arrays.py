@@ -37,6 +37,19 @@ from . import _winnow
 BACKENDS = ("auto", "cpu", "cuda")
 
 
+def reads_in_place(shape: tuple, strides: tuple, unit: int, whole_rows: bool = False) -> bool:
+    """Whether the library reads a [z, y, x] volume of these strides (in bytes, or in elements with
+    unit 1; unit: an element's size in them) where it lies: no negative stride, x adjacent (or one
+    column), rows at least a row apart, each slice past the rows of the one before
+    (``whole_rows``: at least ny rows apart, as the isosurface asks), whole elements apart.
+    Otherwise -- a transposed, broadcast or Fortran-order array among them -- the caller copies
+    once (a size-1 axis's stride counts too: ``a[None]`` has 0 there)."""
+    (_, ny, nx), (sz, sy, sx) = shape, strides
+    rows_end = sy * ny if whole_rows else sy * (ny - 1) + nx * unit
+    return (min(strides) >= 0 and all(s % unit == 0 for s in strides) and (nx <= 1 or sx == unit)
+            and sy >= nx * unit and sz >= rows_end)
+
+
 def check_backend(backend: str, on_device: bool) -> str:
     """The backend name the extension takes; ValueError for an unknown one or a host-only mix."""
     if backend not in BACKENDS:

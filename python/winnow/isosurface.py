@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _winnow
-from ._arrays import check_backend, classify, on_device
+from ._arrays import check_backend, classify, on_device, reads_in_place
 
 MESH_DTYPES = ("uint8", "uint16", "int16", "float32", "float64")
 
@@ -46,8 +46,9 @@ def marching_cubes(volume: npt.ArrayLike, level: Optional[float] = None, *,
     ----------
     volume : array_like
         3D [z, y, x], at least 2 voxels along each axis: NumPy, CuPy or PyTorch. uint8, uint16,
-        int16, float32 and float64 are read in place (any strides with the last axis adjacent);
-        other dtypes are converted to float64 (a copy).
+        int16, float32 and float64 are read in place (rows and slices at any stride, the last axis
+        adjacent; transposed axes or a broadcast cost one copy); other dtypes are converted to
+        float64 (a copy).
     level : float, optional
         The isovalue; None: the middle of the volume's range (NaN ignored).
     spacing : sequence of 3 floats, optional
@@ -302,7 +303,7 @@ def _marching_cubes_host(volume: np.ndarray, lib: Any, level: Optional[float], s
     level used), in the caller's type."""
     if volume.dtype.name not in MESH_DTYPES:
         volume = volume.astype(np.float64)
-    if volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
+    if not reads_in_place(volume.shape, volume.strides, volume.itemsize, whole_rows=True):
         volume = np.ascontiguousarray(volume)
     if level is None:
         level = 0.5 * (float(np.nanmin(volume)) + float(np.nanmax(volume)))
@@ -325,7 +326,7 @@ def _marching_cubes_device(volume: Any, lib: Any, dtype: np.dtype, level: Option
         volume = lib.astype(volume, np.float64)
         dtype = np.dtype(np.float64)
     strides = lib.element_strides(volume)
-    if strides[2] != 1 or any(s < 0 for s in strides):
+    if not reads_in_place(volume.shape, strides, 1, whole_rows=True):
         volume = lib.contiguous(volume)
         strides = lib.element_strides(volume)
     if level is None:

@@ -16,13 +16,13 @@ Which library path a call takes:
   images through the volume path as one slice, where 4-connectivity is 6 and 8 is 26);
 - a 3D volume: the volume labeling.
 
-Layouts: arrays whose last axis is adjacent in memory (C order, slices of rows or planes,
-crops) are read in place; Fortran order, a step along the last axis or negative strides cost
-one copy (a device volume must be C-contiguous: one copy otherwise). Signed integers are read
-as the unsigned type of their width (no copy). Floating-point input costs one pass: ``a != 0``
-(binary) or a code per distinct value (multi-label). A device call waits for its stream only
-when N is needed (``return_N``, ``min_area``, ``largest_k`` or ``stats``): the labels alone stay
-queued on the caller's stream.
+Layouts: arrays whose last axis is adjacent in memory (C order, slices of rows or planes, crops)
+are read in place; Fortran order, transposed axes, a broadcast, a step along the last axis or
+negative strides cost one copy (a device volume must be C-contiguous: one copy otherwise).
+Signed integers are read as the unsigned type of their width (no copy). Floating-point input
+costs one pass: ``a != 0`` (binary) or a code per distinct value (multi-label). A device call
+waits for its stream only when N is needed (``return_N``, ``min_area``, ``largest_k`` or
+``stats``): the labels alone stay queued on the caller's stream.
 
 min_area and largest_k: the library applies them to host labelings; on the device the Python
 layer does, with the library's survivor rule (``_winnow.surviving_labels``) over the
@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _winnow
-from ._arrays import check_backend, classify, on_device, same_library
+from ._arrays import check_backend, classify, on_device, reads_in_place, same_library
 from .statistics import background_row, cc3d_fields
 
 LABEL_DTYPES = ("uint16", "uint32", "uint64", "int32", "int64")
@@ -333,8 +333,7 @@ def _label_host(request: _Request) -> tuple:
             into = request.out[1] if request.out is not None else np.empty(shape, np.uint32)
         labels, n, rows = _winnow.label_image_host(a, into, options)
     else:
-        strides = a.strides
-        if (a.shape[2] > 1 and strides[2] != a.itemsize) or any(s < 0 for s in strides):
+        if not reads_in_place(a.shape, a.strides, a.itemsize):
             a = np.ascontiguousarray(a)
         wide = request.out_dtype is not None and request.out_dtype.itemsize == 8
         into = None  # the caller's out=, labelled in place when it holds what the labeling writes

@@ -96,10 +96,11 @@ def test_levels_equal_to_voxel_values_give_a_closed_manifold(rng, dtype):
         assert (cKDTree(sorted_rows(s_verts)).query(verts)[0] < 1e-3).all()
 
 
-@pytest.mark.parametrize("layout", ["strided", "F"])
+@pytest.mark.parametrize("layout", ["strided", "F", "swapped", "broadcast"])
 def test_layouts(layout):
     base = ellipsoid(np.float32, (30, 26, 34))
-    volume = base[::2, 1:, ::2] if layout == "strided" else np.asfortranarray(base)
+    volume = {"strided": base[::2, 1:, ::2], "F": np.asfortranarray(base), "swapped": base.swapaxes(0, 1),
+              "broadcast": np.broadcast_to(base[15:16], (3,) + base.shape[1:])}[layout]
     verts, _, _, _ = winnow.marching_cubes(volume, 40.0)
     np.testing.assert_allclose(sorted_rows(verts), sorted_rows(measure.marching_cubes(volume, 40.0)[0]), atol=2e-3)
 
@@ -182,6 +183,9 @@ def test_device_volumes_match_the_host_mesh(device_lib, dtype, direction):
     strided = winnow.marching_cubes(device_lib.asarray(volume)[::2, :, 1:], 50.5)
     np.testing.assert_array_equal(device_lib.to_numpy(strided[0]),
                                   winnow.marching_cubes(volume[::2, :, 1:], 50.5, backend="cpu")[0])
+    swapped = winnow.marching_cubes(device_lib.asarray(volume).swapaxes(0, 1), 50.5)  # slices closer than rows
+    np.testing.assert_array_equal(device_lib.to_numpy(swapped[0]),
+                                  winnow.marching_cubes(volume.swapaxes(0, 1), 50.5, backend="cpu")[0])
     default_level = winnow.marching_cubes(device_lib.asarray(volume))
     np.testing.assert_array_equal(device_lib.to_numpy(default_level[0]),
                                   winnow.marching_cubes(volume, backend="cpu")[0])

@@ -147,13 +147,21 @@ def test_lattices_tell_connectivities_apart(kind):
         assert counts[6] == counts[18] == int(a.sum()) > counts[26] == 1
 
 
-@pytest.mark.parametrize("layout", ["F", "steps", "last_step", "reversed", "crop", "transposed"])
+@pytest.mark.parametrize("layout", ["F", "steps", "last_step", "reversed", "crop", "transposed", "swapped", "broadcast",
+                                    "new_axis", "F_one_column"])
 def test_volume_layouts(rng, layout):
+    """Every layout NumPy makes, the rows adjacent or not: a transpose that keeps the last axis
+    (slices closer than rows), a broadcast (slices 0 apart), a new axis (stride 0), a Fortran
+    volume of one column (slices 1 apart)."""
     base = rng.integers(0, 3, (30, 40, 50)).astype(np.uint16)
     a = {"F": np.asfortranarray(base), "steps": base[::2, ::3], "last_step": base[:, :, ::2],
-         "reversed": base[::-1, :, ::-1], "crop": base[3:27, 5:33, 7:41], "transposed": base.transpose(2, 0, 1)}[layout]
+         "reversed": base[::-1, :, ::-1], "crop": base[3:27, 5:33, 7:41], "transposed": base.transpose(2, 0, 1),
+         "swapped": base.swapaxes(0, 1), "broadcast": np.broadcast_to(base[:1], base.shape),
+         "new_axis": base[7][None], "F_one_column": np.asfortranarray(base[:, :, :1])}[layout]
     for connectivity in (6, 26):
         np.testing.assert_array_equal(winnow.label(a, connectivity), oracle(a, connectivity)[0])
+        labels, stats = winnow.label(a, connectivity, stats=True)
+        np.testing.assert_array_equal(stats["voxel_counts"], np.bincount(labels.ravel()))
 
 
 def remove_small_keep_largest(labels, n, min_area, largest_k):
@@ -361,6 +369,9 @@ def test_volumes_on_the_device(rng, device_lib, connectivity):
     strided = device_lib.asarray(values)[:, ::2]
     np.testing.assert_array_equal(device_lib.to_numpy(winnow.label(strided, connectivity)),
                                   oracle(values[:, ::2], connectivity)[0])
+    swapped = device_lib.asarray(values).swapaxes(0, 1)  # slices closer than rows
+    np.testing.assert_array_equal(device_lib.to_numpy(winnow.label(swapped, connectivity)),
+                                  oracle(values.swapaxes(0, 1), connectivity)[0])
     image = values[5]
     np.testing.assert_array_equal(device_lib.to_numpy(winnow.label(device_lib.asarray(image), 4)), oracle(image, 4)[0])
     filtered = winnow.label(device_lib.asarray(values), connectivity, min_area=2, largest_k=9)
