@@ -391,7 +391,9 @@ def _torch_adapter(torch: Any) -> Any:
 
 
 def _host_adapter(x: Any, name: str) -> tuple:
-    return x, _HOST
+    # A byte-swapped array (a big-endian file's voxels, as nibabel's dataobj gives them) is read in
+    # the machine's byte order: one copy.
+    return (x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))), _HOST
 
 
 # Array type -> its adapter, (array as the extension takes it, its library), filled on the

@@ -81,9 +81,13 @@ def voxels(volume: npt.ArrayLike, level: float = 0.0, *, mode: str = "above", ba
     if lib.on_device:
         coordinates, values = on_device(lib, _voxels_device, volume, lib, float(level), mode)
     else:
-        if volume.shape[2] > 1 and volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
-            volume = np.ascontiguousarray(volume)
-        coordinates, values = _winnow.voxels_host(volume, float(level), mode, backend)
+        _check_dtype(volume.dtype)
+        if volume.size == 0:
+            coordinates, values = np.zeros((0, 3), np.int64), np.zeros(0, volume.dtype)
+        else:
+            if volume.shape[2] > 1 and volume.strides[2] != volume.itemsize or any(s < 0 for s in volume.strides):
+                volume = np.ascontiguousarray(volume)
+            coordinates, values = _winnow.voxels_host(volume, float(level), mode, backend)
     if values.shape[0] == 0:
         lo, hi = lib.value_range(volume) if lib.on_device else _host_range(volume)
         values_text = f"values {lo:g}..{hi:g}" if lo == lo else "no finite value"
@@ -101,10 +105,14 @@ def _host_range(volume: np.ndarray) -> tuple:
     return float(finite.min()), float(finite.max())
 
 
-def _voxels_device(volume: Any, lib: Any, level: float, mode: str) -> tuple:
-    dtype = lib.dtype(volume)
+def _check_dtype(dtype: np.dtype) -> None:
     if dtype.kind not in "iuf" or (dtype.kind == "f" and dtype.itemsize == 2):
         raise TypeError(f"volume: expected integers, float32 or float64, got {dtype}")
+
+
+def _voxels_device(volume: Any, lib: Any, level: float, mode: str) -> tuple:
+    dtype = lib.dtype(volume)
+    _check_dtype(dtype)
     shape = tuple(volume.shape)
     flat = lib.flat(volume)
     widened = _WIDENED.get((dtype.kind, dtype.itemsize))

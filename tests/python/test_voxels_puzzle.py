@@ -13,16 +13,17 @@ VOXEL_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", 
 
 
 @pytest.mark.parametrize("dtype", VOXEL_DTYPES)
-@pytest.mark.parametrize("layout", ["C", "strided", "F"])
+@pytest.mark.parametrize("layout", ["C", "strided", "F", "swapped", "byte_swapped"])
 def test_voxels_match_argwhere(rng, dtype, layout):
     base = rng.integers(0, 100, (9, 13, 17)).astype(dtype)
-    volume = {"C": base, "strided": base[::2, 1:, ::3], "F": np.asfortranarray(base)}[layout]
+    volume = {"C": base, "strided": base[::2, 1:, ::3], "F": np.asfortranarray(base), "swapped": base.swapaxes(0, 1),
+              "byte_swapped": base.astype(base.dtype.newbyteorder())}[layout]
     for level, mode, keep in ((41.5, "above", volume > 41.5), (41, "above", volume > 41),
                               (17.2, "below", volume < 17.2), (0, "nonzero", volume != 0)):
         coordinates, values = winnow.voxels(volume, level, mode=mode)
         np.testing.assert_array_equal(coordinates, np.argwhere(keep))
         np.testing.assert_array_equal(values, volume[keep])
-        assert values.dtype == volume.dtype
+        assert values.dtype == volume.dtype.newbyteorder("=")
 
 
 def test_voxels_nan_never_kept_and_bad_arguments(rng):
@@ -34,9 +35,15 @@ def test_voxels_nan_never_kept_and_bad_arguments(rng):
                               (ValueError, "mode", lambda: winnow.voxels(volume, 0, mode="over")),
                               (ValueError, "level", lambda: winnow.voxels(volume, float("nan"))),
                               (TypeError, "level", lambda: winnow.voxels(volume, "1")),
-                              (TypeError, "volume", lambda: winnow.voxels(volume.astype(np.float16), 0))]:
+                              (TypeError, "volume", lambda: winnow.voxels(volume.astype(np.float16), 0)),
+                              (TypeError, "volume", lambda: winnow.voxels(volume.astype(object), 0)),
+                              (TypeError, "volume", lambda: winnow.voxels(volume > 0, 0))]:
         with pytest.raises(error, match=name):
             call()
+    # A volume without voxels: nothing kept, with the warning of an empty result.
+    with pytest.warns(UserWarning, match="no voxel kept"):
+        coordinates, values = winnow.voxels(np.zeros((0, 3, 4), np.uint8), 0)
+    assert coordinates.shape == (0, 3) and values.shape == (0,) and values.dtype == np.uint8
 
 
 def tiles_of(image, rows, cols, tile):
