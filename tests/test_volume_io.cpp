@@ -419,6 +419,16 @@ TEST(VolumeIo, NpyEveryTypeCOrderAndBigEndian) {
   });
 }
 
+// np.save of a boolean mask: descr '|b1', a byte 0 or 1 a voxel, read as u8.
+TEST(VolumeIo, NpyBooleanMaskReadsAsBytes) {
+  TempDir dir;
+  auto voxels = random_voxels<std::uint8_t>(5 * 3 * 4, 84);
+  for (auto& v : voxels) v = v & 1u;
+  write_bytes(dir / "mask.npy",
+              npy_file("{'descr': '|b1', 'fortran_order': False, 'shape': (4, 3, 5), }", to_bytes(voxels, false)));
+  expect_voxels(io::read_volume(dir / "mask.npy"), 5, 3, 4, voxels);
+}
+
 TEST(VolumeIo, NpyFortranOrderVersionsAndTwoD) {
   TempDir dir;
   const auto voxels = random_voxels<std::int16_t>(5 * 3 * 4, 81);

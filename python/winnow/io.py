@@ -95,9 +95,9 @@ def read_volume(path: PathLike) -> tuple[np.ndarray, VolumeHeader]:
     -------
     volume : numpy.ndarray
         [z, y, x] in the type the file holds (NIfTI scaling applied: float32, or float64 for
-        float64 data), x the file's fastest axis; a 2D file is one slice. A Fortran-order .npy
-        (``np.save`` of nibabel's [x, y, z] array) is read as its NIfTI would be: ``np.load``'s
-        array transposed.
+        float64 data; a boolean .npy as uint8), x the file's fastest axis; a 2D file is one slice.
+        A Fortran-order .npy (``np.save`` of nibabel's [x, y, z] array) is read as its NIfTI would
+        be: ``np.load``'s array transposed.
     header : VolumeHeader
         The spacing and spatial header (affine), for ``write_volume(..., like=header)``.
 

@@ -6,9 +6,10 @@
 // The axis that varies fastest in memory is x: a C-order array of shape (Z, Y, X) and a
 // Fortran-order array of shape (X, Y, Z) both give nx = X, ny = Y, nz = Z with the bytes as they
 // are; a 2-D array is a volume with nz = 1. descr is a byte order ('<', '>', '|', '=') and a type
-// u1 i1 u2 i2 u4 i4 u8 i8 f4 f8; big-endian data is byte-swapped. Structured and other dtypes
-// are refused with their descr named. The dict is parsed by a small tokenizer (strings, True /
-// False, tuples of integers), not evaluated.
+// u1 i1 u2 i2 u4 i4 u8 i8 f4 f8, or b1 (a boolean mask, np.save's bytes 0 and 1) read as u1;
+// big-endian data is byte-swapped. Structured and other dtypes are refused with their descr
+// named. The dict is parsed by a small tokenizer (strings, True / False, tuples of integers), not
+// evaluated.
 //
 // Writing: version 1.0 (2.0 when the header would not fit), C order, shape (nz, ny, nx), the
 // host's byte order, the header padded with spaces to a multiple of 64 bytes as numpy does. A
@@ -126,6 +127,7 @@ class DictParser {
 
 std::optional<VoxelType> type_of_descr(char kind, char size) {
   const std::string k{kind, size};
+  if (k == "b1") return VoxelType::u8;  // a bool is one byte, 0 or 1
   const char* codes[] = {"u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"};
   for (int i = 0; i < 10; ++i)
     if (k == codes[i]) return static_cast<VoxelType>(i);
@@ -158,9 +160,9 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, co
 
   // descr: a byte-order character, then kind and size ("<f4", "|u1"; "=": the host's order).
   if (h.descr.size() != 3 || std::string_view("<>|=").find(h.descr[0]) == std::string_view::npos)
-    fail(path, "unsupported npy dtype '" + h.descr + "' (u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
+    fail(path, "unsupported npy dtype '" + h.descr + "' (b1 u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
   const auto type = type_of_descr(h.descr[1], h.descr[2]);
-  if (!type) fail(path, "unsupported npy dtype '" + h.descr + "' (u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
+  if (!type) fail(path, "unsupported npy dtype '" + h.descr + "' (b1 u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
   const std::endian order = h.descr[0] == '>'   ? std::endian::big
                             : h.descr[0] == '<' ? std::endian::little
                                                 : std::endian::native;

@@ -94,6 +94,12 @@ def test_write_volume_of_arrays(tmp_path, rng):
     np.testing.assert_array_equal(volume, xyz.T)
     winnow.io.write_volume(tmp_path / "zyx.npy", volume, like=header)
     np.testing.assert_array_equal(np.load(tmp_path / "zyx.npy"), volume)
+    # np.save of a boolean mask reads as uint8 0 / 1.
+    mask = rng.random((4, 5, 6)) < 0.5
+    np.save(tmp_path / "mask.npy", mask)
+    volume, _ = winnow.io.read_volume(tmp_path / "mask.npy")
+    assert volume.dtype == np.uint8
+    np.testing.assert_array_equal(volume, mask)
 
 
 @pytest.mark.parametrize("name", ["coins.png", "astronaut.png", "chelsea.png", "hubble_deep_field.jpg"])
