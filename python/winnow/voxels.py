@@ -89,8 +89,11 @@ def voxels(volume: npt.ArrayLike, level: float = 0.0, *, mode: str = "above", ba
                 volume = np.ascontiguousarray(volume)
             coordinates, values = _winnow.voxels_host(volume, float(level), mode, backend)
     if values.shape[0] == 0:
-        lo, hi = lib.value_range(volume) if lib.on_device else _host_range(volume)
-        values_text = f"values {lo:g}..{hi:g}" if lo == lo else "no finite value"
+        if math.prod(volume.shape) == 0:  # no range to name (a device library's min/max refuses one)
+            values_text = "the volume is empty"
+        else:
+            lo, hi = lib.value_range(volume) if lib.on_device else _host_range(volume)
+            values_text = f"values {lo:g}..{hi:g}" if lo == lo else "no finite value"
         what = "non-zero" if mode == "nonzero" else f"{mode} level {float(level):g}"
         warnings.warn(f"voxels: no voxel kept: no voxel is {what} ({values_text})", UserWarning, stacklevel=2)
     if lib.on_device:

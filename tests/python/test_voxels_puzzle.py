@@ -41,7 +41,7 @@ def test_voxels_nan_never_kept_and_bad_arguments(rng):
         with pytest.raises(error, match=name):
             call()
     # A volume without voxels: nothing kept, with the warning of an empty result.
-    with pytest.warns(UserWarning, match="no voxel kept"):
+    with pytest.warns(UserWarning, match="the volume is empty"):
         coordinates, values = winnow.voxels(np.zeros((0, 3, 4), np.uint8), 0)
     assert coordinates.shape == (0, 3) and values.shape == (0,) and values.dtype == np.uint8
 
@@ -97,6 +97,9 @@ def test_voxels_on_the_device(rng, device_lib, dtype):
     with pytest.warns(UserWarning, match="no voxel kept"):
         coordinates, _ = winnow.voxels(device_lib.asarray(base), 1000)
     assert tuple(coordinates.shape) == (0, 3)
+    with pytest.warns(UserWarning, match="the volume is empty"):
+        coordinates, values = winnow.voxels(device_lib.asarray(base[:0]), 0)
+    assert tuple(coordinates.shape) == (0, 3) and tuple(values.shape) == (0,)
     with pytest.raises(ValueError, match="backend"):
         winnow.voxels(device_lib.asarray(base), 0, backend="cpu")
 
