@@ -73,6 +73,18 @@ def test_levels_equal_to_voxel_values_and_gradient_direction(rng, direction):
     assert_same_arrays(chunked, whole)
 
 
+@pytest.mark.parametrize("layout", ["big_endian", "swapped"])
+def test_chunks_of_any_byte_order_and_layout(layout):
+    """Big-endian chunks (an N5 store's) and chunks with swapped axes mesh as the whole array does."""
+    field = gyroid()
+    if layout == "big_endian":
+        darr = da.from_array(field.astype(">f4"), chunks=(7, 9, 11))
+    else:
+        darr = da.from_array(np.ascontiguousarray(field.swapaxes(0, 1)), chunks=(9, 7, 11)).swapaxes(0, 1)
+    chunked = winnow.dask.marching_cubes(darr, 0.1, order="volume", progress=False)
+    assert_same_arrays(chunked, winnow.marching_cubes(field, 0.1))
+
+
 def test_default_level_and_other_dtypes(rng):
     volume = rng.integers(-50, 50, (12, 13, 14)).astype(np.int32)  # meshed as float64
     whole = winnow.marching_cubes(volume)

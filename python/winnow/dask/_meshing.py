@@ -48,6 +48,8 @@ def _piece(block: Any, start: tuple, lo: tuple, hi: tuple, shape: tuple, level: 
     xp = _module(block)
     if block.dtype.name not in MESH_DTYPES:
         block = block.astype(np.float64)
+    elif not block.dtype.isnative:  # a big-endian chunk (an N5 store's): the machine's byte order
+        block = block.astype(block.dtype.newbyteorder("="))
     block = xp.ascontiguousarray(block)
     sz, sy, sx = (float(s) for s in spacing)
     if xp is np:  # winnow::isosurface_piece, on `threads` OpenMP threads
