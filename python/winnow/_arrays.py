@@ -390,10 +390,14 @@ def _torch_adapter(torch: Any) -> Any:
     return adapt
 
 
+def native_byte_order(x: np.ndarray) -> np.ndarray:
+    """x, or a copy in the machine's byte order when x is byte-swapped (a big-endian file's voxels,
+    as nibabel's dataobj or an N5 store gives them): the extension reads native numbers only."""
+    return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
+
+
 def _host_adapter(x: Any, name: str) -> tuple:
-    # A byte-swapped array (a big-endian file's voxels, as nibabel's dataobj gives them) is read in
-    # the machine's byte order: one copy.
-    return (x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))), _HOST
+    return native_byte_order(x), _HOST
 
 
 # Array type -> its adapter, (array as the extension takes it, its library), filled on the

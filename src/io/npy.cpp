@@ -20,6 +20,7 @@
 #include <cctype>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "io/volume_detail.hpp"
@@ -125,12 +126,17 @@ class DictParser {
   std::size_t pos_ = 0;
 };
 
-std::optional<VoxelType> type_of_descr(char kind, char size) {
-  const std::string k{kind, size};
+// The npy type code of each VoxelType, in its order.
+constexpr const char* kTypeCodes[] = {"u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"};
+
+// The voxel type of a descr: a byte-order character, then kind and size ("<f4", "|u1"; "=": the
+// host's order); none for any other.
+std::optional<VoxelType> type_of_descr(std::string_view descr) {
+  if (descr.size() != 3 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos) return std::nullopt;
+  const std::string_view k = descr.substr(1);
   if (k == "b1") return VoxelType::u8;  // a bool is one byte, 0 or 1
-  const char* codes[] = {"u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"};
   for (int i = 0; i < 10; ++i)
-    if (k == codes[i]) return static_cast<VoxelType>(i);
+    if (k == kTypeCodes[i]) return static_cast<VoxelType>(i);
   return std::nullopt;
 }
 
@@ -158,10 +164,7 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, co
   const std::string_view text(reinterpret_cast<const char*>(file.data() + preamble), header_len);
   const NpyHeader h = DictParser(path, text).parse();
 
-  // descr: a byte-order character, then kind and size ("<f4", "|u1"; "=": the host's order).
-  if (h.descr.size() != 3 || std::string_view("<>|=").find(h.descr[0]) == std::string_view::npos)
-    fail(path, "unsupported npy dtype '" + h.descr + "' (b1 u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
-  const auto type = type_of_descr(h.descr[1], h.descr[2]);
+  const auto type = type_of_descr(h.descr);
   if (!type) fail(path, "unsupported npy dtype '" + h.descr + "' (b1 u1 i1 u2 i2 u4 i4 u8 i8 f4 f8 are read)");
   const std::endian order = h.descr[0] == '>'   ? std::endian::big
                             : h.descr[0] == '<' ? std::endian::little
@@ -186,7 +189,6 @@ AnyVolume read_npy(const fs::path& path, std::span<const unsigned char> file, co
 
 void write_npy(const fs::path&, Sink& sink, const ErasedView& v, const SpatialHeader::Npy& layout,
                const ProgressSink& progress) {
-  static const char* codes[] = {"u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"};
   const char order = voxel_bytes(v.type) == 1 ? '|' : std::endian::native == std::endian::little ? '<' : '>';
   // The axes from the fastest in memory (x) to the slowest; C order lists them the other way.
   std::vector<std::int64_t> axes = {v.nx, v.ny};
@@ -194,7 +196,7 @@ void write_npy(const fs::path&, Sink& sink, const ErasedView& v, const SpatialHe
   if (!layout.fortran_order) std::reverse(axes.begin(), axes.end());
   std::string shape;
   for (std::size_t i = 0; i < axes.size(); ++i) shape += (i ? ", " : "") + std::to_string(axes[i]);
-  std::string dict = std::string("{'descr': '") + order + codes[static_cast<int>(v.type)] +
+  std::string dict = std::string("{'descr': '") + order + kTypeCodes[static_cast<int>(v.type)] +
                      "', 'fortran_order': " + (layout.fortran_order ? "True" : "False") + ", 'shape': (" + shape +
                      "), }";
   // Version 1.0 unless the header needs more than its 2-byte length allows.

@@ -28,7 +28,7 @@ import numpy as np
 from dask.array.overlap import ensure_minimum_chunksize
 
 from .. import _winnow
-from .._arrays import classify
+from .._arrays import classify, native_byte_order
 from ..isosurface import MESH_DTYPES
 
 _CONTEXT = 2  # voxels of context around a chunk: gradients of the vertices at its far faces
@@ -48,8 +48,8 @@ def _piece(block: Any, start: tuple, lo: tuple, hi: tuple, shape: tuple, level: 
     xp = _module(block)
     if block.dtype.name not in MESH_DTYPES:
         block = block.astype(np.float64)
-    elif not block.dtype.isnative:  # a big-endian chunk (an N5 store's): the machine's byte order
-        block = block.astype(block.dtype.newbyteorder("="))
+    elif xp is np:
+        block = native_byte_order(block)
     block = xp.ascontiguousarray(block)
     sz, sy, sx = (float(s) for s in spacing)
     if xp is np:  # winnow::isosurface_piece, on `threads` OpenMP threads
